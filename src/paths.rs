@@ -1,0 +1,1 @@
+//! Locations under `JARVIS_HOME` (default `~/.jarvis`) and their permissions.
