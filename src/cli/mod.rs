@@ -1,0 +1,110 @@
+//! The command line: clap types and one file per subcommand group.
+//!
+//! Owns: parsing arguments, turning results into human or `--json` output on
+//! stdout, user-facing messages on stderr, and exit codes. The only module
+//! (with `web`) that knows clap or wire JSON.
+//! Must not: hold logic a test would want to call without a process; that
+//! lives in the library modules below.
+
+mod config_cmd;
+mod runtime_cmd;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::config::{process_env, Config};
+use crate::paths::JarvisHome;
+
+const ABOUT: &str = "Jarvis — your notes, PDFs, papers and past chats in one local, private index, with a research assistant that answers from it.";
+
+const LONG_ABOUT: &str = "Jarvis — your notes, PDFs, papers and past chats in one local, private index, with a research assistant that answers from it.
+
+Everything lives in one binary and one data directory ($JARVIS_HOME, default ~/.jarvis). Private notes never reach a cloud model, and Jarvis sends no telemetry.";
+
+#[derive(Debug, Parser)]
+#[command(name = "jarvis", version, about = ABOUT, long_about = LONG_ABOUT)]
+pub struct Cli {
+    /// Also print logs to stderr.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show, locate or change settings.
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCmd),
+    /// Check the native runtime (ONNX Runtime, PDFium, embedding model).
+    #[command(subcommand)]
+    Runtime(runtime_cmd::RuntimeCmd),
+    /// Print a shell completion script.
+    Completions {
+        /// bash, zsh or fish.
+        shell: CompletionShell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// Write command output to stdout. A closed pipe (`jarvis … | head`) is not
+/// an error worth a panic: the reader has what it wanted.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// Entry point used by `main.rs`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Completions { shell } = cli.command {
+        let mut cmd = Cli::command();
+        let shell = match shell {
+            CompletionShell::Bash => clap_complete::Shell::Bash,
+            CompletionShell::Zsh => clap_complete::Shell::Zsh,
+            CompletionShell::Fish => clap_complete::Shell::Fish,
+        };
+        clap_complete::generate(shell, &mut cmd, "jarvis", &mut std::io::stdout());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let home = JarvisHome::from_env()?;
+    if let Command::Config(config_cmd::ConfigCmd::Path) = cli.command {
+        emit(&format!("{}\n", home.config_file().display()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Err(e) = crate::logging::init(&home, cli.verbose) {
+        eprintln!("warning: logging to a file is unavailable: {e}");
+    }
+    let config = Config::load(&home, &process_env)?;
+    for w in &config.warnings {
+        tracing::warn!("{w}");
+        eprintln!("{w}");
+    }
+    match cli.command {
+        Command::Config(c) => config_cmd::run(c, &home, config),
+        Command::Runtime(c) => runtime_cmd::run(c, &config),
+        Command::Completions { .. } => Ok(ExitCode::SUCCESS),
+    }
+}

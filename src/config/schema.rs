@@ -1,0 +1,647 @@
+//! The table of every setting: section, key, env var, kind, default, help.
+//!
+//! One table drives loading, validation, `config show` and `config set`, so a
+//! new setting is one row here plus one field in the typed [`super::Config`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What values a setting accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Str,
+    /// A string that must not be empty.
+    NonEmpty,
+    /// One of a fixed set of strings.
+    Choice(&'static [&'static str]),
+    /// A filesystem path; `~` expands to the user's home.
+    Path,
+    /// A path that may be left unset (`""` unsets it).
+    OptPath,
+    /// A string that may be left unset, distinct from `""`.
+    OptStr,
+    /// An API key or other secret: never printed, only "set" / "not set".
+    Secret,
+    /// `provider` or `provider:model`.
+    ProviderSpec,
+    StrList,
+    /// `[[name, limit], ...]`, e.g. arXiv categories with a per-category cap.
+    PairList,
+    /// `{ provider = [model, ...] }`.
+    ModelTable,
+}
+
+impl Kind {
+    /// The "what is allowed" half of a validation error.
+    pub fn allowed(&self) -> String {
+        match self {
+            Kind::Bool => "true or false".into(),
+            Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
+            Kind::Str | Kind::OptStr => "a string".into(),
+            Kind::NonEmpty => "a non-empty string".into(),
+            Kind::Choice(c) => format!("one of {}", c.join(", ")),
+            Kind::Path => "a path (~ means your home directory)".into(),
+            Kind::OptPath => "a path, or \"\" to leave it unset".into(),
+            Kind::Secret => "a string (shown only as set / not set)".into(),
+            Kind::ProviderSpec => {
+                "`provider` or `provider:model`, provider being ollama, anthropic, openrouter or a server from [servers]"
+                    .into()
+            }
+            Kind::StrList => "a list of strings, e.g. [\"a\", \"b\"]".into(),
+            Kind::PairList => "a list of [name, limit] pairs, e.g. [[\"cs.LG\", 50]]".into(),
+            Kind::ModelTable => "a table of provider = [\"model\", ...]".into(),
+        }
+    }
+}
+
+/// A resolved value. Deliberately small: everything the table can describe.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Bool(bool),
+    Int(i64),
+    Str(String),
+    List(Vec<String>),
+    Pairs(Vec<(String, i64)>),
+    Models(BTreeMap<String, Vec<String>>),
+    /// An optional setting with no value.
+    Unset,
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::List(l) => write!(f, "{l:?}"),
+            Value::Pairs(p) => {
+                let parts: Vec<String> = p.iter().map(|(n, k)| format!("[{n:?}, {k}]")).collect();
+                write!(f, "[{}]", parts.join(", "))
+            }
+            Value::Models(m) => {
+                let parts: Vec<String> = m.iter().map(|(p, l)| format!("{p} = {l:?}")).collect();
+                write!(f, "{{{}}}", parts.join(", "))
+            }
+            Value::Unset => write!(f, "(unset)"),
+        }
+    }
+}
+
+/// A default, some of which depend on `JARVIS_HOME`.
+#[derive(Debug, Clone, Copy)]
+pub enum Default {
+    Bool(bool),
+    Int(i64),
+    Str(&'static str),
+    /// A path relative to `JARVIS_HOME`.
+    InHome(&'static str),
+    /// A path relative to the user's home directory.
+    InUserHome(&'static str),
+    Unset,
+    List(&'static [&'static str]),
+    Pairs(&'static [(&'static str, i64)]),
+    EmptyModels,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub section: &'static str,
+    pub key: &'static str,
+    pub env: Option<&'static str>,
+    pub kind: Kind,
+    pub default: Default,
+    pub help: &'static str,
+}
+
+impl Field {
+    pub fn dotted(&self) -> String {
+        format!("{}.{}", self.section, self.key)
+    }
+}
+
+const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+
+macro_rules! field {
+    ($s:literal, $k:literal, $env:expr, $kind:expr, $def:expr, $help:literal) => {
+        Field {
+            section: $s,
+            key: $k,
+            env: $env,
+            kind: $kind,
+            default: $def,
+            help: $help,
+        }
+    };
+}
+
+/// Sections in display order.
+pub const SECTIONS: &[&str] = &[
+    "chat",
+    "openrouter",
+    "models",
+    "rag",
+    "vault",
+    "sync",
+    "digest",
+    "drafts",
+    "runtime",
+];
+
+/// Every setting. Order within a section is display order.
+pub const FIELDS: &[Field] = &[
+    // [chat]
+    field!(
+        "chat",
+        "provider",
+        Some("CHAT_PROVIDER"),
+        Kind::ProviderSpec,
+        Default::Str("ollama"),
+        "default LLM for new sessions: provider or provider:model"
+    ),
+    field!(
+        "chat",
+        "ollama_model",
+        Some("OLLAMA_MODEL"),
+        Kind::NonEmpty,
+        Default::Str("qwen3-vl:30b"),
+        "Ollama model tag (needs tool calling; vision for figures)"
+    ),
+    field!(
+        "chat",
+        "ollama_host",
+        Some("OLLAMA_HOST"),
+        Kind::NonEmpty,
+        Default::Str("http://127.0.0.1:11434"),
+        "where the local Ollama server listens"
+    ),
+    field!(
+        "chat",
+        "anthropic_model",
+        Some("ANTHROPIC_MODEL"),
+        Kind::NonEmpty,
+        Default::Str("claude-sonnet-4-6"),
+        "Anthropic model for chat and the digest"
+    ),
+    field!(
+        "chat",
+        "anthropic_api_key",
+        Some("ANTHROPIC_API_KEY"),
+        Kind::Secret,
+        Default::Str(""),
+        "Anthropic API key (the env var is preferred)"
+    ),
+    field!(
+        "chat",
+        "response_style",
+        None,
+        Kind::Str,
+        Default::Str(""),
+        "free-text style instruction appended to the system prompt"
+    ),
+    field!(
+        "chat",
+        "compact_after_tokens",
+        None,
+        Kind::Int {
+            min: 1000,
+            max: 10_000_000
+        },
+        Default::Int(12000),
+        "compact a session once its context passes this many estimated tokens"
+    ),
+    field!(
+        "chat",
+        "compact_keep_exchanges",
+        None,
+        Kind::Int { min: 0, max: 1000 },
+        Default::Int(6),
+        "recent exchanges kept verbatim when compacting"
+    ),
+    // [openrouter]
+    field!(
+        "openrouter",
+        "model",
+        Some("OPENROUTER_MODEL"),
+        Kind::Str,
+        Default::Str(""),
+        "default OpenRouter model; empty means Jarvis asks instead of guessing"
+    ),
+    field!(
+        "openrouter",
+        "api_key",
+        Some("OPENROUTER_API_KEY"),
+        Kind::Secret,
+        Default::Str(""),
+        "OpenRouter API key (the env var is preferred)"
+    ),
+    field!(
+        "openrouter",
+        "data_collection",
+        None,
+        Kind::Choice(&["deny", "allow"]),
+        Default::Str("deny"),
+        "exclude upstream providers that train on prompts"
+    ),
+    field!(
+        "openrouter",
+        "allow_fallbacks",
+        None,
+        Kind::Bool,
+        Default::Bool(false),
+        "let OpenRouter reroute to an upstream provider you did not pick"
+    ),
+    field!(
+        "openrouter",
+        "only",
+        None,
+        Kind::StrList,
+        Default::List(&[]),
+        "optional allowlist of upstream provider slugs"
+    ),
+    // [models]
+    field!(
+        "models",
+        "catalogue",
+        None,
+        Kind::ModelTable,
+        Default::EmptyModels,
+        "switchable models per provider; written as `[models]` provider = [\"model\", ...]"
+    ),
+    // [rag]
+    field!(
+        "rag",
+        "dir",
+        None,
+        Kind::Path,
+        Default::InHome("rag"),
+        "knowledge-base storage (fjall + tantivy + arroy)"
+    ),
+    field!(
+        "rag",
+        "embed_model",
+        None,
+        Kind::NonEmpty,
+        Default::Str("sentence-transformers/all-MiniLM-L6-v2"),
+        "embedding model (changing it requires `jarvis kb reindex`)"
+    ),
+    field!(
+        "rag",
+        "query_prefix",
+        None,
+        Kind::OptStr,
+        Default::Unset,
+        "prepended to queries only; unset uses the model's own default, \"\" disables"
+    ),
+    field!(
+        "rag",
+        "chunk_size",
+        None,
+        Kind::Int { min: 128, max: 16384 },
+        Default::Int(1024),
+        "characters per chunk"
+    ),
+    field!(
+        "rag",
+        "chunk_overlap",
+        None,
+        Kind::Int { min: 0, max: 4096 },
+        Default::Int(128),
+        "characters shared by neighbouring chunks (less than chunk_size)"
+    ),
+    field!(
+        "rag",
+        "rerank_model",
+        None,
+        Kind::Str,
+        Default::Str(""),
+        "cross-encoder re-ranker; \"\" disables re-ranking"
+    ),
+    field!(
+        "rag",
+        "rerank_top_n",
+        None,
+        Kind::Int { min: 1, max: 1000 },
+        Default::Int(25),
+        "candidates fetched before re-ranking down to the result count"
+    ),
+    field!(
+        "rag",
+        "hybrid",
+        None,
+        Kind::Bool,
+        Default::Bool(true),
+        "fuse BM25 with dense retrieval; false gives dense only"
+    ),
+    field!(
+        "rag",
+        "figure_captions",
+        None,
+        Kind::Bool,
+        Default::Bool(false),
+        "caption PDF figures at ingest (one vision call per figure)"
+    ),
+    field!(
+        "rag",
+        "figure_max_per_doc",
+        None,
+        Kind::Int { min: 0, max: 1000 },
+        Default::Int(20),
+        "cap on figures captioned per document"
+    ),
+    field!(
+        "rag",
+        "figure_min_pixels",
+        None,
+        Kind::Int {
+            min: 0,
+            max: 100_000_000
+        },
+        Default::Int(40000),
+        "skip embedded images smaller than this many pixels"
+    ),
+    // [vault]
+    field!(
+        "vault",
+        "path",
+        Some("VAULT_PATH"),
+        Kind::Path,
+        Default::InUserHome("vault"),
+        "Obsidian vault root"
+    ),
+    field!(
+        "vault",
+        "private_dirs",
+        None,
+        Kind::StrList,
+        Default::List(&["private"]),
+        "top-level vault folders whose notes are private"
+    ),
+    // [sync]
+    field!(
+        "sync",
+        "pdf_watch_dir",
+        Some("PDF_WATCH_DIR"),
+        Kind::OptPath,
+        Default::Unset,
+        "PDF inbox scanned by the scheduler; unset disables the scan"
+    ),
+    field!(
+        "sync",
+        "pdf_watch_minutes",
+        None,
+        Kind::Int { min: 1, max: 10080 },
+        Default::Int(30),
+        "minutes between PDF inbox scans"
+    ),
+    field!(
+        "sync",
+        "vault_refresh_minutes",
+        None,
+        Kind::Int { min: 1, max: 10080 },
+        Default::Int(30),
+        "minutes between vault refreshes"
+    ),
+    // [digest]
+    field!(
+        "digest",
+        "enabled",
+        None,
+        Kind::Bool,
+        Default::Bool(false),
+        "weekly paper digest opt-in"
+    ),
+    field!(
+        "digest",
+        "output_dir",
+        None,
+        Kind::Path,
+        Default::InHome("digest"),
+        "where digest Markdown files are written"
+    ),
+    field!(
+        "digest",
+        "max_results",
+        None,
+        Kind::Int { min: 1, max: 1000 },
+        Default::Int(10),
+        "papers per digest"
+    ),
+    field!(
+        "digest",
+        "arxiv_categories",
+        None,
+        Kind::PairList,
+        Default::Pairs(&[
+            ("cs.AI", 100),
+            ("cs.CL", 100),
+            ("cs.LG", 100),
+            ("stat.ML", 50),
+            ("q-bio.QM", 50),
+            ("q-bio.GN", 50)
+        ]),
+        "arXiv categories and how many recent papers to fetch from each"
+    ),
+    field!(
+        "digest",
+        "biorxiv_categories",
+        None,
+        Kind::PairList,
+        Default::Pairs(&[("bioinformatics", 100)]),
+        "bioRxiv server-side categories"
+    ),
+    field!(
+        "digest",
+        "biorxiv_keywords",
+        None,
+        Kind::PairList,
+        Default::Pairs(&[("cytometry", 50), ("spatial transcriptomics", 50), ("single-cell", 50)]),
+        "bioRxiv client-side keyword filters"
+    ),
+    field!(
+        "digest",
+        "biorxiv_days",
+        None,
+        Kind::Int { min: 1, max: 90 },
+        Default::Int(7),
+        "recent-preprint window for bioRxiv"
+    ),
+    field!(
+        "digest",
+        "day",
+        None,
+        Kind::Choice(WEEKDAYS),
+        Default::Str("mon"),
+        "day of the week the digest runs"
+    ),
+    field!(
+        "digest",
+        "hour",
+        None,
+        Kind::Int { min: 0, max: 23 },
+        Default::Int(5),
+        "hour of the day the digest runs"
+    ),
+    // [drafts]
+    field!(
+        "drafts",
+        "dir",
+        None,
+        Kind::Path,
+        Default::InHome("drafts"),
+        "the agent-writable sandbox"
+    ),
+    field!(
+        "drafts",
+        "extensions",
+        None,
+        Kind::StrList,
+        Default::List(&[".md", ".tex", ".bib", ".txt", ".csv"]),
+        "file types drafts may contain"
+    ),
+    field!(
+        "drafts",
+        "max_file_bytes",
+        None,
+        Kind::Int {
+            min: 1,
+            max: 1_000_000_000
+        },
+        Default::Int(2_000_000),
+        "cap on one draft file"
+    ),
+    field!(
+        "drafts",
+        "retention_days",
+        None,
+        Kind::Int { min: 0, max: 36500 },
+        Default::Int(30),
+        "sweep drafts untouched this long; 0 disables"
+    ),
+    field!(
+        "drafts",
+        "gc_hour",
+        None,
+        Kind::Int { min: 0, max: 23 },
+        Default::Int(4),
+        "hour of the day for the retention sweep"
+    ),
+    field!(
+        "drafts",
+        "latex_engine",
+        None,
+        Kind::Str,
+        Default::Str("latexmk"),
+        "compiles .tex drafts; \"\" disables compilation"
+    ),
+    field!(
+        "drafts",
+        "pdf_engine",
+        None,
+        Kind::Str,
+        Default::Str("xelatex"),
+        "the engine pandoc drives for Markdown → PDF"
+    ),
+    field!(
+        "drafts",
+        "compile_timeout_seconds",
+        None,
+        Kind::Int { min: 1, max: 3600 },
+        Default::Int(180),
+        "hard ceiling on one LaTeX or pandoc run"
+    ),
+    field!(
+        "drafts",
+        "pdf_margin",
+        None,
+        Kind::NonEmpty,
+        Default::Str("2cm"),
+        "page margin for Markdown → PDF export"
+    ),
+    // [runtime]
+    field!(
+        "runtime",
+        "onnxruntime",
+        Some("JARVIS_ORT_LIB"),
+        Kind::OptPath,
+        Default::Unset,
+        "your own libonnxruntime.so (≥ 1.23) instead of the bundled one"
+    ),
+    field!(
+        "runtime",
+        "pdfium",
+        Some("JARVIS_PDFIUM_LIB"),
+        Kind::OptPath,
+        Default::Unset,
+        "your own libpdfium.so instead of the bundled one"
+    ),
+    field!(
+        "runtime",
+        "model_dir",
+        Some("JARVIS_MODEL_DIR"),
+        Kind::OptPath,
+        Default::Unset,
+        "a directory with model.onnx + tokenizer.json instead of the bundled model"
+    ),
+    field!(
+        "runtime",
+        "threads",
+        None,
+        Kind::Int { min: 0, max: 256 },
+        Default::Int(0),
+        "threads for embedding; 0 picks the number of cores"
+    ),
+];
+
+/// Keys that used to live elsewhere: (section, key, canonical dotted key).
+pub const LEGACY: &[(&str, &str, &str)] = &[("digest", "anthropic_model", "chat.anthropic_model")];
+
+pub fn find(section: &str, key: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.section == section && f.key == key)
+}
+
+/// Look a dotted key up; `models` also answers to `models.<provider>`.
+pub fn find_dotted(dotted: &str) -> Option<&'static Field> {
+    let (s, k) = dotted.split_once('.')?;
+    find(s, k)
+}
+
+pub fn keys_of(section: &str) -> impl Iterator<Item = &'static str> + '_ {
+    FIELDS.iter().filter(move |f| f.section == section).map(|f| f.key)
+}
+
+/// The closest candidate within a small edit distance, for "did you mean".
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(word, c), c))
+        .filter(|(d, c)| *d <= 3.max(c.len() / 3) && *d < c.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_is_in_a_known_section_and_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for f in FIELDS {
+            assert!(SECTIONS.contains(&f.section), "{}", f.dotted());
+            assert!(seen.insert(f.dotted()), "duplicate {}", f.dotted());
+        }
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(suggest("chunk_sise", keys_of("rag")), Some("chunk_size"));
+        assert_eq!(suggest("hybird", keys_of("rag")), Some("hybrid"));
+        assert_eq!(suggest("zzzzzzzzzzzz", keys_of("rag")), None);
+    }
+}

@@ -1,0 +1,141 @@
+//! `jarvis config set`: validated, comment-preserving, atomic write-back.
+//!
+//! The file is edited with toml_edit so every other key, comment and blank
+//! line survives; the new file replaces the old one by rename and is left
+//! 0600 because it can hold API keys.
+
+use std::path::Path;
+
+use toml_edit::{DocumentMut, Item, Table};
+
+use super::schema::{self, Kind, Value, FIELDS};
+use super::{parse_list, parse_str, Config, ConfigError, Env, Origin};
+use crate::paths::{write_atomic, JarvisHome};
+
+/// Set one dotted key (`section.key`, or `models.<provider>`) in the home's
+/// config file, after validating it alone and the whole resulting config.
+/// Returns the new resolved config.
+pub fn set_value(home: &JarvisHome, dotted: &str, raw: &str, env: Env<'_>) -> Result<Config, ConfigError> {
+    let file = home.config_file();
+    let old = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => return Err(ConfigError::Read { path: file, source }),
+    };
+    let new = edit_text(&file, &old, dotted, raw, env)?;
+    // Validate the whole file as it would be loaded, so cross-field rules
+    // (overlap < size, provider names) hold before anything is written.
+    Config::from_parts(home, &file, Some(&new), env)?;
+    home.ensure_root()?;
+    write_atomic(&file, new.as_bytes(), 0o600)?;
+    Config::load(home, env)
+}
+
+/// The text of the config file after setting `dotted` to `raw`.
+pub fn edit_text(file: &Path, old: &str, dotted: &str, raw: &str, env: Env<'_>) -> Result<String, ConfigError> {
+    let user_home = env("HOME").map(std::path::PathBuf::from);
+    let (section, key, field) = resolve_key(dotted)?;
+    let origin = Origin::File(dotted.to_string());
+    let mut doc: DocumentMut = old.parse().map_err(|e: toml_edit::TomlError| {
+        let (line, column) = e.span().map(|s| super::line_col(old, s.start)).unwrap_or((1, 1));
+        ConfigError::Syntax {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }
+    })?;
+
+    let new_value: toml_edit::Value = if field.kind == Kind::ModelTable {
+        // models.<provider> = list of model names.
+        let list: Vec<String> = parse_list(raw);
+        list.iter().map(String::as_str).collect::<toml_edit::Array>().into()
+    } else {
+        let checked = parse_str(field, raw, &origin, user_home.as_deref())?;
+        match (field.kind, checked) {
+            // Keep paths as the user typed them (`~/vault`), not expanded.
+            (Kind::Path | Kind::OptPath, _) => raw.into(),
+            (_, Value::Bool(b)) => b.into(),
+            (_, Value::Int(i)) => i.into(),
+            (_, Value::Str(s)) => s.into(),
+            (_, Value::List(_)) => parse_list(raw)
+                .iter()
+                .map(String::as_str)
+                .collect::<toml_edit::Array>()
+                .into(),
+            (_, Value::Pairs(p)) => {
+                let mut arr = toml_edit::Array::new();
+                for (n, k) in p {
+                    let mut pair = toml_edit::Array::new();
+                    pair.push(n);
+                    pair.push(k);
+                    arr.push(pair);
+                }
+                arr.into()
+            }
+            (_, Value::Models(_)) | (_, Value::Unset) => "".into(),
+        }
+    };
+
+    let table = section_table(&mut doc, section);
+    match table.get_mut(key) {
+        Some(Item::Value(existing)) => {
+            // Keep the comment that trails the old value on its line.
+            let decor = existing.decor().clone();
+            let mut v = new_value;
+            *v.decor_mut() = decor;
+            *existing = v;
+        }
+        _ => {
+            table.insert(key, Item::Value(new_value));
+        }
+    }
+    Ok(doc.to_string())
+}
+
+fn resolve_key(dotted: &str) -> Result<(&str, &str, &'static schema::Field), ConfigError> {
+    if let Some(provider) = dotted.strip_prefix("models.") {
+        if !provider.is_empty() && !provider.contains('.') {
+            if let Some(f) = schema::find("models", "catalogue") {
+                return Ok(("models", provider, f));
+            }
+        }
+    }
+    if let Some(f) = schema::find_dotted(dotted).filter(|f| f.kind != Kind::ModelTable) {
+        return Ok((f.section, f.key, f));
+    }
+    let all: Vec<String> = FIELDS.iter().map(|f| f.dotted()).collect();
+    let hint = schema::suggest(dotted, all.iter().map(String::as_str))
+        .map(|s| format!(" — did you mean `{s}`?"))
+        .unwrap_or_default();
+    Err(ConfigError::UnknownKey {
+        key: dotted.to_string(),
+        hint,
+    })
+}
+
+fn section_table<'a>(doc: &'a mut DocumentMut, section: &str) -> &'a mut Table {
+    let root = doc.as_table_mut();
+    if !root.contains_key(section) {
+        root.insert(section, Item::Table(Table::new()));
+    }
+    match root.get_mut(section) {
+        Some(Item::Table(t)) => t,
+        // An inline table or a value in place of the section: replace it with
+        // a real table; validation already accepted the new value.
+        Some(other) => {
+            *other = Item::Table(Table::new());
+            match other {
+                Item::Table(t) => t,
+                _ => unreachable_table(),
+            }
+        }
+        None => unreachable_table(),
+    }
+}
+
+// Only reachable if toml_edit stopped returning what was just inserted.
+#[allow(clippy::panic)]
+fn unreachable_table() -> ! {
+    panic!("toml_edit lost a table that was just inserted")
+}
