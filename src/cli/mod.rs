@@ -16,9 +16,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::config::{process_env, Config};
 use crate::paths::JarvisHome;
 
-const ABOUT: &str = "Jarvis — your notes, PDFs, papers and past chats in one local, private index, with a research assistant that answers from it.";
+const ABOUT: &str = "Jarvis — a personal knowledge base and research assistant: your notes, PDFs, papers and past chats in one local, private index.";
 
-const LONG_ABOUT: &str = "Jarvis — your notes, PDFs, papers and past chats in one local, private index, with a research assistant that answers from it.
+const LONG_ABOUT: &str = "Jarvis — a personal knowledge base and research assistant: your notes, PDFs, papers and past chats in one local, private index, and an assistant that answers from it.
 
 Everything lives in one binary and one data directory ($JARVIS_HOME, default ~/.jarvis). Private notes never reach a cloud model, and Jarvis sends no telemetry.";
 

@@ -41,7 +41,15 @@ fn defaults_live_under_jarvis_home() {
 fn precedence_default_then_file_then_env_in_every_section() {
     // One representative setting per section, with a file value and an env
     // override where the seed defines one.
-    let cases: &[(&str, &str, &str, Option<(&str, &str)>, Value, Option<Value>)] = &[
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<(&'a str, &'a str)>,
+        Value,
+        Option<Value>,
+    );
+    let cases: &[Case] = &[
         (
             "chat",
             "provider",

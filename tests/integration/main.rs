@@ -1,0 +1,7 @@
+//! The single integration-test binary (one link instead of one per file).
+//! Every test runs with a temporary JARVIS_HOME and HOME; none reaches
+//! beyond loopback or touches the real ~/.jarvis.
+
+mod cli_config;
+mod cli_runtime;
+mod support;
