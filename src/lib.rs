@@ -15,6 +15,7 @@ pub mod app;
 pub mod pdf;
 
 pub mod runtime;
+pub mod store;
 
 pub mod config;
 pub mod logging;

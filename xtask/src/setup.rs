@@ -14,18 +14,29 @@ use anyhow::{bail, Context, Result};
 const SYSTEM: &[(&str, &str, &str)] = &[("python3", "python3-pip", "fetching the native runtime from PyPI")];
 
 fn have(cmd: &str) -> bool {
-    Command::new("sh").arg("-c").arg(format!("command -v {cmd} >/dev/null 2>&1")).status().is_ok_and(|s| s.success())
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd} >/dev/null 2>&1"))
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn pip_works() -> bool {
-    Command::new("python3").args(["-m", "pip", "--version"]).output().is_ok_and(|o| o.status.success())
+    Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Install missing Debian packages (as root, or through sudo).
 pub fn system_packages() -> Result<()> {
     let mut missing: Vec<&str> = Vec::new();
     for (cmd, pkg, why) in SYSTEM {
-        let ok = if *pkg == "python3-pip" { have(cmd) && pip_works() } else { have(cmd) };
+        let ok = if *pkg == "python3-pip" {
+            have(cmd) && pip_works()
+        } else {
+            have(cmd)
+        };
         if !ok {
             eprintln!("setup: {cmd} missing ({why}); will install {pkg}");
             missing.push(pkg);
@@ -34,14 +45,24 @@ pub fn system_packages() -> Result<()> {
     if missing.is_empty() {
         return Ok(());
     }
-    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false);
     let apt = |args: &[&str]| -> Result<()> {
-        let mut c = if root { Command::new("apt-get") } else { Command::new("sudo") };
+        let mut c = if root {
+            Command::new("apt-get")
+        } else {
+            Command::new("sudo")
+        };
         if !root {
             c.arg("apt-get");
         }
         c.env("DEBIAN_FRONTEND", "noninteractive").args(args);
-        let s = c.status().context("running apt-get (Debian/Ubuntu needed, as root or with sudo)")?;
+        let s = c
+            .status()
+            .context("running apt-get (Debian/Ubuntu needed, as root or with sudo)")?;
         if !s.success() {
             bail!("apt-get {} failed ({s})", args.join(" "));
         }
@@ -72,7 +93,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let bin = target.join("release/jarvis");
-    let jarvis_args: Vec<String> = if args.is_empty() { vec!["runtime".into(), "check".into()] } else { args.to_vec() };
+    let jarvis_args: Vec<String> = if args.is_empty() {
+        vec!["runtime".into(), "check".into()]
+    } else {
+        args.to_vec()
+    };
     eprintln!("run: {} {}", bin.display(), jarvis_args.join(" "));
     let s = Command::new(&bin).args(&jarvis_args).status()?;
     if !s.success() {

@@ -1,0 +1,451 @@
+//! The source of truth: every chunk's stored text, embedded text, metadata
+//! and vector, in fjall.
+//!
+//! Owns: the fjall database under `rag/store/`, chunk id allocation, the
+//! commit journal that derived indexes replay, store-level metadata (the
+//! embedding model that built the vectors), and the one-owner lock.
+//! Must not: know about tantivy, arroy, embedding or search. It is the only
+//! module that imports fjall.
+//!
+//! Layout (keyspaces):
+//! - `chunks`:  id (u64 BE) → JSON [`ChunkRecord`]
+//! - `vectors`: id → little-endian f32s
+//! - `by_key`:  `s\0<source>\0<id>` and `f\0<file_path>\0<id>` → "" (lookups)
+//! - `journal`: seq (u64 BE) → JSON [`JournalEntry`]
+//! - `meta`:    "seq", "next_id", "embed_model", … → bytes
+//!
+//! Every commit is one fjall write batch with `SyncAll` durability: records,
+//! vectors, lookups, the journal entry and the new sequence number land
+//! together or not at all.
+
+pub mod lock;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use serde::{Deserialize, Serialize};
+
+pub use lock::{Holder, LockError, OwnerLock};
+
+/// A chunk's identity. Allocated by the store from a counter that never
+/// reuses a value, so an id names one chunk for the life of the index (and
+/// survives `reindex`). Kept below 2^32 because arroy's item ids are u32.
+pub type ChunkId = u64;
+
+/// The store's commit sequence number: derived indexes record the last one
+/// they reflect.
+pub type Seq = u64;
+
+/// Metadata values are flat scalars, as in the seed's schema.
+pub type Metadata = BTreeMap<String, serde_json::Value>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkRecord {
+    pub id: ChunkId,
+    /// The stored (displayed) text.
+    pub text: String,
+    /// The text that was embedded and BM25-indexed: header + breadcrumb + text.
+    pub embed_text: String,
+    pub meta: Metadata,
+}
+
+impl ChunkRecord {
+    pub fn meta_str(&self, key: &str) -> Option<&str> {
+        self.meta.get(key).and_then(|v| v.as_str())
+    }
+    pub fn meta_i64(&self, key: &str) -> Option<i64> {
+        self.meta.get(key).and_then(|v| v.as_i64())
+    }
+}
+
+/// A chunk to add: everything but its id.
+#[derive(Debug, Clone)]
+pub struct NewChunk {
+    pub text: String,
+    pub embed_text: String,
+    pub meta: Metadata,
+    pub vector: Vec<f32>,
+}
+
+/// What one commit changed, for derived indexes to replay.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub seq: Seq,
+    /// Chunks whose text and vector are new.
+    pub added: Vec<ChunkId>,
+    pub deleted: Vec<ChunkId>,
+    /// Chunks whose metadata changed but not their text or vector.
+    #[serde(default)]
+    pub meta_updated: Vec<ChunkId>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    #[error(transparent)]
+    Locked(#[from] LockError),
+    #[error("the knowledge base store at {path} could not be opened: {reason} — run `jarvis kb doctor`")]
+    Open { path: PathBuf, reason: String },
+    #[error("knowledge base storage error: {0} — run `jarvis kb doctor`")]
+    Fjall(String),
+    #[error("knowledge base record {id} is unreadable: {reason} — run `jarvis kb doctor`")]
+    Corrupt { id: String, reason: String },
+    #[error("the knowledge base is full: no chunk ids left below 2^32")]
+    IdsExhausted,
+}
+
+impl From<fjall::Error> for StoreError {
+    fn from(e: fjall::Error) -> Self {
+        StoreError::Fjall(e.to_string())
+    }
+}
+
+pub struct Store {
+    db: Database,
+    chunks: Keyspace,
+    vectors: Keyspace,
+    by_key: Keyspace,
+    journal: Keyspace,
+    meta: Keyspace,
+    dir: PathBuf,
+    _lock: OwnerLock,
+}
+
+const SEQ: &str = "seq";
+const NEXT_ID: &str = "next_id";
+
+fn be(id: u64) -> [u8; 8] {
+    id.to_be_bytes()
+}
+
+fn read_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+fn lookup_key(kind: u8, value: &str, id: ChunkId) -> Vec<u8> {
+    let mut k = Vec::with_capacity(value.len() + 11);
+    k.push(kind);
+    k.push(0);
+    k.extend_from_slice(value.as_bytes());
+    k.push(0);
+    k.extend_from_slice(&be(id));
+    k
+}
+
+fn lookup_prefix(kind: u8, value: &str) -> Vec<u8> {
+    let mut k = vec![kind, 0];
+    k.extend_from_slice(value.as_bytes());
+    k.push(0);
+    k
+}
+
+/// Vectors as little-endian bytes.
+pub fn vector_to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+pub fn vector_from_bytes(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+impl Store {
+    /// Open (or create) the store in `dir`, taking the one-owner lock first.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        crate::paths::ensure_dir(dir, 0o700).map_err(|e| StoreError::Open {
+            path: dir.into(),
+            reason: e.to_string(),
+        })?;
+        let lock = lock::acquire(dir)?;
+        let path = dir.join("store");
+        let db = Database::builder(&path).open().map_err(|e| StoreError::Open {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+        Ok(Store {
+            chunks: ks("chunks")?,
+            vectors: ks("vectors")?,
+            by_key: ks("by_key")?,
+            journal: ks("journal")?,
+            meta: ks("meta")?,
+            db,
+            dir: dir.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn meta_u64(&self, key: &str) -> Result<u64, StoreError> {
+        Ok(self.meta.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0))
+    }
+
+    /// The last committed sequence number (0 for an empty store).
+    pub fn seq(&self) -> Result<Seq, StoreError> {
+        self.meta_u64(SEQ)
+    }
+
+    pub fn meta_string(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.meta.get(key)?.map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    pub fn set_meta_string(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
+        b.insert(&self.meta, key, value.as_bytes());
+        b.commit()?;
+        Ok(())
+    }
+
+    pub fn get(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
+        match self.chunks.get(be(id))? {
+            None => Ok(None),
+            Some(v) => serde_json::from_slice(&v).map(Some).map_err(|e| StoreError::Corrupt {
+                id: id.to_string(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    pub fn vector(&self, id: ChunkId) -> Result<Option<Vec<f32>>, StoreError> {
+        Ok(self.vectors.get(be(id))?.map(|v| vector_from_bytes(&v)))
+    }
+
+    /// Every chunk, in id order.
+    pub fn iter_chunks(&self) -> impl Iterator<Item = Result<ChunkRecord, StoreError>> + '_ {
+        self.chunks.iter().map(|g| {
+            let (_, v) = g.into_inner()?;
+            serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
+                id: "?".into(),
+                reason: e.to_string(),
+            })
+        })
+    }
+
+    pub fn all_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
+        let mut out = Vec::new();
+        for g in self.chunks.iter() {
+            let k = g.key()?;
+            if let Some(id) = read_u64(&k) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn count(&self) -> Result<usize, StoreError> {
+        Ok(self.chunks.len()?)
+    }
+
+    /// Chunk ids whose `source` (kind b's') or `file_path` (b'f') equals value.
+    pub fn ids_by(&self, field: LookupField, value: &str) -> Result<Vec<ChunkId>, StoreError> {
+        let prefix = lookup_prefix(field.tag(), value);
+        let mut out = Vec::new();
+        for g in self.by_key.prefix(&prefix) {
+            let k = g.key()?;
+            if let Some(id) = k.get(prefix.len()..).and_then(read_u64) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Journal entries with seq > `after`, oldest first.
+    pub fn journal_since(&self, after: Seq) -> Result<Vec<JournalEntry>, StoreError> {
+        let mut out = Vec::new();
+        for g in self.journal.range(be(after.saturating_add(1))..) {
+            let (_, v) = g.into_inner()?;
+            out.push(serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
+                id: "journal".into(),
+                reason: e.to_string(),
+            })?);
+        }
+        Ok(out)
+    }
+
+    /// Forget journal entries every derived index has applied.
+    pub fn prune_journal(&self, upto: Seq) -> Result<(), StoreError> {
+        let keys: Vec<_> = self
+            .journal
+            .range(..=be(upto))
+            .map(|g| g.key())
+            .collect::<Result<_, _>>()?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut b = self.db.batch();
+        for k in keys {
+            b.remove(&self.journal, k);
+        }
+        b.commit()?;
+        Ok(())
+    }
+
+    /// The only write of chunks: delete `delete` and add `add` in one atomic,
+    /// durable batch together with its journal entry. Returns the new seq and
+    /// the ids given to the added chunks (in order).
+    pub fn commit(&self, add: Vec<NewChunk>, delete: &[ChunkId]) -> Result<(Seq, Vec<ChunkId>), StoreError> {
+        let seq = self.seq()? + 1;
+        let mut next = self.meta_u64(NEXT_ID)?.max(1);
+        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
+        let mut deleted = Vec::new();
+        for &id in delete {
+            let Some(old) = self.get(id)? else { continue };
+            b.remove(&self.chunks, be(id));
+            b.remove(&self.vectors, be(id));
+            for (field, value) in lookups(&old.meta) {
+                b.remove(&self.by_key, lookup_key(field.tag(), &value, id));
+            }
+            deleted.push(id);
+        }
+        let mut added = Vec::with_capacity(add.len());
+        for c in add {
+            if next >= u32::MAX as u64 {
+                return Err(StoreError::IdsExhausted);
+            }
+            let id = next;
+            next += 1;
+            let rec = ChunkRecord {
+                id,
+                text: c.text,
+                embed_text: c.embed_text,
+                meta: c.meta,
+            };
+            let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
+                id: id.to_string(),
+                reason: e.to_string(),
+            })?;
+            for (field, value) in lookups(&rec.meta) {
+                b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
+            }
+            b.insert(&self.chunks, be(id), json);
+            b.insert(&self.vectors, be(id), vector_to_bytes(&c.vector));
+            added.push(id);
+        }
+        let entry = JournalEntry {
+            seq,
+            added: added.clone(),
+            deleted,
+            meta_updated: vec![],
+        };
+        self.put_journal(&mut b, &entry)?;
+        b.insert(&self.meta, NEXT_ID, be(next).as_slice());
+        b.commit()?;
+        Ok((seq, added))
+    }
+
+    /// Metadata-only update of existing chunks (no new text or vector).
+    /// `fields` with a `null` value remove that key.
+    pub fn update_metadata(&self, ids: &[ChunkId], fields: &Metadata) -> Result<Seq, StoreError> {
+        let seq = self.seq()? + 1;
+        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
+        let mut touched = Vec::new();
+        for &id in ids {
+            let Some(mut rec) = self.get(id)? else { continue };
+            for (field, value) in lookups(&rec.meta) {
+                b.remove(&self.by_key, lookup_key(field.tag(), &value, id));
+            }
+            for (k, v) in fields {
+                if v.is_null() {
+                    rec.meta.remove(k);
+                } else {
+                    rec.meta.insert(k.clone(), v.clone());
+                }
+            }
+            for (field, value) in lookups(&rec.meta) {
+                b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
+            }
+            let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
+                id: id.to_string(),
+                reason: e.to_string(),
+            })?;
+            b.insert(&self.chunks, be(id), json);
+            touched.push(id);
+        }
+        let entry = JournalEntry {
+            seq,
+            added: vec![],
+            deleted: vec![],
+            meta_updated: touched,
+        };
+        self.put_journal(&mut b, &entry)?;
+        b.commit()?;
+        Ok(seq)
+    }
+
+    /// Replace the stored embedded text and vector of existing chunks (used by
+    /// reindex), keeping their ids.
+    pub fn rewrite_embeddings(&self, items: &[(ChunkId, String, Vec<f32>)]) -> Result<Seq, StoreError> {
+        let seq = self.seq()? + 1;
+        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
+        let mut touched = Vec::new();
+        for (id, embed_text, vector) in items {
+            let Some(mut rec) = self.get(*id)? else { continue };
+            rec.embed_text = embed_text.clone();
+            let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
+                id: id.to_string(),
+                reason: e.to_string(),
+            })?;
+            b.insert(&self.chunks, be(*id), json);
+            b.insert(&self.vectors, be(*id), vector_to_bytes(vector));
+            touched.push(*id);
+        }
+        // To derived indexes this is a delete + add of the same ids.
+        let entry = JournalEntry {
+            seq,
+            added: touched.clone(),
+            deleted: touched,
+            meta_updated: vec![],
+        };
+        self.put_journal(&mut b, &entry)?;
+        b.commit()?;
+        Ok(seq)
+    }
+
+    fn put_journal(&self, b: &mut fjall::OwnedWriteBatch, entry: &JournalEntry) -> Result<(), StoreError> {
+        let json = serde_json::to_vec(entry).map_err(|e| StoreError::Corrupt {
+            id: "journal".into(),
+            reason: e.to_string(),
+        })?;
+        b.insert(&self.journal, be(entry.seq), json);
+        b.insert(&self.meta, SEQ, be(entry.seq).as_slice());
+        Ok(())
+    }
+
+    pub fn disk_bytes(&self) -> u64 {
+        self.db.disk_space().unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupField {
+    Source,
+    FilePath,
+}
+
+impl LookupField {
+    fn tag(self) -> u8 {
+        match self {
+            LookupField::Source => b's',
+            LookupField::FilePath => b'f',
+        }
+    }
+}
+
+fn lookups(meta: &Metadata) -> Vec<(LookupField, String)> {
+    let mut out = Vec::new();
+    if let Some(s) = meta.get("source").and_then(|v| v.as_str()) {
+        out.push((LookupField::Source, s.to_string()));
+    }
+    if let Some(s) = meta.get("file_path").and_then(|v| v.as_str()) {
+        out.push((LookupField::FilePath, s.to_string()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,104 @@
+use super::*;
+use serde_json::json;
+
+fn chunk(text: &str, source: &str, file: Option<&str>) -> NewChunk {
+    let mut meta = Metadata::new();
+    meta.insert("source".into(), json!(source));
+    meta.insert("doc_type".into(), json!("note"));
+    if let Some(f) = file {
+        meta.insert("file_path".into(), json!(f));
+    }
+    NewChunk {
+        text: text.into(),
+        embed_text: format!("H\n{text}"),
+        meta,
+        vector: vec![0.5, -1.0, 2.0],
+    }
+}
+
+#[test]
+fn commit_assigns_ids_journals_and_reads_back() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    assert_eq!(s.seq().unwrap(), 0);
+    let (seq, ids) = s
+        .commit(
+            vec![chunk("a", "local", Some("n/a.md")), chunk("b", "local", Some("n/b.md"))],
+            &[],
+        )
+        .unwrap();
+    assert_eq!(seq, 1);
+    assert_eq!(ids.len(), 2);
+    let r = s.get(ids[0]).unwrap().unwrap();
+    assert_eq!(r.text, "a");
+    assert_eq!(r.embed_text, "H\na");
+    assert_eq!(s.vector(ids[1]).unwrap().unwrap(), vec![0.5, -1.0, 2.0]);
+    assert_eq!(s.ids_by(LookupField::FilePath, "n/a.md").unwrap(), vec![ids[0]]);
+    assert_eq!(s.ids_by(LookupField::Source, "local").unwrap(), ids);
+
+    // Replace: delete + add in one commit; ids are never reused.
+    let (seq, new) = s.commit(vec![chunk("a2", "local", Some("n/a.md"))], &[ids[0]]).unwrap();
+    assert_eq!(seq, 2);
+    assert!(new[0] > ids[1]);
+    assert!(s.get(ids[0]).unwrap().is_none());
+    assert!(s.vector(ids[0]).unwrap().is_none());
+    assert_eq!(s.ids_by(LookupField::FilePath, "n/a.md").unwrap(), new);
+    let j = s.journal_since(1).unwrap();
+    assert_eq!(
+        j,
+        vec![JournalEntry {
+            seq: 2,
+            added: new.clone(),
+            deleted: vec![ids[0]],
+            meta_updated: vec![]
+        }]
+    );
+    assert_eq!(s.count().unwrap(), 2);
+}
+
+#[test]
+fn metadata_updates_move_lookups_and_keep_vectors() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    let (_, ids) = s.commit(vec![chunk("a", "local", Some("old.md"))], &[]).unwrap();
+    let mut f = Metadata::new();
+    f.insert("file_path".into(), json!("new.md"));
+    f.insert("visibility".into(), json!("private"));
+    let seq = s.update_metadata(&ids, &f).unwrap();
+    assert!(s.ids_by(LookupField::FilePath, "old.md").unwrap().is_empty());
+    assert_eq!(s.ids_by(LookupField::FilePath, "new.md").unwrap(), ids);
+    let r = s.get(ids[0]).unwrap().unwrap();
+    assert_eq!(r.meta_str("visibility"), Some("private"));
+    assert_eq!(s.vector(ids[0]).unwrap().unwrap(), vec![0.5, -1.0, 2.0]);
+    assert_eq!(s.journal_since(seq - 1).unwrap()[0].meta_updated, ids);
+}
+
+#[test]
+fn survives_reopen_and_prunes_journal() {
+    let t = tempfile::tempdir().unwrap();
+    {
+        let s = Store::open(t.path()).unwrap();
+        s.commit(vec![chunk("a", "x", None)], &[]).unwrap();
+        s.commit(vec![chunk("b", "y", None)], &[]).unwrap();
+        s.set_meta_string("embed_model", "m").unwrap();
+    }
+    let s = Store::open(t.path()).unwrap();
+    assert_eq!(s.seq().unwrap(), 2);
+    assert_eq!(s.count().unwrap(), 2);
+    assert_eq!(s.meta_string("embed_model").unwrap().as_deref(), Some("m"));
+    s.prune_journal(1).unwrap();
+    assert_eq!(s.journal_since(0).unwrap().len(), 1);
+}
+
+#[test]
+fn a_second_owner_is_refused_with_the_holder_named() {
+    let t = tempfile::tempdir().unwrap();
+    let _s = Store::open(t.path()).unwrap();
+    let err = match Store::open(t.path()) {
+        Err(e) => e,
+        Ok(_) => panic!("second open must fail"),
+    };
+    let msg = err.to_string();
+    assert!(msg.contains(&format!("pid {}", std::process::id())), "{msg}");
+    assert!(msg.contains("in use by"), "{msg}");
+}
