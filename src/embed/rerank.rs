@@ -1,0 +1,1 @@
+//! Cross-encoder re-ranking (in progress).
