@@ -7,4 +7,6 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(unsafe_code)]
 
+pub mod index;
+pub mod ingest;
 pub mod paths;
