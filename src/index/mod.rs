@@ -17,7 +17,7 @@
 //! Architecture invariant: [`bm25`] is the only module that imports tantivy
 //! and [`vector`] the only one that imports arroy/heed.
 
-// pub mod bm25;
+pub mod bm25;
 pub mod fuse;
 // pub mod vector;
 
@@ -33,7 +33,17 @@ use std::fmt;
 /// the id itself as its item id, with no mapping table to keep consistent,
 /// and rejects larger ids with an error. See [`ChunkId::as_item_id`].
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 #[serde(transparent)]
 pub struct ChunkId(pub u64);
@@ -63,7 +73,7 @@ impl fmt::Display for ChunkId {
 ///
 /// Values are compared exactly (no case folding, no prefixes): tag `remote`
 /// never matches `remote-first`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Filter {
     /// `"public"` or `"private"`; `None` allows both.
     pub visibility: Option<String>,
@@ -99,6 +109,34 @@ impl Filter {
             ..Filter::default()
         }
     }
+}
+
+/// One chunk as the BM25 index sees it: the *embedded* text (header,
+/// breadcrumb and stored text) plus the metadata a [`Filter`] can test.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexDoc {
+    /// The chunk this document stands for.
+    pub chunk_id: ChunkId,
+    /// The text to index: the chunk's embedded text, not its stored text.
+    pub text: String,
+    /// The document key (paper URL, `local`, `file:///…`, `session:<id>`).
+    pub source: String,
+    /// `"public"` or `"private"`.
+    pub visibility: String,
+    /// `"paper"`, `"note"`, `"chat"`, `"digest"`…
+    pub doc_type: String,
+    /// Set on annotation and figure chunks only.
+    pub annotation_kind: Option<String>,
+    /// Record type.
+    pub category: Option<String>,
+    /// Record status.
+    pub status: Option<String>,
+    /// Record entity.
+    pub entity: Option<String>,
+    /// Each tag on its own (not the stored `|a|b|` string).
+    pub tags: Vec<String>,
+    /// Extra `x_` fields as `(key, value)`.
+    pub fields: Vec<(String, String)>,
 }
 
 /// The `key=value` term that stores one extra field in the indexes, shared
