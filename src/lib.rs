@@ -2,9 +2,9 @@
 //!
 //! The crate is a library first; `src/main.rs` only calls [`cli::main`].
 //! Modules are listed in layer order, top to bottom:
-//! edges (cli) → app → features → engines (embed, index, pdf) → store →
-//! foundations (runtime, config, paths, logging). A module may only use
-//! modules listed below it. See `docs/ARCHITECTURE.md`.
+//! edges (cli) → app → features (ingest) → engines (embed, index, pdf) →
+//! store → foundations (runtime, config, paths, logging). A module may only
+//! use modules listed below it. See `docs/ARCHITECTURE.md`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(unsafe_code)]
 
@@ -12,7 +12,10 @@ pub mod cli;
 
 pub mod app;
 
+pub mod ingest;
+
 pub mod embed;
+pub mod index;
 pub mod pdf;
 
 pub mod store;

@@ -1,0 +1,146 @@
+//! Derived search indexes: BM25 ([`bm25`], tantivy), vectors ([`vector`],
+//! arroy on LMDB) and rank fusion ([`fuse`], pure).
+//!
+//! Everything here is *derived* from the fjall store, which is the source of
+//! truth: these indexes can always be thrown away and rebuilt from stored
+//! chunks. To make catching up possible, each persistent index records the
+//! store sequence number it reflects in the same atomic commit as its data
+//! (`commit(seq)` / `committed_seq()`), adding an id that already exists
+//! replaces it, deleting a missing id is a no-op, and every index can list
+//! the ids it holds so a consistency check can compare them with the store.
+//!
+//! What this module must not do: open the fjall store, embed text, or decide
+//! what a user may see. The caller builds the [`Filter`] (privacy included)
+//! and, for vectors, the bitmap of allowed chunk ids; the engines apply it
+//! *inside* the query so that scores only ever come from the filtered pool.
+//!
+//! Architecture invariant: [`bm25`] is the only module that imports tantivy
+//! and [`vector`] the only one that imports arroy/heed.
+
+pub mod bm25;
+pub mod fuse;
+// pub mod vector;
+
+use std::fmt;
+
+/// Stable identity of one chunk across the store and every index.
+///
+/// A `u64` newtype so it cannot be confused with a row count or a tantivy
+/// `DocId`. The store allocates chunk ids from a counter and never reuses a
+/// live one. Ids must fit in a `u32` (more than four billion chunks is far
+/// beyond a personal knowledge base) because arroy item ids and
+/// [`roaring::RoaringBitmap`] candidate sets are `u32`: the vector index uses
+/// the id itself as its item id, with no mapping table to keep consistent,
+/// and rejects larger ids with an error. See [`ChunkId::as_item_id`].
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct ChunkId(pub u64);
+
+impl ChunkId {
+    /// The id as a `u32` vector item / bitmap member, or `None` when it is
+    /// too large to be one.
+    pub fn as_item_id(self) -> Option<u32> {
+        u32::try_from(self.0).ok()
+    }
+}
+
+impl From<u32> for ChunkId {
+    fn from(id: u32) -> Self {
+        ChunkId(u64::from(id))
+    }
+}
+
+impl fmt::Display for ChunkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Which chunks a search may see. Every set field narrows the pool; an empty
+/// filter allows everything.
+///
+/// Values are compared exactly (no case folding, no prefixes): tag `remote`
+/// never matches `remote-first`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Filter {
+    /// `"public"` or `"private"`; `None` allows both.
+    pub visibility: Option<String>,
+    /// Allowed document types (e.g. `["paper", "digest"]`); empty allows all.
+    pub doc_types: Vec<String>,
+    /// Only chunks from this source (a document's key).
+    pub source: Option<String>,
+    /// `"highlight"`, `"comment"` or `"figure"`.
+    pub annotation_kind: Option<String>,
+    /// Record type from frontmatter `type:`/`category:`.
+    pub category: Option<String>,
+    /// Record status.
+    pub status: Option<String>,
+    /// Record entity (organisation, person…).
+    pub entity: Option<String>,
+    /// Tags that must *all* be present.
+    pub tags: Vec<String>,
+    /// Extra `x_` frontmatter fields as `(key, value)` pairs, all required.
+    /// Keys are given with their `x_` prefix, as stored.
+    pub fields: Vec<(String, String)>,
+}
+
+impl Filter {
+    /// True when the filter allows every chunk.
+    pub fn is_empty(&self) -> bool {
+        self == &Filter::default()
+    }
+
+    /// Only public chunks: the filter cloud-provider searches must use.
+    pub fn public_only() -> Self {
+        Filter {
+            visibility: Some("public".to_owned()),
+            ..Filter::default()
+        }
+    }
+}
+
+/// One chunk as the BM25 index sees it: the *embedded* text (header,
+/// breadcrumb and stored text) plus the metadata a [`Filter`] can test.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexDoc {
+    /// The chunk this document stands for.
+    pub chunk_id: ChunkId,
+    /// The text to index: the chunk's embedded text, not its stored text.
+    pub text: String,
+    /// The document key (paper URL, `local`, `file:///…`, `session:<id>`).
+    pub source: String,
+    /// `"public"` or `"private"`.
+    pub visibility: String,
+    /// `"paper"`, `"note"`, `"chat"`, `"digest"`…
+    pub doc_type: String,
+    /// Set on annotation and figure chunks only.
+    pub annotation_kind: Option<String>,
+    /// Record type.
+    pub category: Option<String>,
+    /// Record status.
+    pub status: Option<String>,
+    /// Record entity.
+    pub entity: Option<String>,
+    /// Each tag on its own (not the stored `|a|b|` string).
+    pub tags: Vec<String>,
+    /// Extra `x_` fields as `(key, value)`.
+    pub fields: Vec<(String, String)>,
+}
+
+/// The `key=value` term that stores one extra field in the indexes, shared
+/// by the writer and the query side so the two can never disagree.
+pub(crate) fn field_term(key: &str, value: &str) -> String {
+    format!("{key}={value}")
+}
