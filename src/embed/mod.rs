@@ -33,8 +33,8 @@ use std::time::Instant;
 use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorElementType};
 use tokenizers::{
-    Encoding, PaddingDirection, PaddingParams, PaddingStrategy, Tokenizer, TruncationDirection,
-    TruncationParams, TruncationStrategy,
+    Encoding, PaddingDirection, PaddingParams, PaddingStrategy, Tokenizer, TruncationDirection, TruncationParams,
+    TruncationStrategy,
 };
 
 pub use registry::{lookup, ModelFiles, ModelSpec, Pooling, DEFAULT_MODEL_ID};
@@ -84,11 +84,7 @@ pub enum EmbedError {
     UnsupportedModel { model: String, reason: String },
     /// The model produces vectors of another length than the registry says.
     #[error("model {model} produces {got}-dimensional vectors but the registry says {expected}; the model file does not match its registry entry")]
-    DimsMismatch {
-        model: String,
-        expected: usize,
-        got: usize,
-    },
+    DimsMismatch { model: String, expected: usize, got: usize },
     /// ORT failed while running the model.
     #[error("running model {model} failed: {reason}")]
     Inference { model: String, reason: String },
@@ -136,11 +132,7 @@ pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer
 }
 
 /// Creates an ORT session for `model` in the process environment.
-pub(crate) fn build_session(
-    ort_dylib: &Path,
-    model: &Path,
-    intra_threads: usize,
-) -> Result<Session, EmbedError> {
+pub(crate) fn build_session(ort_dylib: &Path, model: &Path, intra_threads: usize) -> Result<Session, EmbedError> {
     let env = runtime::environment(ort_dylib)?;
     if !model.is_file() {
         return Err(EmbedError::FileNotFound {
@@ -160,12 +152,8 @@ pub(crate) fn build_session(
     }
     // One graph, run sequentially: inter-op threads would only contend with
     // the intra-op pool on a small machine.
-    builder = builder
-        .with_inter_threads(1)
-        .map_err(|e| session_err(e.to_string()))?;
-    builder
-        .commit_from_file(model)
-        .map_err(|e| session_err(e.to_string()))
+    builder = builder.with_inter_threads(1).map_err(|e| session_err(e.to_string()))?;
+    builder.commit_from_file(model).map_err(|e| session_err(e.to_string()))
 }
 
 /// Builds the named input tensors the session declares from a padded batch
@@ -188,9 +176,7 @@ pub(crate) fn session_inputs(
             other => {
                 return Err(EmbedError::UnsupportedModel {
                     model: model.to_owned(),
-                    reason: format!(
-                        "unexpected input `{other}` (expected input_ids, attention_mask, token_type_ids)"
-                    ),
+                    reason: format!("unexpected input `{other}` (expected input_ids, attention_mask, token_type_ids)"),
                 })
             }
         };
@@ -223,9 +209,7 @@ pub(crate) fn session_inputs(
             other => {
                 return Err(EmbedError::UnsupportedModel {
                     model: model.to_owned(),
-                    reason: format!(
-                        "input `{name}` has element type {other:?}, expected int64 or int32"
-                    ),
+                    reason: format!("input `{name}` has element type {other:?}, expected int64 or int32"),
                 })
             }
         };
@@ -240,14 +224,8 @@ pub(crate) fn session_inputs(
 /// states, pooled here) or `[batch, dims]` (already pooled by the graph).
 /// Mean pooling averages only the positions whose attention mask is 1, so
 /// padding never leaks into a vector.
-fn pool(
-    data: &[f32],
-    shape: &[i64],
-    encodings: &[Encoding],
-    pooling: Pooling,
-) -> Result<Vec<Vec<f32>>, String> {
-    let dims_of =
-        |d: i64| usize::try_from(d).map_err(|_| format!("negative dimension in {shape:?}"));
+fn pool(data: &[f32], shape: &[i64], encodings: &[Encoding], pooling: Pooling) -> Result<Vec<Vec<f32>>, String> {
+    let dims_of = |d: i64| usize::try_from(d).map_err(|_| format!("negative dimension in {shape:?}"));
     match *shape {
         [b, d] => {
             let (b, d) = (dims_of(b)?, dims_of(d)?);
@@ -406,12 +384,7 @@ impl Embedder {
             .tokenizer
             .encode_fast(text, true)
             .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
-        Ok(enc.len()
-            + enc
-                .get_overflowing()
-                .iter()
-                .map(Encoding::len)
-                .sum::<usize>())
+        Ok(enc.len() + enc.get_overflowing().iter().map(Encoding::len).sum::<usize>())
     }
 
     /// Embeds document texts (no prefix), one unit vector per text, in input
@@ -471,15 +444,12 @@ impl Embedder {
         let value = outputs
             .get(&self.output_name)
             .ok_or_else(|| infer(format!("output `{}` missing", self.output_name)))?;
-        let (shape, data) = value
-            .try_extract_tensor::<f32>()
-            .map_err(|e| infer(e.to_string()))?;
-        let mut vectors = pool(data, shape, &encodings, self.spec.pooling).map_err(|reason| {
-            EmbedError::UnsupportedModel {
+        let (shape, data) = value.try_extract_tensor::<f32>().map_err(|e| infer(e.to_string()))?;
+        let mut vectors =
+            pool(data, shape, &encodings, self.spec.pooling).map_err(|reason| EmbedError::UnsupportedModel {
                 model: model.to_owned(),
                 reason,
-            }
-        })?;
+            })?;
         if let Some(first) = vectors.first() {
             if first.len() != self.spec.dims {
                 return Err(EmbedError::DimsMismatch {

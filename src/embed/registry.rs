@@ -204,10 +204,7 @@ pub fn hf_endpoint() -> String {
 
 /// `{base}/{repo}/resolve/{revision}/{path}`, the Hub's raw-file route.
 pub fn hf_file_url(base: &str, repo: &str, revision: &str, path: &str) -> String {
-    format!(
-        "{}/{repo}/resolve/{revision}/{path}",
-        base.trim_end_matches('/')
-    )
+    format!("{}/{repo}/resolve/{revision}/{path}", base.trim_end_matches('/'))
 }
 
 /// Summary of one [`download_model`] call.
@@ -222,12 +219,7 @@ pub struct Downloaded {
 
 impl fmt::Display for Downloaded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} ({} bytes fetched)",
-            self.files.model.display(),
-            self.bytes
-        )
+        write!(f, "{} ({} bytes fetched)", self.files.model.display(), self.bytes)
     }
 }
 
@@ -237,11 +229,7 @@ impl fmt::Display for Downloaded {
 /// `base_url` overrides the Hub endpoint (tests, mirrors); `None` means
 /// [`hf_endpoint`]. Files already present are kept, so a re-run after a
 /// partial failure only fetches what is missing. Blocking.
-pub fn download_model(
-    spec: &ModelSpec,
-    dir: &Path,
-    base_url: Option<&str>,
-) -> Result<Downloaded, RegistryError> {
+pub fn download_model(spec: &ModelSpec, dir: &Path, base_url: Option<&str>) -> Result<Downloaded, RegistryError> {
     let ModelSource::HuggingFace {
         repo,
         revision,
@@ -249,9 +237,7 @@ pub fn download_model(
         tokenizer_path,
     } = spec.source
     else {
-        return Err(RegistryError::Bundled {
-            id: spec.id.to_owned(),
-        });
+        return Err(RegistryError::Bundled { id: spec.id.to_owned() });
     };
     std::fs::create_dir_all(dir).map_err(|source| RegistryError::Io {
         path: dir.to_owned(),
@@ -269,10 +255,7 @@ pub fn download_model(
 
     let mut bytes = 0;
     let mut model_sha256 = None;
-    for (remote, local) in [
-        (tokenizer_path, &files.tokenizer),
-        (model_path, &files.model),
-    ] {
+    for (remote, local) in [(tokenizer_path, &files.tokenizer), (model_path, &files.model)] {
         if local.is_file() {
             tracing::debug!(path = %local.display(), "model file already present");
             continue;
@@ -294,11 +277,7 @@ pub fn download_model(
 
 /// Streams `url` into a temporary file beside `dest`, fsyncs it and renames it
 /// over `dest`. Returns the byte count and the sha256 of what was written.
-fn fetch_atomic(
-    agent: &ureq::Agent,
-    url: &str,
-    dest: &Path,
-) -> Result<(u64, String), RegistryError> {
+fn fetch_atomic(agent: &ureq::Agent, url: &str, dest: &Path) -> Result<(u64, String), RegistryError> {
     let http_err = |e: &dyn fmt::Display| RegistryError::Http {
         url: url.to_owned(),
         reason: e.to_string(),
@@ -331,9 +310,7 @@ fn fetch_atomic(
         total += n as u64;
     }
     if total == 0 {
-        return Err(RegistryError::Empty {
-            url: url.to_owned(),
-        });
+        return Err(RegistryError::Empty { url: url.to_owned() });
     }
     tmp.as_file().sync_all().map_err(io_err)?;
     tmp.persist(dest).map_err(|e| io_err(e.error))?;
@@ -404,11 +381,7 @@ mod tests {
                         break;
                     }
                 }
-                let path = request_line
-                    .split_whitespace()
-                    .nth(1)
-                    .unwrap_or("")
-                    .to_owned();
+                let path = request_line.split_whitespace().nth(1).unwrap_or("").to_owned();
                 seen2.lock().unwrap().push(path.clone());
                 let (status, body): (&str, &[u8]) = match files.iter().find(|(p, _)| *p == path) {
                     Some((_, b)) => ("200 OK", b),
@@ -447,10 +420,7 @@ mod tests {
         assert_eq!(std::fs::read(&got.files.model).unwrap(), model_bytes);
         assert_eq!(std::fs::read(&got.files.tokenizer).unwrap(), tok_bytes);
         assert_eq!(got.bytes, (model_bytes.len() + tok_bytes.len()) as u64);
-        assert_eq!(
-            got.model_sha256.unwrap(),
-            hex::encode(Sha256::digest(&model_bytes))
-        );
+        assert_eq!(got.model_sha256.unwrap(), hex::encode(Sha256::digest(&model_bytes)));
         // Only the two final files remain: no temp files left behind.
         let mut names: Vec<_> = std::fs::read_dir(&target)
             .unwrap()
@@ -478,10 +448,7 @@ mod tests {
         let err = download_model(spec, dir.path(), Some(&format!("{base}/"))).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, RegistryError::Http { .. }), "{msg}");
-        assert!(
-            msg.contains("onnx/model.onnx") && msg.contains("404"),
-            "{msg}"
-        );
+        assert!(msg.contains("onnx/model.onnx") && msg.contains("404"), "{msg}");
         assert!(!dir.path().join(MODEL_FILE).exists());
         let leftovers = std::fs::read_dir(dir.path())
             .unwrap()

@@ -107,8 +107,7 @@ impl CrossEncoder {
     /// Indices into `texts` with their scores, best first. Ties keep input
     /// order (the fused ranking's order), so re-ranking is deterministic.
     pub fn rerank(&mut self, query: &str, texts: &[&str]) -> Result<Vec<(usize, f32)>, EmbedError> {
-        let mut ranked: Vec<(usize, f32)> =
-            self.score(query, texts)?.into_iter().enumerate().collect();
+        let mut ranked: Vec<(usize, f32)> = self.score(query, texts)?.into_iter().enumerate().collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         Ok(ranked)
     }
@@ -128,9 +127,7 @@ impl CrossEncoder {
         let value = outputs
             .get(&self.output_name)
             .ok_or_else(|| infer(format!("output `{}` missing", self.output_name)))?;
-        let (shape, data) = value
-            .try_extract_tensor::<f32>()
-            .map_err(|e| infer(e.to_string()))?;
+        let (shape, data) = value.try_extract_tensor::<f32>().map_err(|e| infer(e.to_string()))?;
         // [batch] or [batch, 1]: one logit per pair. Multi-class heads would
         // need a choice of class; refuse rather than guess.
         let dims: &[i64] = shape;
@@ -215,10 +212,7 @@ mod tests {
         let scores = ce.score(QUERY, &TEXTS).unwrap();
         for (text, got) in TEXTS.iter().zip(&scores) {
             let want = expected_score(QUERY, text);
-            assert!(
-                (got - want).abs() < 1e-4,
-                "{text:?}: got {got}, formula {want}"
-            );
+            assert!((got - want).abs() < 1e-4, "{text:?}: got {got}, formula {want}");
         }
         // The formula is not degenerate: overlap dominates, and differs.
         assert!(scores[1] > 4.0 && scores[0] < 1.5, "{scores:?}");
@@ -269,8 +263,7 @@ mod tests {
     fn an_embedding_model_is_refused_as_a_cross_encoder() {
         // MiniLM outputs [batch, seq, 384], not one logit per pair.
         let n = natives();
-        let mut ce =
-            CrossEncoder::load(&n.ort_dylib, &n.files.model, &n.files.tokenizer, 128, 1).unwrap();
+        let mut ce = CrossEncoder::load(&n.ort_dylib, &n.files.model, &n.files.tokenizer, 128, 1).unwrap();
         let err = ce.score("q", &["t"]).unwrap_err();
         assert!(matches!(err, EmbedError::UnsupportedModel { .. }), "{err}");
         assert!(err.to_string().contains("one logit per pair"), "{err}");

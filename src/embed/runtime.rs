@@ -36,9 +36,7 @@ static RUNTIME: Mutex<Option<Loaded>> = Mutex::new(None);
 fn lock() -> std::sync::MutexGuard<'static, Option<Loaded>> {
     // A panic while holding the lock cannot leave `Option<Loaded>` half-written,
     // so a poisoned lock is still safe to use.
-    RUNTIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    RUNTIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Loads ONNX Runtime from `dylib` (first call) and returns the process's
@@ -46,9 +44,7 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Loaded>> {
 /// different library is [`EmbedError::RuntimeConflict`].
 pub fn environment(dylib: &Path) -> Result<Environment, EmbedError> {
     if !dylib.is_file() {
-        return Err(EmbedError::RuntimeNotFound {
-            path: dylib.to_owned(),
-        });
+        return Err(EmbedError::RuntimeNotFound { path: dylib.to_owned() });
     }
     // Canonicalise so `./lib.so` and `/abs/lib.so` (or a symlink) count as one.
     let path = dylib.canonicalize().map_err(|e| EmbedError::RuntimeLoad {
@@ -85,10 +81,7 @@ pub fn environment(dylib: &Path) -> Result<Environment, EmbedError> {
         ms = started.elapsed().as_millis() as u64,
         "ONNX Runtime loaded"
     );
-    *guard = Some(Loaded {
-        path,
-        env: env.clone(),
-    });
+    *guard = Some(Loaded { path, env: env.clone() });
     Ok(env)
 }
 
@@ -130,15 +123,10 @@ mod tests {
     #[test]
     fn release_branch_is_parsed_from_build_info() {
         assert_eq!(
-            parse_release_branch(
-                "ORT Build Info: git-branch=rel-1.32.0, git-commit-id=abc, build type=Release"
-            ),
+            parse_release_branch("ORT Build Info: git-branch=rel-1.32.0, git-commit-id=abc, build type=Release"),
             Some("1.32.0".to_owned())
         );
-        assert_eq!(
-            parse_release_branch("ORT Build Info: git-branch=main, x"),
-            None
-        );
+        assert_eq!(parse_release_branch("ORT Build Info: git-branch=main, x"), None);
         assert_eq!(parse_release_branch("nothing"), None);
     }
 }

@@ -30,15 +30,11 @@ pub(crate) fn natives() -> Natives {
         ort_dylib: dir.join("libonnxruntime.so"),
         files: ModelFiles::in_dir(&dir),
     };
-    let missing: Vec<String> = [
-        &natives.ort_dylib,
-        &natives.files.model,
-        &natives.files.tokenizer,
-    ]
-    .into_iter()
-    .filter(|p| !p.is_file())
-    .map(|p| p.display().to_string())
-    .collect();
+    let missing: Vec<String> = [&natives.ort_dylib, &natives.files.model, &natives.files.tokenizer]
+        .into_iter()
+        .filter(|p| !p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
     assert!(
         missing.is_empty(),
         "embedding tests need the native runtime pieces, missing: {}. Set {NATIVES_ENV} to a \

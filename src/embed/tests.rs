@@ -21,10 +21,7 @@ fn sanity_cosines_match_the_reference_model() {
     let unrelated = cosine(&v[0], &v[2]);
     eprintln!("cosine(cat, kitten) = {similar:.3}; cosine(cat, unrelated) = {unrelated:.3}");
     // Reference (numpy fp32 MiniLM): 0.639 for the pair.
-    assert!(
-        similar > 0.5 && similar < 0.8,
-        "similar pair scored {similar}"
-    );
+    assert!(similar > 0.5 && similar < 0.8, "similar pair scored {similar}");
     assert!(unrelated < 0.1, "unrelated pair scored {unrelated}");
 }
 
@@ -131,10 +128,7 @@ fn a_configured_query_prefix_is_prepended_to_queries_only() {
     let mut e = Embedder::load(&n.ort_dylib, &n.files, spec, Some(prefix.into()), 1).unwrap();
     assert_eq!(e.query_prefix(), prefix);
     let q = e.embed_query(CAT).unwrap();
-    let with = e
-        .embed_documents(&[&format!("{prefix}{CAT}")])
-        .unwrap()
-        .remove(0);
+    let with = e.embed_documents(&[&format!("{prefix}{CAT}")]).unwrap().remove(0);
     let without = e.embed_documents(&[CAT]).unwrap().remove(0);
     assert!(cosine(&q, &with) > 0.9999);
     assert!(cosine(&q, &without) < 0.999);
@@ -226,10 +220,7 @@ fn a_library_that_is_not_onnx_runtime_is_an_error_not_a_panic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("1 passed"),
-        "child test did not run:\n{stdout}"
-    );
+    assert!(stdout.contains("1 passed"), "child test did not run:\n{stdout}");
     let line = stderr
         .lines()
         .find(|l| l.starts_with("GARBAGE-ERROR"))
@@ -250,13 +241,7 @@ fn missing_or_corrupt_model_files_are_reported_with_their_path() {
     std::fs::copy(&n.files.tokenizer, &files.tokenizer).unwrap();
     let err = Embedder::load(&n.ort_dylib, &files, spec, None, 1).unwrap_err();
     assert!(
-        matches!(
-            err,
-            EmbedError::FileNotFound {
-                what: "ONNX model",
-                ..
-            }
-        ),
+        matches!(err, EmbedError::FileNotFound { what: "ONNX model", .. }),
         "{err}"
     );
 

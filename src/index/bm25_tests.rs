@@ -123,10 +123,7 @@ fn a_second_writer_is_refused_with_a_clear_error() -> Result<()> {
     })?;
     let _first = open(dir.path());
     let second = Bm25Index::open_or_create(dir.path());
-    assert!(
-        matches!(second, Err(Bm25Error::Locked { .. })),
-        "{second:?}"
-    );
+    assert!(matches!(second, Err(Bm25Error::Locked { .. })), "{second:?}");
     Ok(())
 }
 
@@ -312,10 +309,7 @@ fn repeated_query_words_weigh_more() -> Result<()> {
     let mut index = open(dir.path());
     index.add(&[doc(1, "apple"), doc(2, "banana"), doc(3, "cherry")])?;
     index.commit(1)?;
-    assert_eq!(
-        search(&index, "banana apple banana", &Filter::default()),
-        [2, 1]
-    );
+    assert_eq!(search(&index, "banana apple banana", &Filter::default()), [2, 1]);
     Ok(())
 }
 
@@ -368,27 +362,17 @@ fn timing_10k() -> Result<()> {
     index.add(&docs)?;
     index.commit(1)?;
     println!("bm25: indexed 10k chunks in {:?}", t.elapsed());
-    for (label, filter) in [
-        ("no filter", Filter::default()),
-        ("public only", Filter::public_only()),
-    ] {
+    for (label, filter) in [("no filter", Filter::default()), ("public only", Filter::public_only())] {
         let mut times = Vec::new();
         for i in 0..200 {
-            let q = format!(
-                "{} {}",
-                words[i % words.len()],
-                words[(i * 7) % words.len()]
-            );
+            let q = format!("{} {}", words[i % words.len()], words[(i * 7) % words.len()]);
             let t = Instant::now();
             let hits = index.search(&q, &filter, 10)?;
             times.push(t.elapsed());
             assert_eq!(hits.len(), 10);
         }
         times.sort();
-        println!(
-            "bm25 top-10 {label}: p50 {:?} p95 {:?}",
-            times[100], times[190]
-        );
+        println!("bm25 top-10 {label}: p50 {:?} p95 {:?}", times[100], times[190]);
     }
     Ok(())
 }

@@ -58,10 +58,7 @@ pub fn rrf(rankings: &[(&[ChunkId], f32)], c: f32) -> Vec<(ChunkId, f32)> {
         })
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
-    fused
-        .into_iter()
-        .map(|(id, score, _)| (id, score as f32))
-        .collect()
+    fused.into_iter().map(|(id, score, _)| (id, score as f32)).collect()
 }
 
 #[cfg(test)]
@@ -93,10 +90,7 @@ mod tests {
         // rank, so the smaller id wins; 11 and 21 likewise.
         let a = ids(&[10, 11]);
         let b = ids(&[20, 21]);
-        let out: Vec<u64> = rrf(&[(&b, 1.0), (&a, 1.0)], 60.0)
-            .iter()
-            .map(|x| x.0 .0)
-            .collect();
+        let out: Vec<u64> = rrf(&[(&b, 1.0), (&a, 1.0)], 60.0).iter().map(|x| x.0 .0).collect();
         assert_eq!(out, [10, 20, 11, 21]);
     }
 

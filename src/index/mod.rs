@@ -32,19 +32,7 @@ use std::fmt;
 /// [`roaring::RoaringBitmap`] candidate sets are `u32`: the vector index uses
 /// the id itself as its item id, with no mapping table to keep consistent,
 /// and rejects larger ids with an error. See [`ChunkId::as_item_id`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ChunkId(pub u64);
 

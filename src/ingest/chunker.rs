@@ -224,23 +224,19 @@ fn split_sections(chars: &[char]) -> (Vec<Section>, bool) {
     // Start of a run of header-only sections waiting to be merged forward.
     let mut pending_start: Option<usize> = None;
 
-    let mut close = |start: usize,
-                     end: usize,
-                     crumb: &str,
-                     has_content: bool,
-                     is_header: bool,
-                     pending: &mut Option<usize>| {
-        if has_content {
-            let start = pending.take().unwrap_or(start);
-            sections.push(Section {
-                range: start..end,
-                breadcrumb: crumb.to_owned(),
-            });
-        } else if is_header {
-            pending.get_or_insert(start);
-        }
-        // A whitespace-only preamble is simply dropped: nothing is lost.
-    };
+    let mut close =
+        |start: usize, end: usize, crumb: &str, has_content: bool, is_header: bool, pending: &mut Option<usize>| {
+            if has_content {
+                let start = pending.take().unwrap_or(start);
+                sections.push(Section {
+                    range: start..end,
+                    breadcrumb: crumb.to_owned(),
+                });
+            } else if is_header {
+                pending.get_or_insert(start);
+            }
+            // A whitespace-only preamble is simply dropped: nothing is lost.
+        };
 
     let mut line_start = 0;
     while line_start < chars.len() {
@@ -350,11 +346,7 @@ fn closes_fence(line: &[char], open: Fence) -> bool {
 
 /// Cuts one section into ranges of at most `chunk_size` characters, each
 /// trimmed of surrounding whitespace and never empty.
-fn split_by_size(
-    chars: &[char],
-    section: Range<usize>,
-    config: ChunkerConfig,
-) -> Vec<Range<usize>> {
+fn split_by_size(chars: &[char], section: Range<usize>, config: ChunkerConfig) -> Vec<Range<usize>> {
     let size = config.chunk_size;
     let overlap = config.chunk_overlap;
     // A cut earlier than this would make a stub chunk, and cutting later than
@@ -436,12 +428,7 @@ fn is_sentence_start(chars: &[char], p: usize) -> bool {
 fn find_cut(chars: &[char], start: usize, size: usize, min_fill: usize) -> usize {
     let hi = start + size; // exclusive end of the largest chunk; < chars.len()
     let lo = start + min_fill;
-    let rules: [fn(&[char], usize) -> bool; 4] = [
-        is_paragraph_break,
-        is_line_break,
-        is_sentence_start,
-        is_word_start,
-    ];
+    let rules: [fn(&[char], usize) -> bool; 4] = [is_paragraph_break, is_line_break, is_sentence_start, is_word_start];
     for rule in rules {
         if let Some(p) = (lo..=hi).rev().find(|&p| rule(chars, p)) {
             return p;

@@ -34,16 +34,9 @@ fn config_defaults_and_validation() {
     };
     assert!(matches!(
         Chunker::new(big),
-        Err(ChunkerError::OverlapTooLarge {
-            overlap: 10,
-            size: 10
-        })
+        Err(ChunkerError::OverlapTooLarge { overlap: 10, size: 10 })
     ));
-    let msg = ChunkerError::OverlapTooLarge {
-        overlap: 10,
-        size: 10,
-    }
-    .to_string();
+    let msg = ChunkerError::OverlapTooLarge { overlap: 10, size: 10 }.to_string();
     assert!(msg.contains("chunk_overlap"), "{msg}");
 }
 
@@ -105,12 +98,7 @@ fn hashes_inside_code_fences_are_not_headers() {
 
 #[test]
 fn things_that_look_like_headers_but_are_not() {
-    for text in [
-        "#hashtag text",
-        "####### seven",
-        "    # four-space indent",
-        "a # b",
-    ] {
+    for text in ["#hashtag text", "####### seven", "    # four-space indent", "a # b"] {
         let chunks = Chunker::default().chunk(text, "");
         assert_eq!(chunks.len(), 1, "{text}");
         assert_eq!(chunks[0].section, "", "{text}");
@@ -161,11 +149,7 @@ fn sentences_before_words_and_overlap_starts_at_a_sentence() {
     let chunks = chunker(40, 20).chunk(text, "");
     assert_eq!(chunks[0].text, "One two three. Four five six.");
     // The overlap repeats the last sentence that fits in 20 characters.
-    assert!(
-        chunks[1].text.starts_with("Four five six."),
-        "{:?}",
-        chunks[1].text
-    );
+    assert!(chunks[1].text.starts_with("Four five six."), "{:?}", chunks[1].text);
 }
 
 #[test]
@@ -235,10 +219,7 @@ fn check_invariants(text: &str, config: ChunkerConfig, header: &str) -> Result<(
         prop_assert_eq!(&c.text, &slice, "text is an exact slice of the input");
         prop_assert!(!c.text.trim().is_empty(), "no blank chunks");
         prop_assert!(c.text.chars().count() <= config.chunk_size, "size bounded");
-        prop_assert_eq!(
-            &c.embed_text,
-            &compose_embed_text(header, &c.section, &c.text)
-        );
+        prop_assert_eq!(&c.embed_text, &compose_embed_text(header, &c.section, &c.text));
         let mut skip = 0;
         if i > 0 {
             let prev = &chunks[i - 1].char_range;

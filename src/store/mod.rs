@@ -8,11 +8,14 @@
 //! module that imports fjall.
 //!
 //! Layout (keyspaces):
-//! - `chunks`:  id (u64 BE) → JSON [`ChunkRecord`]
-//! - `vectors`: id → little-endian f32s
+//! - `chunks`:  id (u64 BE) → JSON [`ChunkRecord`] (without `embed_text`)
+//! - `embeds`:  generation (u32 BE) ++ id → embedded text + little-endian
+//!   f32 vector. A generation is one embedding space: `reindex` writes the
+//!   next generation beside the current one and [`Store::switch_generation`]
+//!   flips to it in one batch, so a crash mid-reindex leaves the old one whole.
 //! - `by_key`:  `s\0<source>\0<id>` and `f\0<file_path>\0<id>` → "" (lookups)
 //! - `journal`: seq (u64 BE) → JSON [`JournalEntry`]
-//! - `meta`:    "seq", "next_id", "embed_model", … → bytes
+//! - `meta`:    "seq", "next_id", "gen", "embed_model", … → bytes
 //!
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
 //! vectors, lookups, the journal entry and the new sequence number land
@@ -45,7 +48,9 @@ pub struct ChunkRecord {
     pub id: ChunkId,
     /// The stored (displayed) text.
     pub text: String,
-    /// The text that was embedded and BM25-indexed: header + breadcrumb + text.
+    /// The text that was embedded and BM25-indexed: header + breadcrumb +
+    /// text. Kept with the vector of its generation, not in this record.
+    #[serde(skip)]
     pub embed_text: String,
     pub meta: Metadata,
 }
@@ -104,7 +109,7 @@ impl From<fjall::Error> for StoreError {
 pub struct Store {
     db: Database,
     chunks: Keyspace,
-    vectors: Keyspace,
+    embeds: Keyspace,
     by_key: Keyspace,
     journal: Keyspace,
     meta: Keyspace,
@@ -114,6 +119,29 @@ pub struct Store {
 
 const SEQ: &str = "seq";
 const NEXT_ID: &str = "next_id";
+const GEN: &str = "gen";
+
+fn embed_key(gen: u32, id: ChunkId) -> [u8; 12] {
+    let mut k = [0u8; 12];
+    k[..4].copy_from_slice(&gen.to_be_bytes());
+    k[4..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// `u32 text length ++ text ++ f32s`, all little-endian.
+fn encode_embed(text: &str, v: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + text.len() + v.len() * 4);
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(&vector_to_bytes(v));
+    out
+}
+
+fn decode_embed(b: &[u8]) -> Option<(String, Vec<f32>)> {
+    let len = u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as usize;
+    let text = std::str::from_utf8(b.get(4..4 + len)?).ok()?.to_string();
+    Some((text, vector_from_bytes(b.get(4 + len..)?)))
+}
 
 fn be(id: u64) -> [u8; 8] {
     id.to_be_bytes()
@@ -167,7 +195,7 @@ impl Store {
         let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
         Ok(Store {
             chunks: ks("chunks")?,
-            vectors: ks("vectors")?,
+            embeds: ks("embeds")?,
             by_key: ks("by_key")?,
             journal: ks("journal")?,
             meta: ks("meta")?,
@@ -201,7 +229,23 @@ impl Store {
         Ok(())
     }
 
+    /// The current embedding generation.
+    pub fn generation(&self) -> Result<u32, StoreError> {
+        Ok(self.meta_u64(GEN)? as u32)
+    }
+
+    /// A chunk with its embedded text from the current generation.
     pub fn get(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
+        let Some(mut rec) = self.get_bare(id)? else {
+            return Ok(None);
+        };
+        if let Some((text, _)) = self.embedding(self.generation()?, id)? {
+            rec.embed_text = text;
+        }
+        Ok(Some(rec))
+    }
+
+    fn get_bare(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
         match self.chunks.get(be(id))? {
             None => Ok(None),
             Some(v) => serde_json::from_slice(&v).map(Some).map_err(|e| StoreError::Corrupt {
@@ -211,11 +255,85 @@ impl Store {
         }
     }
 
-    pub fn vector(&self, id: ChunkId) -> Result<Option<Vec<f32>>, StoreError> {
-        Ok(self.vectors.get(be(id))?.map(|v| vector_from_bytes(&v)))
+    /// Embedded text and vector of a chunk in a generation.
+    pub fn embedding(&self, gen: u32, id: ChunkId) -> Result<Option<(String, Vec<f32>)>, StoreError> {
+        match self.embeds.get(embed_key(gen, id))? {
+            None => Ok(None),
+            Some(b) => decode_embed(&b).map(Some).ok_or_else(|| StoreError::Corrupt {
+                id: id.to_string(),
+                reason: "bad embedding record".into(),
+            }),
+        }
     }
 
-    /// Every chunk, in id order.
+    pub fn vector(&self, id: ChunkId) -> Result<Option<Vec<f32>>, StoreError> {
+        Ok(self.embedding(self.generation()?, id)?.map(|(_, v)| v))
+    }
+
+    /// Write embeddings for a generation that is not current yet (reindex).
+    /// Not journaled: derived indexes for that generation are built directly.
+    pub fn put_embeddings(&self, gen: u32, items: &[(ChunkId, String, Vec<f32>)]) -> Result<(), StoreError> {
+        let mut b = self.db.batch();
+        for (id, text, v) in items {
+            b.insert(&self.embeds, embed_key(gen, *id), encode_embed(text, v));
+        }
+        b.commit()?;
+        Ok(())
+    }
+
+    /// Make `gen` current (and record its model) in one durable batch, and
+    /// bump the sequence number so derived indexes of `gen` can be stamped
+    /// with it.
+    pub fn switch_generation(&self, gen: u32, model: &str) -> Result<Seq, StoreError> {
+        let seq = self.seq()? + 1;
+        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
+        b.insert(&self.meta, GEN, be(gen as u64).as_slice());
+        b.insert(&self.meta, "embed_model", model.as_bytes());
+        b.insert(&self.meta, SEQ, be(seq).as_slice());
+        b.commit()?;
+        Ok(seq)
+    }
+
+    /// Delete every embedding of a generation (after a switch, or an
+    /// abandoned reindex).
+    pub fn drop_generation(&self, gen: u32) -> Result<(), StoreError> {
+        let keys: Vec<_> = self
+            .embeds
+            .prefix(gen.to_be_bytes())
+            .map(|g| g.key())
+            .collect::<Result<_, _>>()?;
+        for chunk in keys.chunks(10_000) {
+            let mut b = self.db.batch();
+            for k in chunk {
+                b.remove(&self.embeds, k.clone());
+            }
+            b.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Generations that have embeddings stored (normally just the current one).
+    pub fn generations_present(&self) -> Result<Vec<u32>, StoreError> {
+        let mut out = Vec::new();
+        let mut from = 0u32;
+        loop {
+            let Some(g) = self.embeds.range(from.to_be_bytes()..).next() else {
+                break;
+            };
+            let k = g.key()?;
+            let Some(gen) = k.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_be_bytes) else {
+                break;
+            };
+            out.push(gen);
+            match gen.checked_add(1) {
+                Some(n) => from = n,
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every chunk, in id order, without `embed_text` (see [`Store::embedding`]).
     pub fn iter_chunks(&self) -> impl Iterator<Item = Result<ChunkRecord, StoreError>> + '_ {
         self.chunks.iter().map(|g| {
             let (_, v) = g.into_inner()?;
@@ -290,13 +408,14 @@ impl Store {
     /// the ids given to the added chunks (in order).
     pub fn commit(&self, add: Vec<NewChunk>, delete: &[ChunkId]) -> Result<(Seq, Vec<ChunkId>), StoreError> {
         let seq = self.seq()? + 1;
+        let gen = self.generation()?;
         let mut next = self.meta_u64(NEXT_ID)?.max(1);
         let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
         let mut deleted = Vec::new();
         for &id in delete {
-            let Some(old) = self.get(id)? else { continue };
+            let Some(old) = self.get_bare(id)? else { continue };
             b.remove(&self.chunks, be(id));
-            b.remove(&self.vectors, be(id));
+            b.remove(&self.embeds, embed_key(gen, id));
             for (field, value) in lookups(&old.meta) {
                 b.remove(&self.by_key, lookup_key(field.tag(), &value, id));
             }
@@ -312,7 +431,7 @@ impl Store {
             let rec = ChunkRecord {
                 id,
                 text: c.text,
-                embed_text: c.embed_text,
+                embed_text: String::new(),
                 meta: c.meta,
             };
             let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
@@ -323,7 +442,7 @@ impl Store {
                 b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
             }
             b.insert(&self.chunks, be(id), json);
-            b.insert(&self.vectors, be(id), vector_to_bytes(&c.vector));
+            b.insert(&self.embeds, embed_key(gen, id), encode_embed(&c.embed_text, &c.vector));
             added.push(id);
         }
         let entry = JournalEntry {
@@ -345,7 +464,7 @@ impl Store {
         let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
         let mut touched = Vec::new();
         for &id in ids {
-            let Some(mut rec) = self.get(id)? else { continue };
+            let Some(mut rec) = self.get_bare(id)? else { continue };
             for (field, value) in lookups(&rec.meta) {
                 b.remove(&self.by_key, lookup_key(field.tag(), &value, id));
             }
@@ -371,35 +490,6 @@ impl Store {
             added: vec![],
             deleted: vec![],
             meta_updated: touched,
-        };
-        self.put_journal(&mut b, &entry)?;
-        b.commit()?;
-        Ok(seq)
-    }
-
-    /// Replace the stored embedded text and vector of existing chunks (used by
-    /// reindex), keeping their ids.
-    pub fn rewrite_embeddings(&self, items: &[(ChunkId, String, Vec<f32>)]) -> Result<Seq, StoreError> {
-        let seq = self.seq()? + 1;
-        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
-        let mut touched = Vec::new();
-        for (id, embed_text, vector) in items {
-            let Some(mut rec) = self.get(*id)? else { continue };
-            rec.embed_text = embed_text.clone();
-            let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
-                id: id.to_string(),
-                reason: e.to_string(),
-            })?;
-            b.insert(&self.chunks, be(*id), json);
-            b.insert(&self.vectors, be(*id), vector_to_bytes(vector));
-            touched.push(*id);
-        }
-        // To derived indexes this is a delete + add of the same ids.
-        let entry = JournalEntry {
-            seq,
-            added: touched.clone(),
-            deleted: touched,
-            meta_updated: vec![],
         };
         self.put_journal(&mut b, &entry)?;
         b.commit()?;

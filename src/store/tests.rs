@@ -102,3 +102,26 @@ fn a_second_owner_is_refused_with_the_holder_named() {
     assert!(msg.contains(&format!("pid {}", std::process::id())), "{msg}");
     assert!(msg.contains("in use by"), "{msg}");
 }
+
+#[test]
+fn generations_switch_atomically() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    let (_, ids) = s.commit(vec![chunk("a", "x", None)], &[]).unwrap();
+    assert_eq!(s.generation().unwrap(), 0);
+    s.put_embeddings(1, &[(ids[0], "new header\na".into(), vec![9.0])])
+        .unwrap();
+    // Not visible until the switch.
+    assert_eq!(s.get(ids[0]).unwrap().unwrap().embed_text, "H\na");
+    assert_eq!(s.generations_present().unwrap(), vec![0, 1]);
+    let seq = s.switch_generation(1, "model-b").unwrap();
+    assert_eq!(seq, 2);
+    assert_eq!(s.get(ids[0]).unwrap().unwrap().embed_text, "new header\na");
+    assert_eq!(s.vector(ids[0]).unwrap().unwrap(), vec![9.0]);
+    assert_eq!(s.meta_string("embed_model").unwrap().as_deref(), Some("model-b"));
+    s.drop_generation(0).unwrap();
+    assert_eq!(s.generations_present().unwrap(), vec![1]);
+    // New commits land in the current generation.
+    let (_, more) = s.commit(vec![chunk("b", "y", None)], &[]).unwrap();
+    assert_eq!(s.embedding(1, more[0]).unwrap().unwrap().0, "H\nb");
+}
