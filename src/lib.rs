@@ -7,5 +7,5 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(unsafe_code)]
 
-pub mod paths;
 pub mod llm;
+pub mod paths;

@@ -1,0 +1,5 @@
+//! The single integration test binary. Every test stays on loopback and
+//! never touches `~/.jarvis`.
+
+mod fake_llm;
+mod llm;
