@@ -63,7 +63,12 @@ impl StreamBody {
 }
 
 fn io_failure(e: &std::io::Error) -> TransportFailure {
-    let kind = if e.kind() == std::io::ErrorKind::TimedOut {
+    // ureq wraps its own timeout errors inside the io::Error of a body read.
+    let wrapped_timeout = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+        .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
+    let kind = if e.kind() == std::io::ErrorKind::TimedOut || wrapped_timeout {
         ErrorKind::Timeout
     } else {
         ErrorKind::Network

@@ -2,4 +2,5 @@
 //! never touches `~/.jarvis`.
 
 mod fake_llm;
+mod fake_wires;
 mod llm;
