@@ -82,6 +82,23 @@ pub fn list_catalogue(settings: &LlmSettings, current_spec: &str) -> Vec<Catalog
         .collect()
 }
 
+/// Plain-text table for `jarvis models`: current marked with `*`.
+pub fn format_catalogue(entries: &[CatalogueEntry]) -> String {
+    let width = entries.iter().map(|e| e.spec.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for e in entries {
+        let mark = if e.current { '*' } else { ' ' };
+        let place = if e.local { "local" } else { "cloud" };
+        let creds = if e.credentials {
+            ""
+        } else {
+            "  (no credentials)"
+        };
+        out.push_str(&format!("{mark} {:<width$}  {place}{creds}\n", e.spec));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +140,11 @@ mod tests {
         let or = &list[4];
         assert!(!or.local && !or.credentials);
         assert!(list_catalogue(&s, "openrouter:x/y")[4].current);
+        let text = format_catalogue(&list);
+        assert!(text.starts_with("* ollama:qwen3-vl:30b"));
+        assert!(
+            text.contains("  openrouter:x/y               cloud  (no credentials)"),
+            "{text}"
+        );
     }
 }

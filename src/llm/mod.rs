@@ -34,7 +34,7 @@ pub mod transcript;
 pub mod wire;
 
 pub use cancel::{CancelToken, TurnCancelled};
-pub use catalogue::{list_catalogue, CatalogueEntry};
+pub use catalogue::{format_catalogue, list_catalogue, CatalogueEntry};
 pub use error::{CallError, ErrorKind, LlmError};
 pub use provider::{
     ChatProvider, ModelCost, PdfToText, SummarySource, ToolCall, ToolError, ToolOutcome, ToolSpec,

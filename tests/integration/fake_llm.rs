@@ -54,6 +54,8 @@ pub enum Reply {
         headers: Vec<(String, String)>,
         body: String,
     },
+    /// Read the request, then say nothing at all (a model cold-loading).
+    Silent,
 }
 
 impl Reply {
@@ -184,6 +186,7 @@ fn serve(
     };
     recorded.lock().expect("lock").push(req);
     match reply {
+        Reply::Silent => hang(&mut stream, None, Duration::from_secs(60), closed),
         Reply::Status {
             status,
             headers,

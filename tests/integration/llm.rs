@@ -692,3 +692,41 @@ fn with_retries_recovers_from_a_rate_limit() {
     assert_eq!(out, "second time lucky");
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn stop_interrupts_a_request_still_waiting_for_its_first_byte() {
+    // The seed could not interrupt this case (nothing to check between
+    // until the first event); shutting the socket down can.
+    for wire in WIRES {
+        let server = FakeServer::start(vec![Reply::Silent]);
+        let provider: Arc<dyn ChatProvider> = Arc::from(wire.provider(&server));
+        let token = CancelToken::new();
+        let (tx, rx) = mpsc::channel();
+        {
+            let (provider, token) = (provider.clone(), token.clone());
+            thread::spawn(move || {
+                let r = provider.complete(&[Message::user("x")], 10, None, Some(&token));
+                let _ = tx.send((r, Instant::now()));
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.requests().is_empty() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        thread::sleep(Duration::from_millis(50));
+        let stopped_at = Instant::now();
+        token.stop();
+        let (result, ended_at) = rx.recv_timeout(Duration::from_secs(5)).expect("ended");
+        let latency = ended_at.duration_since(stopped_at);
+        println!("{wire:?}: waiting-for-headers turn ended {latency:?} after stop()");
+        assert!(
+            matches!(result, Err(CallError::Cancelled(_))),
+            "{wire:?}: {result:?}"
+        );
+        assert!(latency < Duration::from_millis(100));
+        server
+            .closed
+            .recv_timeout(Duration::from_secs(5))
+            .expect("server saw the close");
+    }
+}
