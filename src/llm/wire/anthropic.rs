@@ -33,14 +33,14 @@ pub fn to_anthropic(messages: &[Message], model: &str) -> Vec<Value> {
                     name,
                     arguments,
                 } => blocks
-                    .push(json!({"type": "tool_use", "id": id, "name": name, "input": arguments})),
+                    .push(json!({"type": "tool_use", "id": wire_id(id), "name": name, "input": arguments})),
                 Block::ToolResult {
                     tool_call_id,
                     content,
                     is_error,
                 } => blocks.push(json!({
                     "type": "tool_result",
-                    "tool_use_id": tool_call_id,
+                    "tool_use_id": wire_id(tool_call_id),
                     "content": content,
                     "is_error": is_error,
                 })),
@@ -78,6 +78,27 @@ pub fn to_anthropic(messages: &[Message], model: &str) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Anthropic accepts tool ids matching `[a-zA-Z0-9_-]+` only; ids written
+/// by other providers (e.g. `functions.search:0`) are mapped the same way
+/// on the call and its result, so pairs still match.
+fn wire_id(id: &str) -> String {
+    let mapped: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if mapped.is_empty() {
+        "call".to_string()
+    } else {
+        mapped
+    }
 }
 
 /// Messages API messages (the new tail) → neutral messages.
@@ -377,6 +398,27 @@ mod tests {
         assert_eq!(wire[2]["content"].as_array().map(Vec::len), Some(2));
         assert_eq!(wire[2]["content"][1]["is_error"], true);
         let same = to_anthropic(&msgs, "old");
+        let foreign_ids = vec![
+            Message {
+                role: Role::Assistant,
+                content: vec![Block::ToolCall {
+                    id: "functions.f:0".into(),
+                    name: "f".into(),
+                    arguments: json!({}),
+                }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![Block::ToolResult {
+                    tool_call_id: "functions.f:0".into(),
+                    content: "r".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let w = to_anthropic(&foreign_ids, "m");
+        assert_eq!(w[0]["content"][0]["id"], "functions_f_0");
+        assert_eq!(w[1]["content"][0]["tool_use_id"], "functions_f_0");
         assert_eq!(same[1]["content"][0]["type"], "thinking");
     }
 

@@ -331,12 +331,16 @@ impl OpenAiStream {
             );
         }
         if !self.calls.is_empty() {
+            // Some local servers send no call ids; synthesised ones carry a
+            // random prefix so they stay unique across the whole transcript.
+            let prefix = uuid::Uuid::new_v4().simple().to_string();
+            let prefix = &prefix[..8];
             let calls: Vec<Value> = self
                 .calls
                 .iter()
                 .map(|(i, c)| {
                     json!({
-                        "id": c.id.clone().unwrap_or_else(|| format!("call_{i}")),
+                        "id": c.id.clone().unwrap_or_else(|| format!("call_{prefix}_{i}")),
                         "type": "function",
                         "function": {"name": c.name.clone().unwrap_or_default(), "arguments": c.arguments},
                     })
