@@ -16,6 +16,7 @@ pub mod ingest;
 
 pub mod embed;
 pub mod index;
+pub mod llm;
 pub mod pdf;
 
 pub mod store;

@@ -4,4 +4,7 @@
 
 mod cli_config;
 mod cli_runtime;
+mod fake_llm;
+mod fake_wires;
+mod llm;
 mod support;

@@ -1,0 +1,388 @@
+//! The provider interface and the one agentic tool loop all providers share.
+//!
+//! A provider only implements [`Exchange`]: send the transcript, stream the
+//! reply, return it as one neutral assistant message. Everything above that
+//! — `complete`, `summarize`, `agentic_turn`, `describe_image` — is written
+//! once here, so the cancellation and commit rules cannot drift apart
+//! between providers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::llm::cancel::{self, CancelToken, TurnCancelled};
+use crate::llm::error::{CallError, LlmError};
+use crate::llm::transcript::{Block, Message, Role};
+
+/// Converts a local PDF to text for providers without document input.
+pub type PdfToText = Arc<dyn Fn(&Path) -> Result<String, String> + Send + Sync>;
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// One call the model asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// What a tool returned to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutcome {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// A cloud model tried to reach private content: the turn ends at once,
+    /// no further request is made, and this text is the reply.
+    #[error("{0}")]
+    Privacy(String),
+    /// The tool saw the stop switch; the turn ends as cancelled.
+    #[error(transparent)]
+    Cancelled(#[from] TurnCancelled),
+    /// An ordinary failure, reported back to the model as an error result.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// How an agentic turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    /// The model's final answer.
+    Reply(String),
+    /// A tool raised a privacy stop; the text is for the user. The orphaned
+    /// assistant message was not committed.
+    PrivacyStop(String),
+}
+
+impl TurnEnd {
+    pub fn text(&self) -> &str {
+        match self {
+            TurnEnd::Reply(t) | TurnEnd::PrivacyStop(t) => t,
+        }
+    }
+}
+
+/// Input for [`ChatProvider::summarize`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum SummarySource {
+    Text(String),
+    Pdf(PathBuf),
+}
+
+/// Money reported by the service for one served model.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ModelCost {
+    pub usd: f64,
+    pub requests: u64,
+}
+
+/// Cost per served model.
+pub type Usage = BTreeMap<String, ModelCost>;
+
+/// The five operations the rest of jarvis uses. Every method takes an
+/// optional stop switch; callers that can't be interrupted pass `None`.
+pub trait ChatProvider: Send + Sync {
+    /// Provider name as used in specs (`ollama`, `anthropic`, `openrouter`, a server name).
+    fn provider_name(&self) -> &str;
+    fn model(&self) -> &str;
+
+    /// Single-shot completion. `context_length` sets Ollama's `num_ctx`.
+    fn complete(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        context_length: Option<u32>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<String, CallError>;
+
+    /// Dense summary of a paper from its abstract/text or its PDF.
+    fn summarize(
+        &self,
+        title: &str,
+        source: &SummarySource,
+        max_tokens: u32,
+        cancel: Option<&CancelToken>,
+    ) -> Result<String, CallError>;
+
+    /// Full tool-calling loop. On success the turn's messages are appended
+    /// to `messages` in one go; on cancellation or error `messages` is
+    /// exactly as it was.
+    fn agentic_turn(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: &[ToolSpec],
+        dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
+        system: &str,
+        cancel: Option<&CancelToken>,
+    ) -> Result<TurnEnd, CallError>;
+
+    /// Caption one figure for indexing; `context` is the document title.
+    fn describe_image(
+        &self,
+        image: &[u8],
+        context: &str,
+        cancel: Option<&CancelToken>,
+    ) -> Result<String, CallError>;
+
+    /// Cost since the last call, then reset; `None` when the provider
+    /// reports no money (never a fabricated zero).
+    fn pop_usage(&self) -> Option<Usage>;
+}
+
+/// Non-transcript input attached to the last user message.
+#[derive(Debug, Clone, Copy)]
+pub enum Attachment<'a> {
+    Image(&'a [u8]),
+    Pdf(&'a [u8]),
+}
+
+/// One request's worth of input.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn<'a> {
+    pub messages: &'a [Message],
+    pub system: Option<&'a str>,
+    pub tools: &'a [ToolSpec],
+    pub max_tokens: u32,
+    pub context_length: Option<u32>,
+    pub attachment: Option<Attachment<'a>>,
+}
+
+/// What a provider implements: one streamed request → one assistant message.
+pub trait Exchange: Send + Sync {
+    fn provider_name(&self) -> &str;
+    fn model(&self) -> &str;
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>)
+        -> Result<Message, CallError>;
+    /// Whether `summarize` may upload the PDF itself (Anthropic only).
+    fn uploads_pdf(&self) -> bool {
+        false
+    }
+    fn pdf_to_text(&self) -> Option<&PdfToText>;
+    fn usage(&self) -> Option<&Mutex<Usage>> {
+        None
+    }
+}
+
+/// Output budget of one agentic step; enough for a long answer.
+pub const AGENTIC_MAX_TOKENS: u32 = 8192;
+const CAPTION_MAX_TOKENS: u32 = 600;
+
+/// Shared by every provider so captions read the same whatever the model.
+pub const FIGURE_CAPTION_PROMPT: &str = "You are captioning a figure from the document titled \"{context}\" so it can be found by search later. Describe what the figure shows: its type (plot, diagram, table, photo), the quantities or entities involved, and the main finding it conveys. Two to five sentences, plain prose, no preamble.";
+
+const SUMMARY_PROMPT: &str = "Write a dense, factual summary (about 1000 words) of the paper titled \"{title}\". Cover the problem, the method, the key results with numbers where given, the limitations, and how it relates to prior work. Plain Markdown, no preamble.";
+
+impl<T: Exchange> ChatProvider for T {
+    fn provider_name(&self) -> &str {
+        Exchange::provider_name(self)
+    }
+
+    fn model(&self) -> &str {
+        Exchange::model(self)
+    }
+
+    fn complete(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        context_length: Option<u32>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<String, CallError> {
+        cancel::check(cancel)?;
+        let reply = self.exchange(
+            &Turn {
+                messages,
+                system: None,
+                tools: &[],
+                max_tokens,
+                context_length,
+                attachment: None,
+            },
+            cancel,
+        )?;
+        Ok(reply.text())
+    }
+
+    fn summarize(
+        &self,
+        title: &str,
+        source: &SummarySource,
+        max_tokens: u32,
+        cancel: Option<&CancelToken>,
+    ) -> Result<String, CallError> {
+        cancel::check(cancel)?;
+        let prompt = SUMMARY_PROMPT.replace("{title}", title);
+        let (text, pdf_bytes) = match source {
+            SummarySource::Text(text) => (format!("{prompt}\n\n{text}"), None),
+            // Only public papers ever reach summarize(), which is what makes
+            // uploading the PDF to a cloud provider safe by construction.
+            SummarySource::Pdf(path) if self.uploads_pdf() => {
+                let bytes = std::fs::read(path).map_err(|e| {
+                    LlmError::config(format!("could not read PDF {}: {e}", path.display()))
+                })?;
+                (prompt, Some(bytes))
+            }
+            SummarySource::Pdf(path) => {
+                let convert = self.pdf_to_text().ok_or_else(|| {
+                    LlmError::config("PDF summaries need the PDF converter, which is not available in this build")
+                })?;
+                let text = convert(path).map_err(|e| {
+                    LlmError::config(format!("could not convert {} to text: {e}", path.display()))
+                })?;
+                cancel::check(cancel)?;
+                (format!("{prompt}\n\n{text}"), None)
+            }
+        };
+        let messages = [Message::user(text)];
+        let reply = self.exchange(
+            &Turn {
+                messages: &messages,
+                system: None,
+                tools: &[],
+                max_tokens,
+                context_length: None,
+                attachment: pdf_bytes.as_deref().map(Attachment::Pdf),
+            },
+            cancel,
+        )?;
+        Ok(reply.text())
+    }
+
+    fn agentic_turn(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: &[ToolSpec],
+        dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
+        system: &str,
+        cancel: Option<&CancelToken>,
+    ) -> Result<TurnEnd, CallError> {
+        // The turn is built here and published to `messages` with one
+        // extend at a return point: any `?` in between leaves the caller's
+        // transcript exactly as it was found.
+        let mut tail: Vec<Message> = Vec::new();
+        loop {
+            cancel::check(cancel)?;
+            let history: Vec<Message> = messages.iter().chain(tail.iter()).cloned().collect();
+            let reply = self.exchange(
+                &Turn {
+                    messages: &history,
+                    system: Some(system),
+                    tools,
+                    max_tokens: AGENTIC_MAX_TOKENS,
+                    context_length: None,
+                    attachment: None,
+                },
+                cancel,
+            )?;
+            let calls: Vec<ToolCall> = reply
+                .tool_calls()
+                .map(|(id, name, arguments)| ToolCall {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                    arguments: arguments.clone(),
+                })
+                .collect();
+            if calls.is_empty() {
+                let text = reply.text();
+                tail.push(reply);
+                messages.extend(tail);
+                return Ok(TurnEnd::Reply(text));
+            }
+            tail.push(reply);
+            let mut results = Vec::with_capacity(calls.len());
+            for call in &calls {
+                cancel::check(cancel)?;
+                let outcome = match dispatch(call) {
+                    Ok(o) => o,
+                    Err(ToolError::Privacy(text)) => {
+                        // Drop the assistant message whose calls will never
+                        // get results: history must stay valid for replay.
+                        tail.pop();
+                        tracing::warn!(tool = %call.name, "privacy stop ended the turn");
+                        messages.extend(tail);
+                        return Ok(TurnEnd::PrivacyStop(text));
+                    }
+                    Err(ToolError::Cancelled(c)) => return Err(c.into()),
+                    Err(ToolError::Failed(text)) => ToolOutcome {
+                        content: text,
+                        is_error: true,
+                    },
+                };
+                results.push(Block::ToolResult {
+                    tool_call_id: call.id.clone(),
+                    content: outcome.content,
+                    is_error: outcome.is_error,
+                });
+            }
+            tail.push(Message {
+                role: Role::User,
+                content: results,
+            });
+        }
+    }
+
+    fn describe_image(
+        &self,
+        image: &[u8],
+        context: &str,
+        cancel: Option<&CancelToken>,
+    ) -> Result<String, CallError> {
+        cancel::check(cancel)?;
+        let messages = [Message::user(
+            FIGURE_CAPTION_PROMPT.replace("{context}", context),
+        )];
+        let reply = self.exchange(
+            &Turn {
+                messages: &messages,
+                system: None,
+                tools: &[],
+                max_tokens: CAPTION_MAX_TOKENS,
+                context_length: None,
+                attachment: Some(Attachment::Image(image)),
+            },
+            cancel,
+        )?;
+        Ok(reply.text())
+    }
+
+    fn pop_usage(&self) -> Option<Usage> {
+        let usage = self.usage()?;
+        let mut guard = usage.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.is_empty() {
+            None
+        } else {
+            Some(std::mem::take(&mut *guard))
+        }
+    }
+}
+
+/// Adds one request's reported cost to the per-served-model tally.
+pub(crate) fn record_cost(usage: &Mutex<Usage>, served_model: &str, usd: f64) {
+    let mut guard = usage.lock().unwrap_or_else(PoisonError::into_inner);
+    let entry = guard.entry(served_model.to_string()).or_default();
+    entry.usd += usd;
+    entry.requests += 1;
+}

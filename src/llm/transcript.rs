@@ -1,0 +1,158 @@
+//! The provider-neutral conversation transcript.
+//!
+//! Sessions store this, never a provider's wire format, which is what lets a
+//! conversation move between providers. Tool results live in a user message
+//! (Anthropic's requirement, harmless elsewhere). `provider_opaque` carries
+//! what the schema cannot express — Anthropic thinking blocks, OpenAI-style
+//! reasoning fields — and is replayed only to the exact provider and model
+//! that produced it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        /// Always a JSON object.
+        arguments: Value,
+    },
+    ToolResult {
+        tool_call_id: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+    ProviderOpaque {
+        provider: String,
+        model: String,
+        data: Value,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<Block>,
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: vec![Block::Text { text: text.into() }],
+        }
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: vec![Block::Text { text: text.into() }],
+        }
+    }
+
+    /// All text blocks joined, in order.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match b {
+            Block::ToolCall {
+                id,
+                name,
+                arguments,
+            } => Some((id.as_str(), name.as_str(), arguments)),
+            _ => None,
+        })
+    }
+}
+
+/// Whether an opaque block may be replayed to `provider`/`model`: only on an
+/// exact match, because it is meaningless (or rejected) anywhere else.
+pub fn opaque_matches(
+    block_provider: &str,
+    block_model: &str,
+    provider: &str,
+    model: &str,
+) -> bool {
+    block_provider == provider && block_model == model
+}
+
+/// Name of the tool a call id belongs to, searched across the transcript.
+/// Needed by wires that key results by tool name (Ollama).
+pub fn tool_name_for(messages: &[Message], call_id: &str) -> Option<String> {
+    messages
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .find_map(|b| match b {
+            Block::ToolCall { id, name, .. } if id == call_id => Some(name.clone()),
+            _ => None,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn serde_shape_matches_the_spec() {
+        let m = Message {
+            role: Role::Assistant,
+            content: vec![
+                Block::Text { text: "hi".into() },
+                Block::ToolCall {
+                    id: "c1".into(),
+                    name: "search_kb".into(),
+                    arguments: json!({"q": "x"}),
+                },
+                Block::ProviderOpaque {
+                    provider: "anthropic".into(),
+                    model: "m".into(),
+                    data: json!({"type": "thinking"}),
+                },
+            ],
+        };
+        let v = serde_json::to_value(&m).unwrap_or_default();
+        assert_eq!(v["role"], "assistant");
+        assert_eq!(v["content"][0], json!({"type": "text", "text": "hi"}));
+        assert_eq!(v["content"][1]["type"], "tool_call");
+        assert_eq!(v["content"][2]["type"], "provider_opaque");
+        let back: Message = serde_json::from_value(v).unwrap_or_else(|_| Message::user(""));
+        assert_eq!(back, m);
+        let r: Block = serde_json::from_value(
+            json!({"type":"tool_result","tool_call_id":"c1","content":"ok"}),
+        )
+        .unwrap_or(Block::Text {
+            text: String::new(),
+        });
+        assert_eq!(
+            r,
+            Block::ToolResult {
+                tool_call_id: "c1".into(),
+                content: "ok".into(),
+                is_error: false
+            }
+        );
+    }
+}
