@@ -399,8 +399,10 @@ impl Embedder {
         self.batch_size
     }
 
-    /// Tokens `text` becomes, special tokens included, before truncation is
-    /// applied (so a caller can see how much a chunk would lose).
+    /// Tokens `text` becomes, special tokens included. Exact up to the
+    /// model's max tokens; beyond it the count is of the truncated pieces and
+    /// over-counts by the special tokens each extra piece carries — enough to
+    /// tell a caller that (and roughly how much) a chunk would be cut.
     pub fn count_tokens(&self, text: &str) -> Result<usize, EmbedError> {
         let enc = self
             .tokenizer
