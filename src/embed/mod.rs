@@ -347,6 +347,10 @@ impl Embedder {
         intra_threads: usize,
     ) -> Result<Self, EmbedError> {
         let started = Instant::now();
+        // Runtime first: a missing or wrong libonnxruntime is the more
+        // fundamental problem to report; then the cheap tokenizer, so a bad
+        // file is found before the ~0.5 s session build.
+        runtime::environment(ort_dylib)?;
         let tokenizer = load_tokenizer(&files.tokenizer, spec.max_tokens)?;
         let session = build_session(ort_dylib, &files.model, intra_threads)?;
         let output_name = pick_output(&session).ok_or_else(|| EmbedError::UnsupportedModel {

@@ -268,6 +268,17 @@ fn missing_or_corrupt_model_files_are_reported_with_their_path() {
     std::fs::write(&files.tokenizer, b"{").unwrap();
     let err = Embedder::load(&n.ort_dylib, &files, spec, None, 1).unwrap_err();
     assert!(matches!(err, EmbedError::Tokenizer { .. }), "{err}");
+
+    // A broken runtime path is reported before any model file problem.
+    let err = Embedder::load(
+        Path::new("/nonexistent/libonnxruntime.so"),
+        &files,
+        spec,
+        None,
+        1,
+    )
+    .unwrap_err();
+    assert!(matches!(err, EmbedError::RuntimeNotFound { .. }), "{err}");
 }
 
 #[test]
