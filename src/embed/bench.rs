@@ -7,6 +7,8 @@
 use std::fmt;
 use std::time::Instant;
 
+#[cfg(test)]
+use super::DEFAULT_BATCH_SIZE;
 use super::{EmbedError, Embedder};
 
 /// The probe's token lengths.
@@ -32,7 +34,11 @@ pub struct BenchReport {
 
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "embedding throughput, {} (batch {})", self.model, self.batch_size)?;
+        writeln!(
+            f,
+            "embedding throughput, {} (batch {})",
+            self.model, self.batch_size
+        )?;
         for r in &self.rows {
             writeln!(
                 f,
@@ -129,19 +135,42 @@ pub fn bench_embed(embedder: &mut Embedder, n: usize) -> Result<BenchReport, Emb
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::shared_embedder;
+    use std::time::Instant;
+
+    use super::super::test_support::natives;
+    use super::super::{lookup, runtime, DEFAULT_MODEL_ID};
     use super::*;
 
+    /// Prints load times and chunks/s (run with `--nocapture`; set
+    /// `JARVIS_BENCH_N` for a longer run). Asserts only that it ran.
     #[test]
     fn throughput_probe_reports_both_lengths() {
-        let mut e = shared_embedder();
+        let n_chunks = std::env::var("JARVIS_BENCH_N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(8);
+        let n = natives();
+        let started = Instant::now();
+        runtime::environment(&n.ort_dylib).unwrap();
+        let env_ms = started.elapsed().as_millis();
+        let started = Instant::now();
+        let spec = lookup(DEFAULT_MODEL_ID).unwrap();
+        let mut e = Embedder::load(&n.ort_dylib, &n.files, spec, None, 2).unwrap();
+        let load_ms = started.elapsed().as_millis();
+        eprintln!("ORT environment {env_ms} ms (0 if another test loaded it first); model + tokenizer {load_ms} ms");
+
         let chunk = synthetic_chunk(&e, 128, 3).unwrap();
         let count = e.count_tokens(&chunk).unwrap();
         assert!((128..140).contains(&count), "{count} tokens");
-        let report = bench_embed(&mut e, 8).unwrap();
-        // Printed for whoever runs the suite with --nocapture; never asserted.
-        eprintln!("{report}");
-        assert_eq!(report.rows.iter().map(|r| r.tokens).collect::<Vec<_>>(), [128, 256]);
-        assert!(report.rows.iter().all(|r| r.chunks_per_sec > 0.0));
+        for batch in [1, DEFAULT_BATCH_SIZE] {
+            e.set_batch_size(batch);
+            let report = bench_embed(&mut e, n_chunks).unwrap();
+            eprintln!("{report}");
+            assert_eq!(
+                report.rows.iter().map(|r| r.tokens).collect::<Vec<_>>(),
+                [128, 256]
+            );
+            assert!(report.rows.iter().all(|r| r.chunks_per_sec > 0.0));
+        }
     }
 }

@@ -325,6 +325,10 @@ impl Embedder {
         intra_threads: usize,
     ) -> Result<Self, EmbedError> {
         let started = Instant::now();
+        // Runtime first: a missing or wrong libonnxruntime is the more
+        // fundamental problem to report; then the cheap tokenizer, so a bad
+        // file is found before the ~0.5 s session build.
+        runtime::environment(ort_dylib)?;
         let tokenizer = load_tokenizer(&files.tokenizer, spec.max_tokens)?;
         let session = build_session(ort_dylib, &files.model, intra_threads)?;
         let output_name = pick_output(&session).ok_or_else(|| EmbedError::UnsupportedModel {
@@ -377,8 +381,10 @@ impl Embedder {
         self.batch_size
     }
 
-    /// Tokens `text` becomes, special tokens included, before truncation is
-    /// applied (so a caller can see how much a chunk would lose).
+    /// Tokens `text` becomes, special tokens included. Exact up to the
+    /// model's max tokens; beyond it the count is of the truncated pieces and
+    /// over-counts by the special tokens each extra piece carries — enough to
+    /// tell a caller that (and roughly how much) a chunk would be cut.
     pub fn count_tokens(&self, text: &str) -> Result<usize, EmbedError> {
         let enc = self
             .tokenizer

@@ -87,6 +87,9 @@ pub struct ModelSpec {
 
 // all-MiniLM-L6-v2: 512 positions exist, but sentence-transformers uses it
 // with max_seq_length 256 and that is what its quality numbers are measured at.
+// The Hub paths (`onnx/model.onnx`) are where the BAAI repositories publish
+// their ONNX exports; no machine this was written on could reach the Hub, so
+// they are tested against a loopback mirror only.
 static MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: DEFAULT_MODEL_ID,
@@ -196,8 +199,12 @@ impl ModelFiles {
 
 /// The Hub base URL: `HF_ENDPOINT` when set and non-empty, else huggingface.co.
 pub fn hf_endpoint() -> String {
-    match std::env::var("HF_ENDPOINT") {
-        Ok(v) if !v.trim().is_empty() => v.trim().trim_end_matches('/').to_owned(),
+    endpoint_from(std::env::var("HF_ENDPOINT").ok().as_deref())
+}
+
+fn endpoint_from(value: Option<&str>) -> String {
+    match value.map(str::trim) {
+        Some(v) if !v.is_empty() => v.trim_end_matches('/').to_owned(),
         _ => DEFAULT_HF_ENDPOINT.to_owned(),
     }
 }
@@ -343,6 +350,16 @@ mod tests {
         assert!(
             err.contains(DEFAULT_MODEL_ID) && err.contains("BAAI/bge-small-en-v1.5"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn hf_endpoint_override_is_trimmed_and_empty_means_default() {
+        assert_eq!(endpoint_from(None), DEFAULT_HF_ENDPOINT);
+        assert_eq!(endpoint_from(Some("  ")), DEFAULT_HF_ENDPOINT);
+        assert_eq!(
+            endpoint_from(Some("http://mirror.local/hf/ ")),
+            "http://mirror.local/hf"
         );
     }
 

@@ -66,6 +66,7 @@ impl CrossEncoder {
         max_tokens: usize,
         intra_threads: usize,
     ) -> Result<Self, EmbedError> {
+        super::runtime::environment(ort_dylib)?;
         let tokenizer = load_tokenizer(tokenizer_path, max_tokens)?;
         let session = build_session(ort_dylib, model_path, intra_threads)?;
         let label = model_path.display().to_string();

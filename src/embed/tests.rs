@@ -253,6 +253,17 @@ fn missing_or_corrupt_model_files_are_reported_with_their_path() {
     std::fs::write(&files.tokenizer, b"{").unwrap();
     let err = Embedder::load(&n.ort_dylib, &files, spec, None, 1).unwrap_err();
     assert!(matches!(err, EmbedError::Tokenizer { .. }), "{err}");
+
+    // A broken runtime path is reported before any model file problem.
+    let err = Embedder::load(
+        Path::new("/nonexistent/libonnxruntime.so"),
+        &files,
+        spec,
+        None,
+        1,
+    )
+    .unwrap_err();
+    assert!(matches!(err, EmbedError::RuntimeNotFound { .. }), "{err}");
 }
 
 #[test]
@@ -273,6 +284,76 @@ fn a_registry_dims_mismatch_is_caught() {
         ),
         "{err}"
     );
+}
+
+// --- a tiny generated model: no token_type_ids input, CLS pooling -------
+
+fn tiny_spec(pooling: Pooling, normalize: bool) -> ModelSpec {
+    ModelSpec {
+        id: "test/tiny-embedder",
+        dims: 4,
+        pooling,
+        max_tokens: 32,
+        normalize,
+        query_prefix: "",
+        source: registry::ModelSource::Bundled {
+            model_sha256: "",
+            tokenizer_sha256: "",
+        },
+    }
+}
+
+/// The fixture's formula (tests/fixtures/tiny-embedder/make_tiny_embedder.py)
+/// pooled by hand from the unpadded encoding.
+fn tiny_expected(tok: &Tokenizer, text: &str, pooling: Pooling, normalize: bool) -> Vec<f32> {
+    let e = |k: u32, d: u32| (((k * (d + 3)) % 7) as f32 - 3.0) / 4.0;
+    let enc = tok.encode(text, true).unwrap();
+    let ids = enc.get_ids();
+    let context: Vec<f32> = (0..4).map(|d| ids.iter().map(|&k| e(k, d)).sum()).collect();
+    let state =
+        |t: usize| -> Vec<f32> { (0..4).map(|d| e(ids[t], d as u32) + context[d]).collect() };
+    let mut v = match pooling {
+        Pooling::Cls => state(0),
+        Pooling::Mean => (0..4)
+            .map(|d| (0..ids.len()).map(|t| state(t)[d]).sum::<f32>() / ids.len() as f32)
+            .collect(),
+    };
+    if normalize {
+        l2_normalize(&mut v);
+    }
+    v
+}
+
+#[test]
+fn a_model_without_token_type_ids_and_with_cls_pooling_works() {
+    let n = natives();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-embedder");
+    let files = ModelFiles::in_dir(&dir);
+    let tok = Tokenizer::from_file(&files.tokenizer).unwrap();
+    // Different lengths in one batch, so the short ones are padded.
+    let texts = [
+        "cat",
+        "the cat sits on the mat",
+        "",
+        "protein folding in cells and flow cytometry",
+    ];
+    for (pooling, normalize) in [
+        (Pooling::Cls, false),
+        (Pooling::Mean, false),
+        (Pooling::Cls, true),
+    ] {
+        let spec = tiny_spec(pooling, normalize);
+        let mut e = Embedder::load(&n.ort_dylib, &files, &spec, None, 1).unwrap();
+        let got = e.embed_documents(&texts).unwrap();
+        for (text, v) in texts.iter().zip(&got) {
+            let want = tiny_expected(&tok, text, pooling, normalize);
+            let close = v.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-5);
+            assert!(
+                close,
+                "{pooling:?} normalize={normalize} {text:?}: got {v:?}, want {want:?}"
+            );
+        }
+    }
 }
 
 // --- pooling maths on hand-made tensors -------------------------------
@@ -326,4 +407,13 @@ fn normalisation_and_cosine_helpers() {
     assert_eq!(z, vec![0.0, 0.0]);
     assert!((cosine(&[1.0, 0.0], &[0.0, 2.0])).abs() < 1e-6);
     assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+}
+
+#[test]
+fn engines_can_move_to_a_blocking_thread() {
+    // Callers hand these to spawn_blocking / worker threads.
+    fn assert_send<T: Send + 'static>() {}
+    assert_send::<Embedder>();
+    assert_send::<rerank::CrossEncoder>();
+    assert_send::<EmbedError>();
 }
