@@ -552,8 +552,11 @@ impl PoolStatistics {
 /// almost every query, and measuring a pool is a pass over its documents.
 #[derive(Default)]
 struct PoolCache {
-    inner: Mutex<(u64, HashMap<Filter, (u64, u64)>)>,
+    /// (searcher generation, filter → (pool docs, pool tokens)).
+    inner: Mutex<(u64, PoolSizes)>,
 }
+
+type PoolSizes = HashMap<Filter, (u64, u64)>;
 
 impl PoolCache {
     const MAX_ENTRIES: usize = 64;

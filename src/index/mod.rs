@@ -19,7 +19,7 @@
 
 pub mod bm25;
 pub mod fuse;
-// pub mod vector;
+pub mod vector;
 
 use std::fmt;
 
