@@ -33,11 +33,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use roaring::RoaringBitmap;
 use tantivy::collector::{Collector, Count, SegmentCollector, TopDocs};
+use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{
-    Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
+    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query,
+    TermQuery,
 };
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STRING,
@@ -432,6 +435,27 @@ impl Bm25Index {
         Ok(out)
     }
 
+    /// The ids of every committed chunk `filter` allows, as a bitmap ready
+    /// to pass to the vector index as its candidates. The filter fields live
+    /// here anyway, so this spares the store a scan of its own. Ids above
+    /// `u32::MAX` (which the store never allocates) are left out.
+    pub fn filter_ids(&self, filter: &Filter) -> Result<RoaringBitmap> {
+        let searcher = self.reader.searcher();
+        let clauses: Vec<(Occur, Box<dyn Query>)> = self
+            .filter_clauses(filter)
+            .into_iter()
+            .map(|q| (Occur::Must, q))
+            .collect();
+        let query: Box<dyn Query> = if clauses.is_empty() {
+            Box::new(AllQuery)
+        } else {
+            Box::new(BooleanQuery::new(clauses))
+        };
+        searcher
+            .search(query.as_ref(), &IdBitmap)
+            .map_err(tantivy_err("collect the filtered chunk ids"))
+    }
+
     /// Analyzed query terms with their repetition counts, in a stable order.
     fn query_terms(&self, text: &str) -> BTreeMap<Term, usize> {
         let mut analyzer = analyzer();
@@ -584,6 +608,54 @@ impl PoolCache {
             guard.1.insert(filter.clone(), value);
         }
         Ok(value)
+    }
+}
+
+/// Collects the chunk ids of matching docs into a bitmap.
+struct IdBitmap;
+
+struct SegmentIdBitmap {
+    ids: Column<u64>,
+    out: RoaringBitmap,
+}
+
+impl Collector for IdBitmap {
+    type Fruit = RoaringBitmap;
+    type Child = SegmentIdBitmap;
+
+    fn for_segment(
+        &self,
+        _: SegmentOrdinal,
+        segment: &SegmentReader,
+    ) -> tantivy::Result<Self::Child> {
+        Ok(SegmentIdBitmap {
+            ids: segment.fast_fields().u64("chunk_id")?,
+            out: RoaringBitmap::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<RoaringBitmap>) -> tantivy::Result<RoaringBitmap> {
+        Ok(fruits
+            .into_iter()
+            .fold(RoaringBitmap::new(), |acc, b| acc | b))
+    }
+}
+
+impl SegmentCollector for SegmentIdBitmap {
+    type Fruit = RoaringBitmap;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        if let Some(id) = self.ids.first(doc).and_then(|id| u32::try_from(id).ok()) {
+            self.out.insert(id);
+        }
+    }
+
+    fn harvest(self) -> RoaringBitmap {
+        self.out
     }
 }
 
