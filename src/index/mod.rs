@@ -163,6 +163,84 @@ mod tests {
         }
     }
 
+    /// The hybrid path end to end: a private chunk that is the best match
+    /// for both legs never reaches either ranking, nor the fusion, when the
+    /// filter is public-only; without the filter it wins.
+    #[test]
+    fn hybrid_public_search_never_sees_a_private_best_match(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        use super::bm25::Bm25Index;
+        use super::fuse::{rrf, RRF_C};
+        use super::vector::VectorIndex;
+        use super::{ChunkId, Filter, IndexDoc};
+
+        let dir = tempfile::tempdir()?;
+        let mut bm25 = Bm25Index::open_or_create(&dir.path().join("bm25"))?;
+        let mut vectors = VectorIndex::open_or_create(&dir.path().join("vectors"), 4)?;
+        let docs = [
+            (
+                1,
+                "public",
+                "quarterly budget planning",
+                [1.0, 0.2, 0.0, 0.0],
+            ),
+            (
+                2,
+                "public",
+                "budget spreadsheet notes",
+                [0.8, 0.5, 0.1, 0.0],
+            ),
+            (3, "public", "gardening diary", [0.0, 0.0, 1.0, 0.3]),
+            (
+                9,
+                "private",
+                "secret budget budget planning",
+                [1.0, 0.0, 0.0, 0.0],
+            ),
+        ];
+        for (id, vis, text, v) in docs {
+            bm25.add(&[IndexDoc {
+                chunk_id: ChunkId(id),
+                text: text.to_owned(),
+                visibility: vis.to_owned(),
+                doc_type: "note".to_owned(),
+                ..IndexDoc::default()
+            }])?;
+            vectors.add(&[(ChunkId(id), v.to_vec())])?;
+        }
+        bm25.commit(1)?;
+        vectors.commit(1)?;
+
+        let query_text = "secret budget planning";
+        let query_vec = [1.0, 0.0, 0.0, 0.0];
+        let hybrid = |filter: &Filter| -> Result<Vec<u64>, Box<dyn std::error::Error>> {
+            let candidates = if filter.is_empty() {
+                None
+            } else {
+                Some(bm25.filter_ids(filter)?)
+            };
+            let dense: Vec<ChunkId> = vectors
+                .search(&query_vec, candidates.as_ref(), 10)?
+                .into_iter()
+                .map(|h| h.0)
+                .collect();
+            let sparse: Vec<ChunkId> = bm25
+                .search(query_text, filter, 10)?
+                .into_iter()
+                .map(|h| h.0)
+                .collect();
+            Ok(rrf(&[(&dense, 1.0), (&sparse, 1.0)], RRF_C)
+                .into_iter()
+                .map(|h| h.0 .0)
+                .collect())
+        };
+        let public = hybrid(&Filter::public_only())?;
+        assert!(!public.contains(&9), "{public:?}");
+        assert_eq!(public.first(), Some(&1));
+        assert_eq!(hybrid(&Filter::default())?.first(), Some(&9));
+        Ok(())
+    }
+
     /// Architecture invariant: one engine per module. tantivy only in
     /// `index/bm25*.rs`, arroy and heed only in `index/vector*.rs`.
     #[test]
