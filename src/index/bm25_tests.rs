@@ -258,6 +258,30 @@ fn filters_narrow_the_pool_exactly() -> Result<()> {
 }
 
 #[test]
+fn filter_ids_lists_exactly_the_allowed_chunks() -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Bm25Error::Open {
+        path: PathBuf::new(),
+        source: Box::new(e),
+    })?;
+    let mut index = open(dir.path());
+    index.add(&[
+        rich(1, "a", "public", "paper"),
+        rich(2, "b", "private", "note"),
+        rich(3, "c", "public", "note"),
+    ])?;
+    index.commit(1)?;
+    let list = |f: &Filter| -> Result<Vec<u32>> { Ok(index.filter_ids(f)?.iter().collect()) };
+    assert_eq!(list(&Filter::default())?, [1, 2, 3]);
+    assert_eq!(list(&Filter::public_only())?, [1, 3]);
+    let notes = Filter {
+        doc_types: vec!["note".into()],
+        ..Filter::public_only()
+    };
+    assert_eq!(list(&notes)?, [3]);
+    Ok(())
+}
+
+#[test]
 fn private_chunks_neither_appear_nor_move_public_scores() -> Result<()> {
     // The same public chunks, once alone and once next to private chunks
     // that are the best possible matches: a public-only search must return

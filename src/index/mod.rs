@@ -19,7 +19,7 @@
 
 pub mod bm25;
 pub mod fuse;
-// pub mod vector;
+pub mod vector;
 
 use std::fmt;
 
@@ -131,4 +131,140 @@ pub struct IndexDoc {
 /// by the writer and the query side so the two can never disagree.
 pub(crate) fn field_term(key: &str, value: &str) -> String {
     format!("{key}={value}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The hybrid path end to end: a private chunk that is the best match
+    /// for both legs never reaches either ranking, nor the fusion, when the
+    /// filter is public-only; without the filter it wins.
+    #[test]
+    fn hybrid_public_search_never_sees_a_private_best_match(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        use super::bm25::Bm25Index;
+        use super::fuse::{rrf, RRF_C};
+        use super::vector::VectorIndex;
+        use super::{ChunkId, Filter, IndexDoc};
+
+        let dir = tempfile::tempdir()?;
+        let mut bm25 = Bm25Index::open_or_create(&dir.path().join("bm25"))?;
+        let mut vectors = VectorIndex::open_or_create(&dir.path().join("vectors"), 4)?;
+        let docs = [
+            (
+                1,
+                "public",
+                "quarterly budget planning",
+                [1.0, 0.2, 0.0, 0.0],
+            ),
+            (
+                2,
+                "public",
+                "budget spreadsheet notes",
+                [0.8, 0.5, 0.1, 0.0],
+            ),
+            (3, "public", "gardening diary", [0.0, 0.0, 1.0, 0.3]),
+            (
+                9,
+                "private",
+                "secret budget budget planning",
+                [1.0, 0.0, 0.0, 0.0],
+            ),
+        ];
+        for (id, vis, text, v) in docs {
+            bm25.add(&[IndexDoc {
+                chunk_id: ChunkId(id),
+                text: text.to_owned(),
+                visibility: vis.to_owned(),
+                doc_type: "note".to_owned(),
+                ..IndexDoc::default()
+            }])?;
+            vectors.add(&[(ChunkId(id), v.to_vec())])?;
+        }
+        bm25.commit(1)?;
+        vectors.commit(1)?;
+
+        let query_text = "secret budget planning";
+        let query_vec = [1.0, 0.0, 0.0, 0.0];
+        let hybrid = |filter: &Filter| -> Result<Vec<u64>, Box<dyn std::error::Error>> {
+            let candidates = if filter.is_empty() {
+                None
+            } else {
+                Some(bm25.filter_ids(filter)?)
+            };
+            let dense: Vec<ChunkId> = vectors
+                .search(&query_vec, candidates.as_ref(), 10)?
+                .into_iter()
+                .map(|h| h.0)
+                .collect();
+            let sparse: Vec<ChunkId> = bm25
+                .search(query_text, filter, 10)?
+                .into_iter()
+                .map(|h| h.0)
+                .collect();
+            Ok(rrf(&[(&dense, 1.0), (&sparse, 1.0)], RRF_C)
+                .into_iter()
+                .map(|h| h.0 .0)
+                .collect())
+        };
+        let public = hybrid(&Filter::public_only())?;
+        assert!(!public.contains(&9), "{public:?}");
+        assert_eq!(public.first(), Some(&1));
+        assert_eq!(hybrid(&Filter::default())?.first(), Some(&9));
+        Ok(())
+    }
+
+    /// Architecture invariant: one engine per module. tantivy only in
+    /// `index/bm25*.rs`, arroy and heed only in `index/vector*.rs`.
+    #[test]
+    fn engines_are_imported_only_by_their_module() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        assert!(!files.is_empty());
+        let rules: [(&str, &[&str]); 3] = [
+            ("tantivy", &["index/bm25.rs", "index/bm25_tests.rs"]),
+            ("arroy", &["index/vector.rs", "index/vector_tests.rs"]),
+            ("heed", &["index/vector.rs", "index/vector_tests.rs"]),
+        ];
+        let mut offenders = Vec::new();
+        for file in &files {
+            let rel = file
+                .strip_prefix(&src)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            for (krate, allowed) in rules {
+                let uses = text.lines().any(|l| {
+                    let l = l.trim_start();
+                    !l.starts_with("//")
+                        && (l.contains(&format!("{krate}::"))
+                            || l.starts_with(&format!("use {krate}")))
+                });
+                if uses && !allowed.contains(&rel.as_str()) {
+                    offenders.push(format!("{rel} uses {krate}"));
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "engine imports outside their module: {offenders:?}"
+        );
+    }
 }

@@ -133,17 +133,9 @@ pub fn compose_embed_text(embed_header: &str, section: &str, text: &str) -> Stri
 }
 
 /// A validated chunking configuration; cheap to copy around.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Chunker {
     config: ChunkerConfig,
-}
-
-impl Default for Chunker {
-    fn default() -> Self {
-        Self {
-            config: ChunkerConfig::default(),
-        }
-    }
 }
 
 impl Chunker {
