@@ -5,4 +5,5 @@
 //! and cross-cutting checks such as `runtime check`.
 //! Must not: parse arguments, print, or speak HTTP — that is `cli` and `web`.
 
+pub mod llm;
 pub mod runtime_check;

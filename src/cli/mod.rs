@@ -7,6 +7,7 @@
 //! lives in the library modules below.
 
 mod config_cmd;
+mod models_cmd;
 mod runtime_cmd;
 
 use std::process::ExitCode;
@@ -37,6 +38,12 @@ pub enum Command {
     /// Show, locate or change settings.
     #[command(subcommand)]
     Config(config_cmd::ConfigCmd),
+    /// List the switchable LLMs from config, each marked local or cloud.
+    Models {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the native runtime (ONNX Runtime, PDFium, embedding model).
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCmd),
@@ -105,6 +112,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Config(c) => config_cmd::run(c, &home, config),
         Command::Runtime(c) => runtime_cmd::run(c, &config),
+        Command::Models { json } => models_cmd::run(json, &config),
         Command::Completions { .. } => Ok(ExitCode::SUCCESS),
     }
 }

@@ -34,11 +34,7 @@ pub struct BenchReport {
 
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "embedding throughput, {} (batch {})",
-            self.model, self.batch_size
-        )?;
+        writeln!(f, "embedding throughput, {} (batch {})", self.model, self.batch_size)?;
         for r in &self.rows {
             writeln!(
                 f,
@@ -166,10 +162,7 @@ mod tests {
             e.set_batch_size(batch);
             let report = bench_embed(&mut e, n_chunks).unwrap();
             eprintln!("{report}");
-            assert_eq!(
-                report.rows.iter().map(|r| r.tokens).collect::<Vec<_>>(),
-                [128, 256]
-            );
+            assert_eq!(report.rows.iter().map(|r| r.tokens).collect::<Vec<_>>(), [128, 256]);
             assert!(report.rows.iter().all(|r| r.chunks_per_sec > 0.0));
         }
     }

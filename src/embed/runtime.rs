@@ -62,6 +62,13 @@ pub fn environment(dylib: &Path) -> Result<Environment, EmbedError> {
         });
     }
     let started = Instant::now();
+    // The PyPI ONNX Runtime carries Microsoft's 1DS telemetry: on load it
+    // writes a device id and a queue of "ProcessInfo" events (OS, CPU,
+    // memory, executable path) under ~/.cache/Microsoft/DeveloperTools,
+    // to be uploaded later. `with_telemetry(false)` below does not stop
+    // that; this variable does, and it must be set before the library is
+    // loaded. Jarvis sends no telemetry of any kind.
+    std::env::set_var("ORT_DISABLE_TELEMETRY", "1");
     let builder = ort::init_from(&path).map_err(|e| EmbedError::RuntimeLoad {
         path: path.clone(),
         reason: e.to_string(),
@@ -77,7 +84,8 @@ pub fn environment(dylib: &Path) -> Result<Environment, EmbedError> {
         })?;
     tracing::info!(
         path = %path.display(),
-        version = ort_version().as_deref().unwrap_or("unknown"),
+        // Not ort_version(): that takes the lock this function holds.
+        build = ort::info(),
         ms = started.elapsed().as_millis() as u64,
         "ONNX Runtime loaded"
     );

@@ -12,37 +12,59 @@ use super::registry::{self, ModelFiles, DEFAULT_MODEL_ID};
 use super::Embedder;
 
 /// Environment variable naming a directory with `libonnxruntime.so`,
-/// `model.onnx` and `tokenizer.json`.
+/// `model.onnx` and `tokenizer.json`, to test against other natives than
+/// the ones bundled into this build.
 pub(crate) const NATIVES_ENV: &str = "JARVIS_TEST_NATIVES";
-const FALLBACK_DIR: &str = "/work/natives-dev";
 
 pub(crate) struct Natives {
     pub ort_dylib: PathBuf,
     pub files: ModelFiles,
 }
 
-/// The natives directory, or a panic that names every missing file.
+/// The natives: from `JARVIS_TEST_NATIVES` when set, else the pieces bundled
+/// into this build, unpacked once per test process into a temporary
+/// JARVIS_HOME (never the real one).
 pub(crate) fn natives() -> Natives {
-    let dir = std::env::var_os(NATIVES_ENV)
+    if let Some(dir) = std::env::var_os(NATIVES_ENV)
         .filter(|v| !v.is_empty())
-        .map_or_else(|| PathBuf::from(FALLBACK_DIR), PathBuf::from);
-    let natives = Natives {
-        ort_dylib: dir.join("libonnxruntime.so"),
-        files: ModelFiles::in_dir(&dir),
-    };
-    let missing: Vec<String> = [&natives.ort_dylib, &natives.files.model, &natives.files.tokenizer]
-        .into_iter()
-        .filter(|p| !p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "embedding tests need the native runtime pieces, missing: {}. Set {NATIVES_ENV} to a \
-         directory holding libonnxruntime.so (>= 1.23), model.onnx (all-MiniLM-L6-v2 int8) and \
-         tokenizer.json — see shared/brief/runtime-assets.md for where they come from",
-        missing.join(", ")
-    );
-    natives
+        .map(PathBuf::from)
+    {
+        let natives = Natives {
+            ort_dylib: dir.join("libonnxruntime.so"),
+            files: ModelFiles::in_dir(&dir),
+        };
+        let missing: Vec<String> = [&natives.ort_dylib, &natives.files.model, &natives.files.tokenizer]
+            .into_iter()
+            .filter(|p| !p.is_file())
+            .map(|p| p.display().to_string())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{NATIVES_ENV} is set but these files are missing: {}",
+            missing.join(", ")
+        );
+        return natives;
+    }
+    static BUNDLED: OnceLock<(tempfile::TempDir, PathBuf, ModelFiles)> = OnceLock::new();
+    let (_, ort, files) = BUNDLED.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp JARVIS_HOME for the bundled natives");
+        let home = crate::paths::JarvisHome::at(dir.path());
+        let ort = crate::runtime::ensure_bundled(&home, crate::runtime::ORT_LIB).expect("unpack onnxruntime");
+        let model = crate::runtime::ensure_bundled(&home, crate::runtime::MODEL_ONNX).expect("unpack model");
+        let tok = crate::runtime::ensure_bundled(&home, crate::runtime::TOKENIZER_JSON).expect("unpack tokenizer");
+        (
+            dir,
+            ort.path,
+            ModelFiles {
+                model: model.path,
+                tokenizer: tok.path,
+            },
+        )
+    });
+    Natives {
+        ort_dylib: ort.clone(),
+        files: files.clone(),
+    }
 }
 
 /// One MiniLM embedder shared by every test in the binary: a session costs

@@ -255,14 +255,7 @@ fn missing_or_corrupt_model_files_are_reported_with_their_path() {
     assert!(matches!(err, EmbedError::Tokenizer { .. }), "{err}");
 
     // A broken runtime path is reported before any model file problem.
-    let err = Embedder::load(
-        Path::new("/nonexistent/libonnxruntime.so"),
-        &files,
-        spec,
-        None,
-        1,
-    )
-    .unwrap_err();
+    let err = Embedder::load(Path::new("/nonexistent/libonnxruntime.so"), &files, spec, None, 1).unwrap_err();
     assert!(matches!(err, EmbedError::RuntimeNotFound { .. }), "{err}");
 }
 
@@ -310,8 +303,7 @@ fn tiny_expected(tok: &Tokenizer, text: &str, pooling: Pooling, normalize: bool)
     let enc = tok.encode(text, true).unwrap();
     let ids = enc.get_ids();
     let context: Vec<f32> = (0..4).map(|d| ids.iter().map(|&k| e(k, d)).sum()).collect();
-    let state =
-        |t: usize| -> Vec<f32> { (0..4).map(|d| e(ids[t], d as u32) + context[d]).collect() };
+    let state = |t: usize| -> Vec<f32> { (0..4).map(|d| e(ids[t], d as u32) + context[d]).collect() };
     let mut v = match pooling {
         Pooling::Cls => state(0),
         Pooling::Mean => (0..4)
@@ -337,11 +329,7 @@ fn a_model_without_token_type_ids_and_with_cls_pooling_works() {
         "",
         "protein folding in cells and flow cytometry",
     ];
-    for (pooling, normalize) in [
-        (Pooling::Cls, false),
-        (Pooling::Mean, false),
-        (Pooling::Cls, true),
-    ] {
+    for (pooling, normalize) in [(Pooling::Cls, false), (Pooling::Mean, false), (Pooling::Cls, true)] {
         let spec = tiny_spec(pooling, normalize);
         let mut e = Embedder::load(&n.ort_dylib, &files, &spec, None, 1).unwrap();
         let got = e.embed_documents(&texts).unwrap();

@@ -39,19 +39,15 @@ use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{
-    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query,
-    TermQuery,
+    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
 };
-use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STRING,
-};
+use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STRING};
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    TextAnalyzer,
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
 };
 use tantivy::{
-    DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Searcher, SegmentOrdinal,
-    SegmentReader, TantivyDocument, TantivyError, Term,
+    DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Searcher, SegmentOrdinal, SegmentReader,
+    TantivyDocument, TantivyError, Term,
 };
 use thiserror::Error;
 
@@ -77,7 +73,9 @@ pub enum Bm25Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The index on disk has another schema (an older or newer Jarvis).
-    #[error("the BM25 index at {path} was built with a different schema ({detail}); run `jarvis kb reindex` to rebuild it")]
+    #[error(
+        "the BM25 index at {path} was built with a different schema ({detail}); run `jarvis kb reindex` to rebuild it"
+    )]
     SchemaMismatch {
         /// The index directory.
         path: PathBuf,
@@ -133,10 +131,7 @@ fn build_schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let chunk_id = b.add_u64_field(
         "chunk_id",
-        NumericOptions::default()
-            .set_indexed()
-            .set_fast()
-            .set_stored(),
+        NumericOptions::default().set_indexed().set_fast().set_stored(),
     );
     // Frequencies but no positions: queries are bags of words, never phrases.
     let text_opts = TextOptions::default().set_indexing_options(
@@ -210,17 +205,13 @@ impl Bm25Index {
             other => open_err(Box::new(other)),
         })?;
         index.tokenizers().register(ANALYZER, analyzer());
-        let writer = index
-            .writer_with_num_threads(1, WRITER_MEMORY)
-            .map_err(|e| match e {
-                TantivyError::LockFailure(..) => Bm25Error::Locked {
-                    path: dir.to_owned(),
-                },
-                other => Bm25Error::Tantivy {
-                    action: "open the index writer",
-                    source: other,
-                },
-            })?;
+        let writer = index.writer_with_num_threads(1, WRITER_MEMORY).map_err(|e| match e {
+            TantivyError::LockFailure(..) => Bm25Error::Locked { path: dir.to_owned() },
+            other => Bm25Error::Tantivy {
+                action: "open the index writer",
+                source: other,
+            },
+        })?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -244,8 +235,7 @@ impl Bm25Index {
         for d in docs {
             // Deletes only hit documents added before them, so delete-then-add
             // within one batch replaces exactly the old version.
-            self.writer
-                .delete_term(Term::from_field_u64(f.chunk_id, d.chunk_id.0));
+            self.writer.delete_term(Term::from_field_u64(f.chunk_id, d.chunk_id.0));
             let mut doc = TantivyDocument::default();
             doc.add_u64(f.chunk_id, d.chunk_id.0);
             doc.add_text(f.text, &d.text);
@@ -269,9 +259,7 @@ impl Bm25Index {
             for (k, v) in &d.fields {
                 doc.add_text(f.kv, field_term(k, v));
             }
-            self.writer
-                .add_document(doc)
-                .map_err(tantivy_err("add a document"))?;
+            self.writer.add_document(doc).map_err(tantivy_err("add a document"))?;
         }
         Ok(())
     }
@@ -304,10 +292,7 @@ impl Bm25Index {
     /// store's sequence number these changes bring the index up to) in the
     /// same atomic commit. Not cancellable: it either happens or it doesn't.
     pub fn commit(&mut self, seq: u64) -> Result<()> {
-        let mut prepared = self
-            .writer
-            .prepare_commit()
-            .map_err(tantivy_err("prepare a commit"))?;
+        let mut prepared = self.writer.prepare_commit().map_err(tantivy_err("prepare a commit"))?;
         prepared.set_payload(&seq.to_string());
         prepared.commit().map_err(tantivy_err("commit"))?;
         self.reader
@@ -326,10 +311,7 @@ impl Bm25Index {
             .map_err(tantivy_err("read the commit metadata"))?;
         match metas.payload {
             None => Ok(None),
-            Some(p) => p
-                .parse()
-                .map(Some)
-                .map_err(|_| Bm25Error::BadPayload { payload: p }),
+            Some(p) => p.parse().map(Some).map_err(|_| Bm25Error::BadPayload { payload: p }),
         }
     }
 
@@ -352,12 +334,7 @@ impl Bm25Index {
                 .fast_fields()
                 .u64("chunk_id")
                 .map_err(tantivy_err("read chunk ids"))?;
-            ids.extend(
-                segment
-                    .doc_ids_alive()
-                    .filter_map(|doc| column.first(doc))
-                    .map(ChunkId),
-            );
+            ids.extend(segment.doc_ids_alive().filter_map(|doc| column.first(doc)).map(ChunkId));
         }
         ids.sort_unstable();
         Ok(ids)
@@ -367,12 +344,7 @@ impl Bm25Index {
     /// best first, with their BM25 scores. Any user text is accepted: it is
     /// tokenized like the indexed text, so quotes, colons, `AND` or stray
     /// parentheses are just words or separators, never syntax.
-    pub fn search(
-        &self,
-        query_text: &str,
-        filter: &Filter,
-        limit: usize,
-    ) -> Result<Vec<(ChunkId, f32)>> {
+    pub fn search(&self, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<(ChunkId, f32)>> {
         let terms = self.query_terms(query_text);
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
@@ -382,8 +354,7 @@ impl Bm25Index {
 
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len());
         for (term, count) in &terms {
-            let q: Box<dyn Query> =
-                Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
+            let q: Box<dyn Query> = Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
             let q: Box<dyn Query> = if *count > 1 {
                 Box::new(BoostQuery::new(q, *count as f32))
             } else {
@@ -391,8 +362,7 @@ impl Bm25Index {
             };
             should.push((Occur::Should, q));
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
         clauses.extend(filter_clauses.iter().map(|q| (Occur::Must, q.box_clone())));
         let query = BooleanQuery::new(clauses);
         let collector = TopDocs::with_limit(limit).order_by_score();
@@ -499,14 +469,9 @@ impl Bm25Index {
             [] => {}
             [one] => out.push(exact(f.doc_type, one)),
             many => {
-                let any: Vec<(Occur, Box<dyn Query>)> = many
-                    .iter()
-                    .map(|t| (Occur::Should, exact(f.doc_type, t)))
-                    .collect();
-                out.push(Box::new(ConstScoreQuery::new(
-                    Box::new(BooleanQuery::new(any)),
-                    0.0,
-                )));
+                let any: Vec<(Occur, Box<dyn Query>)> =
+                    many.iter().map(|t| (Occur::Should, exact(f.doc_type, t))).collect();
+                out.push(Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0)));
             }
         }
         for tag in &filter.tags {
@@ -537,10 +502,8 @@ impl PoolStatistics {
         text: Field,
     ) -> Result<Self> {
         let conjunction = |extra: Option<&Term>| {
-            let mut clauses: Vec<(Occur, Box<dyn Query>)> = filter_clauses
-                .iter()
-                .map(|q| (Occur::Must, q.box_clone()))
-                .collect();
+            let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+                filter_clauses.iter().map(|q| (Occur::Must, q.box_clone())).collect();
             if let Some(t) = extra {
                 clauses.push((
                     Occur::Must,
@@ -623,11 +586,7 @@ impl Collector for IdBitmap {
     type Fruit = RoaringBitmap;
     type Child = SegmentIdBitmap;
 
-    fn for_segment(
-        &self,
-        _: SegmentOrdinal,
-        segment: &SegmentReader,
-    ) -> tantivy::Result<Self::Child> {
+    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<Self::Child> {
         Ok(SegmentIdBitmap {
             ids: segment.fast_fields().u64("chunk_id")?,
             out: RoaringBitmap::new(),
@@ -639,9 +598,7 @@ impl Collector for IdBitmap {
     }
 
     fn merge_fruits(&self, fruits: Vec<RoaringBitmap>) -> tantivy::Result<RoaringBitmap> {
-        Ok(fruits
-            .into_iter()
-            .fold(RoaringBitmap::new(), |acc, b| acc | b))
+        Ok(fruits.into_iter().fold(RoaringBitmap::new(), |acc, b| acc | b))
     }
 }
 
@@ -674,11 +631,7 @@ impl Collector for PoolLength {
     type Fruit = (u64, u64);
     type Child = SegmentPoolLength;
 
-    fn for_segment(
-        &self,
-        _: SegmentOrdinal,
-        segment: &SegmentReader,
-    ) -> tantivy::Result<Self::Child> {
+    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<Self::Child> {
         Ok(SegmentPoolLength {
             norms: segment.get_fieldnorms_reader(self.field)?,
             docs: 0,
@@ -691,9 +644,7 @@ impl Collector for PoolLength {
     }
 
     fn merge_fruits(&self, fruits: Vec<(u64, u64)>) -> tantivy::Result<(u64, u64)> {
-        Ok(fruits
-            .into_iter()
-            .fold((0, 0), |acc, f| (acc.0 + f.0, acc.1 + f.1)))
+        Ok(fruits.into_iter().fold((0, 0), |acc, f| (acc.0 + f.0, acc.1 + f.1)))
     }
 }
 
@@ -722,12 +673,7 @@ impl Bm25StatisticsProvider for PoolStatistics {
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         // Tantivy asserts doc_freq <= total_num_docs; unknown terms (none are
         // expected) count as absent.
-        Ok(self
-            .doc_freqs
-            .get(term)
-            .copied()
-            .unwrap_or(0)
-            .min(self.docs))
+        Ok(self.doc_freqs.get(term).copied().unwrap_or(0).min(self.docs))
     }
 }
 

@@ -155,8 +155,7 @@ mod tests {
     /// for both legs never reaches either ranking, nor the fusion, when the
     /// filter is public-only; without the filter it wins.
     #[test]
-    fn hybrid_public_search_never_sees_a_private_best_match(
-    ) -> Result<(), Box<dyn std::error::Error>> {
+    fn hybrid_public_search_never_sees_a_private_best_match() -> Result<(), Box<dyn std::error::Error>> {
         use super::bm25::Bm25Index;
         use super::fuse::{rrf, RRF_C};
         use super::vector::VectorIndex;
@@ -166,25 +165,10 @@ mod tests {
         let mut bm25 = Bm25Index::open_or_create(&dir.path().join("bm25"))?;
         let mut vectors = VectorIndex::open_or_create(&dir.path().join("vectors"), 4)?;
         let docs = [
-            (
-                1,
-                "public",
-                "quarterly budget planning",
-                [1.0, 0.2, 0.0, 0.0],
-            ),
-            (
-                2,
-                "public",
-                "budget spreadsheet notes",
-                [0.8, 0.5, 0.1, 0.0],
-            ),
+            (1, "public", "quarterly budget planning", [1.0, 0.2, 0.0, 0.0]),
+            (2, "public", "budget spreadsheet notes", [0.8, 0.5, 0.1, 0.0]),
             (3, "public", "gardening diary", [0.0, 0.0, 1.0, 0.3]),
-            (
-                9,
-                "private",
-                "secret budget budget planning",
-                [1.0, 0.0, 0.0, 0.0],
-            ),
+            (9, "private", "secret budget budget planning", [1.0, 0.0, 0.0, 0.0]),
         ];
         for (id, vis, text, v) in docs {
             bm25.add(&[IndexDoc {
@@ -212,11 +196,7 @@ mod tests {
                 .into_iter()
                 .map(|h| h.0)
                 .collect();
-            let sparse: Vec<ChunkId> = bm25
-                .search(query_text, filter, 10)?
-                .into_iter()
-                .map(|h| h.0)
-                .collect();
+            let sparse: Vec<ChunkId> = bm25.search(query_text, filter, 10)?.into_iter().map(|h| h.0).collect();
             Ok(rrf(&[(&dense, 1.0), (&sparse, 1.0)], RRF_C)
                 .into_iter()
                 .map(|h| h.0 .0)
@@ -254,8 +234,7 @@ mod tests {
                 let uses = text.lines().any(|l| {
                     let l = l.trim_start();
                     !l.starts_with("//")
-                        && (l.contains(&format!("{krate}::"))
-                            || l.starts_with(&format!("use {krate}")))
+                        && (l.contains(&format!("{krate}::")) || l.starts_with(&format!("use {krate}")))
                 });
                 if uses && !allowed.contains(&rel.as_str()) {
                     offenders.push(format!("{rel} uses {krate}"));

@@ -333,11 +333,7 @@ impl VectorIndex {
     /// build (the long part of a large rebuild). Cancelling aborts the whole
     /// transaction: nothing is written, the previous commit stays intact and
     /// the staged changes are kept, and [`VectorError::Cancelled`] is returned.
-    pub fn commit_cancellable(
-        &mut self,
-        seq: u64,
-        cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Result<()> {
+    pub fn commit_cancellable(&mut self, seq: u64, cancel: &(dyn Fn() -> bool + Sync)) -> Result<()> {
         self.commit_inner(seq, Some(cancel))
     }
 
@@ -346,19 +342,13 @@ impl VectorIndex {
         let mut wtxn = self.env.write_txn().map_err(lmdb("start a transaction"))?;
         let writer = Writer::<Cosine>::new(self.vectors, ARROY_INDEX, self.dims);
         if self.pending.clear {
-            writer
-                .clear(&mut wtxn)
-                .map_err(engine("clear the vectors"))?;
+            writer.clear(&mut wtxn).map_err(engine("clear the vectors"))?;
         }
         for (&item, op) in &self.pending.ops {
             match op {
-                Some(v) => writer
-                    .add_item(&mut wtxn, item, v)
-                    .map_err(engine("add a vector"))?,
+                Some(v) => writer.add_item(&mut wtxn, item, v).map_err(engine("add a vector"))?,
                 None => {
-                    writer
-                        .del_item(&mut wtxn, item)
-                        .map_err(engine("delete a vector"))?;
+                    writer.del_item(&mut wtxn, item).map_err(engine("delete a vector"))?;
                 }
             }
         }
@@ -446,10 +436,7 @@ impl VectorIndex {
     }
 
     /// A reader, or `None` when nothing was ever built.
-    fn open_reader<'t>(
-        &self,
-        rtxn: &'t heed::RoTxn<'t, WithoutTls>,
-    ) -> Result<Option<Reader<'t, Cosine>>> {
+    fn open_reader<'t>(&self, rtxn: &'t heed::RoTxn<'t, WithoutTls>) -> Result<Option<Reader<'t, Cosine>>> {
         match Reader::open(rtxn, ARROY_INDEX, self.vectors) {
             Ok(r) => Ok(Some(r)),
             Err(arroy::Error::MissingMetadata(_)) => Ok(None),
@@ -462,9 +449,7 @@ impl VectorIndex {
         match self.meta.get(&rtxn, key).map_err(lmdb("read metadata"))? {
             None => Ok(None),
             Some(bytes) => {
-                let arr: [u8; 8] = bytes
-                    .try_into()
-                    .map_err(|_| VectorError::BadMetadata { key })?;
+                let arr: [u8; 8] = bytes.try_into().map_err(|_| VectorError::BadMetadata { key })?;
                 Ok(Some(u64::from_be_bytes(arr)))
             }
         }

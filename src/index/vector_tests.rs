@@ -92,11 +92,7 @@ fn reopening_with_other_dimensions_is_refused() {
         ),
         "{err:?}"
     );
-    let msg = err
-        .map(|_| ())
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let msg = err.map(|_| ()).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(msg.contains("jarvis kb reindex"), "{msg}");
 }
 
@@ -130,8 +126,7 @@ fn candidates_restrict_the_pool_and_private_vectors_are_never_seen() -> Result<(
     let mut rng = Lcg(7);
     let query = rng.vector(D);
     // Chunk 1000 is "private" and is the query itself: the best match.
-    let mut items: Vec<(ChunkId, Vec<f32>)> =
-        (0..200).map(|i| (ChunkId(i), rng.vector(D))).collect();
+    let mut items: Vec<(ChunkId, Vec<f32>)> = (0..200).map(|i| (ChunkId(i), rng.vector(D))).collect();
     items.push((ChunkId(1000), query.clone()));
     index.add(&items)?;
     index.commit(1)?;
@@ -148,15 +143,9 @@ fn candidates_restrict_the_pool_and_private_vectors_are_never_seen() -> Result<(
         let n = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
         dot / (n(a) * n(b))
     };
-    let mut brute: Vec<(u64, f32)> = items[..200]
-        .iter()
-        .map(|(id, v)| (id.0, cos(&query, v)))
-        .collect();
+    let mut brute: Vec<(u64, f32)> = items[..200].iter().map(|(id, v)| (id.0, cos(&query, v))).collect();
     brute.sort_by(|a, b| b.1.total_cmp(&a.1));
-    assert_eq!(
-        ids(&filtered),
-        brute[..10].iter().map(|b| b.0).collect::<Vec<_>>()
-    );
+    assert_eq!(ids(&filtered), brute[..10].iter().map(|b| b.0).collect::<Vec<_>>());
     for (got, want) in filtered.iter().zip(&brute) {
         assert!((got.1 - want.1).abs() < 1e-3);
     }
@@ -165,9 +154,7 @@ fn candidates_restrict_the_pool_and_private_vectors_are_never_seen() -> Result<(
     let mut got = ids(&index.search(&query, Some(&small), 10)?);
     got.sort_unstable();
     assert_eq!(got, [3, 4, 5]);
-    assert!(index
-        .search(&query, Some(&RoaringBitmap::new()), 10)?
-        .is_empty());
+    assert!(index.search(&query, Some(&RoaringBitmap::new()), 10)?.is_empty());
     Ok(())
 }
 
@@ -329,9 +316,7 @@ fn timing_and_recall_10k() -> Result<()> {
     );
 
     let t = Instant::now();
-    let fresh: Vec<(ChunkId, Vec<f32>)> = (0..100)
-        .map(|i| (ChunkId((n + i) as u64), rng.vector(dims)))
-        .collect();
+    let fresh: Vec<(ChunkId, Vec<f32>)> = (0..100).map(|i| (ChunkId((n + i) as u64), rng.vector(dims))).collect();
     index.add(&fresh)?;
     index.delete(&(0..100).map(ChunkId).collect::<Vec<_>>());
     index.commit(2)?;

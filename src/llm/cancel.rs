@@ -52,11 +52,7 @@ impl CancelToken {
         // Flag first, under the hook lock, so a hook registered concurrently
         // either lands in the list we drain or sees the flag and runs itself.
         let hooks = {
-            let mut hooks = self
-                .inner
-                .hooks
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut hooks = self.inner.hooks.lock().unwrap_or_else(PoisonError::into_inner);
             self.inner.stopped.store(true, Ordering::SeqCst);
             std::mem::take(&mut *hooks)
         };
@@ -82,11 +78,7 @@ impl CancelToken {
     /// finished request's hook never fires.
     pub fn on_stop(&self, hook: impl FnOnce() + Send + 'static) -> StopHookGuard {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut hooks = self
-            .inner
-            .hooks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut hooks = self.inner.hooks.lock().unwrap_or_else(PoisonError::into_inner);
         if self.inner.stopped.load(Ordering::SeqCst) {
             drop(hooks);
             hook();
@@ -108,12 +100,7 @@ pub struct StopHookGuard {
 
 impl Drop for StopHookGuard {
     fn drop(&mut self) {
-        let mut hooks = self
-            .token
-            .inner
-            .hooks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut hooks = self.token.inner.hooks.lock().unwrap_or_else(PoisonError::into_inner);
         hooks.retain(|(id, _)| *id != self.id);
     }
 }

@@ -72,8 +72,7 @@ pub fn list_catalogue(settings: &LlmSettings, current_spec: &str) -> Vec<Catalog
             CatalogueEntry {
                 local: !is_cloud_provider(&spec, settings),
                 credentials: credentials_present(&provider, settings),
-                current: provider == current.provider
-                    && current_model.as_deref() == Some(model.as_str()),
+                current: provider == current.provider && current_model.as_deref() == Some(model.as_str()),
                 spec,
                 provider,
                 model,
@@ -89,11 +88,7 @@ pub fn format_catalogue(entries: &[CatalogueEntry]) -> String {
     for e in entries {
         let mark = if e.current { '*' } else { ' ' };
         let place = if e.local { "local" } else { "cloud" };
-        let creds = if e.credentials {
-            ""
-        } else {
-            "  (no credentials)"
-        };
+        let creds = if e.credentials { "" } else { "  (no credentials)" };
         out.push_str(&format!("{mark} {:<width$}  {place}{creds}\n", e.spec));
     }
     out
@@ -111,10 +106,8 @@ mod tests {
             ..LlmSettings::default()
         };
         s.models.insert("openrouter".into(), vec!["x/y".into()]);
-        s.models.insert(
-            "ollama".into(),
-            vec!["qwen3-vl:30b".into(), "llama3:8b".into()],
-        );
+        s.models
+            .insert("ollama".into(), vec!["qwen3-vl:30b".into(), "llama3:8b".into()]);
         s.servers.push(OpenAiServer {
             name: "lms".into(),
             base_url: "http://127.0.0.1:1234/v1".into(),

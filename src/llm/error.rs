@@ -320,10 +320,7 @@ mod tests {
         assert_eq!(ctx(402, "x").kind(), ErrorKind::Payment);
         assert_eq!(ctx(429, "x").retry_after(), Some(Duration::from_secs(7)));
         assert_eq!(ctx(404, "x").kind(), ErrorKind::ModelNotFound);
-        assert_eq!(
-            ctx(400, "model foo does not exist").kind(),
-            ErrorKind::ModelNotFound
-        );
+        assert_eq!(ctx(400, "model foo does not exist").kind(), ErrorKind::ModelNotFound);
         assert_eq!(
             ctx(400, "This model's maximum context length is 8192").kind(),
             ErrorKind::ContextTooLong
@@ -340,10 +337,7 @@ mod tests {
         assert_eq!(parse_retry_after("1.5"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(error_detail(r#"{"error":{"message":"nope"}}"#), "nope");
-        assert_eq!(
-            error_detail(r#"{"error":"model not found"}"#),
-            "model not found"
-        );
+        assert_eq!(error_detail(r#"{"error":"model not found"}"#), "model not found");
         assert_eq!(error_detail("plain"), "plain");
     }
 }

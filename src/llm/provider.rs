@@ -140,12 +140,7 @@ pub trait ChatProvider: Send + Sync {
     ) -> Result<TurnEnd, CallError>;
 
     /// Caption one figure for indexing; `context` is the document title.
-    fn describe_image(
-        &self,
-        image: &[u8],
-        context: &str,
-        cancel: Option<&CancelToken>,
-    ) -> Result<String, CallError>;
+    fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&CancelToken>) -> Result<String, CallError>;
 
     /// Cost since the last call, then reset; `None` when the provider
     /// reports no money (never a fabricated zero).
@@ -174,8 +169,7 @@ pub struct Turn<'a> {
 pub trait Exchange: Send + Sync {
     fn provider_name(&self) -> &str;
     fn model(&self) -> &str;
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>)
-        -> Result<Message, CallError>;
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError>;
     /// Whether `summarize` may upload the PDF itself (Anthropic only).
     fn uploads_pdf(&self) -> bool {
         false
@@ -240,18 +234,16 @@ impl<T: Exchange> ChatProvider for T {
             // Only public papers ever reach summarize(), which is what makes
             // uploading the PDF to a cloud provider safe by construction.
             SummarySource::Pdf(path) if self.uploads_pdf() => {
-                let bytes = std::fs::read(path).map_err(|e| {
-                    LlmError::config(format!("could not read PDF {}: {e}", path.display()))
-                })?;
+                let bytes = std::fs::read(path)
+                    .map_err(|e| LlmError::config(format!("could not read PDF {}: {e}", path.display())))?;
                 (prompt, Some(bytes))
             }
             SummarySource::Pdf(path) => {
                 let convert = self.pdf_to_text().ok_or_else(|| {
                     LlmError::config("PDF summaries need the PDF converter, which is not available in this build")
                 })?;
-                let text = convert(path).map_err(|e| {
-                    LlmError::config(format!("could not convert {} to text: {e}", path.display()))
-                })?;
+                let text = convert(path)
+                    .map_err(|e| LlmError::config(format!("could not convert {} to text: {e}", path.display())))?;
                 cancel::check(cancel)?;
                 (format!("{prompt}\n\n{text}"), None)
             }
@@ -344,16 +336,9 @@ impl<T: Exchange> ChatProvider for T {
         }
     }
 
-    fn describe_image(
-        &self,
-        image: &[u8],
-        context: &str,
-        cancel: Option<&CancelToken>,
-    ) -> Result<String, CallError> {
+    fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&CancelToken>) -> Result<String, CallError> {
         cancel::check(cancel)?;
-        let messages = [Message::user(
-            FIGURE_CAPTION_PROMPT.replace("{context}", context),
-        )];
+        let messages = [Message::user(FIGURE_CAPTION_PROMPT.replace("{context}", context))];
         let reply = self.exchange(
             &Turn {
                 messages: &messages,

@@ -73,10 +73,7 @@ mod tests {
     #[test]
     fn longest_secret_wins() {
         let secrets = vec!["12345678".to_string(), "12345678abcdefgh".to_string()];
-        assert_eq!(
-            redact_with("x 12345678abcdefgh y", &secrets),
-            "x [REDACTED] y"
-        );
+        assert_eq!(redact_with("x 12345678abcdefgh y", &secrets), "x [REDACTED] y");
     }
 
     #[test]
@@ -88,10 +85,7 @@ mod tests {
 
     #[test]
     fn public_entry_point_uses_configured_list() {
-        let out = redact_secrets(
-            "token=configured-secret-value",
-            &["configured-secret-value".into()],
-        );
+        let out = redact_secrets("token=configured-secret-value", &["configured-secret-value".into()]);
         assert_eq!(out, "token=[REDACTED]");
     }
 }

@@ -89,20 +89,11 @@ impl std::fmt::Debug for LlmSettings {
             .field("provider", &self.provider)
             .field("ollama_host", &self.ollama_host)
             .field("ollama_model", &self.ollama_model)
-            .field(
-                "anthropic_api_key",
-                &self.anthropic_api_key.as_ref().map(|_| "<set>"),
-            )
+            .field("anthropic_api_key", &self.anthropic_api_key.as_ref().map(|_| "<set>"))
             .field("anthropic_model", &self.anthropic_model)
-            .field(
-                "openrouter_api_key",
-                &self.openrouter_api_key.as_ref().map(|_| "<set>"),
-            )
+            .field("openrouter_api_key", &self.openrouter_api_key.as_ref().map(|_| "<set>"))
             .field("openrouter_model", &self.openrouter_model)
-            .field(
-                "servers",
-                &self.servers.iter().map(|s| &s.name).collect::<Vec<_>>(),
-            )
+            .field("servers", &self.servers.iter().map(|s| &s.name).collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }

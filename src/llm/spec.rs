@@ -99,11 +99,7 @@ pub fn resolve_model(spec: &ModelSpec, settings: &LlmSettings) -> Result<String,
 }
 
 fn unknown_provider(name: &str, settings: &LlmSettings) -> LlmError {
-    let mut known = vec![
-        "ollama".to_string(),
-        "anthropic".into(),
-        "openrouter".into(),
-    ];
+    let mut known = vec!["ollama".to_string(), "anthropic".into(), "openrouter".into()];
     known.extend(settings.servers.iter().map(|s| s.name.clone()));
     LlmError::config(format!(
         "unknown provider `{name}` — expected one of: {}",
@@ -112,10 +108,7 @@ fn unknown_provider(name: &str, settings: &LlmSettings) -> LlmError {
 }
 
 /// Builds the provider for `spec`.
-pub fn make_provider(
-    spec: &str,
-    settings: &LlmSettings,
-) -> Result<Box<dyn ChatProvider>, LlmError> {
+pub fn make_provider(spec: &str, settings: &LlmSettings) -> Result<Box<dyn ChatProvider>, LlmError> {
     let parsed = ModelSpec::parse(spec);
     let model = resolve_model(&parsed, settings)?;
     match parsed.provider.as_str() {
@@ -145,9 +138,7 @@ pub fn make_provider(
             Ok(Box::new(OpenAiCompatProvider::openrouter(settings, &model)))
         }
         other => match settings.server(other) {
-            Some(server) => Ok(Box::new(OpenAiCompatProvider::server(
-                settings, server, &model,
-            ))),
+            Some(server) => Ok(Box::new(OpenAiCompatProvider::server(settings, server, &model))),
             None => Err(unknown_provider(other, settings)),
         },
     }
@@ -203,10 +194,7 @@ mod tests {
                 model: Some("qwen3-vl:30b".into())
             }
         );
-        assert_eq!(
-            ModelSpec::parse("openrouter:a/b-1.5").model.as_deref(),
-            Some("a/b-1.5")
-        );
+        assert_eq!(ModelSpec::parse("openrouter:a/b-1.5").model.as_deref(), Some("a/b-1.5"));
         assert_eq!(ModelSpec::parse("anthropic").model, None);
         assert_eq!(
             ModelSpec::parse("ollama:qwen3-vl:30b").to_string(),
@@ -225,10 +213,7 @@ mod tests {
             is_cloud_provider("liar", &s),
             "local=true on a non-loopback host is cloud"
         );
-        assert!(
-            is_cloud_provider("remote", &s),
-            "loopback without local=true is cloud"
-        );
+        assert!(is_cloud_provider("remote", &s), "loopback without local=true is cloud");
         assert!(is_cloud_provider("anthropic", &s));
         assert!(is_cloud_provider("openrouter:x/y", &s));
         assert!(is_cloud_provider("brand-new-thing", &s));
@@ -237,10 +222,7 @@ mod tests {
 
     #[test]
     fn url_hosts() {
-        assert_eq!(
-            url_host("http://user:pw@LocalHost:80/x").as_deref(),
-            Some("localhost")
-        );
+        assert_eq!(url_host("http://user:pw@LocalHost:80/x").as_deref(), Some("localhost"));
         assert_eq!(url_host("https://[::1]/v1").as_deref(), Some("::1"));
         assert!(is_loopback_host("127.0.0.2"));
         assert!(!is_loopback_host("10.0.0.1"));
@@ -263,9 +245,6 @@ mod tests {
         assert!(err.contains("ANTHROPIC_API_KEY is not set"));
         assert!(make_provider("nope", &s).is_err());
         let p = make_provider("ollama", &s);
-        assert_eq!(
-            p.map(|p| p.model().to_string()).ok().as_deref(),
-            Some("qwen3-vl:30b")
-        );
+        assert_eq!(p.map(|p| p.model().to_string()).ok().as_deref(), Some("qwen3-vl:30b"));
     }
 }

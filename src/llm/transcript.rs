@@ -77,11 +77,7 @@ impl Message {
 
     pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.content.iter().filter_map(|b| match b {
-            Block::ToolCall {
-                id,
-                name,
-                arguments,
-            } => Some((id.as_str(), name.as_str(), arguments)),
+            Block::ToolCall { id, name, arguments } => Some((id.as_str(), name.as_str(), arguments)),
             _ => None,
         })
     }
@@ -89,25 +85,17 @@ impl Message {
 
 /// Whether an opaque block may be replayed to `provider`/`model`: only on an
 /// exact match, because it is meaningless (or rejected) anywhere else.
-pub fn opaque_matches(
-    block_provider: &str,
-    block_model: &str,
-    provider: &str,
-    model: &str,
-) -> bool {
+pub fn opaque_matches(block_provider: &str, block_model: &str, provider: &str, model: &str) -> bool {
     block_provider == provider && block_model == model
 }
 
 /// Name of the tool a call id belongs to, searched across the transcript.
 /// Needed by wires that key results by tool name (Ollama).
 pub fn tool_name_for(messages: &[Message], call_id: &str) -> Option<String> {
-    messages
-        .iter()
-        .flat_map(|m| m.content.iter())
-        .find_map(|b| match b {
-            Block::ToolCall { id, name, .. } if id == call_id => Some(name.clone()),
-            _ => None,
-        })
+    messages.iter().flat_map(|m| m.content.iter()).find_map(|b| match b {
+        Block::ToolCall { id, name, .. } if id == call_id => Some(name.clone()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -140,12 +128,8 @@ mod tests {
         assert_eq!(v["content"][2]["type"], "provider_opaque");
         let back: Message = serde_json::from_value(v).unwrap_or_else(|_| Message::user(""));
         assert_eq!(back, m);
-        let r: Block = serde_json::from_value(
-            json!({"type":"tool_result","tool_call_id":"c1","content":"ok"}),
-        )
-        .unwrap_or(Block::Text {
-            text: String::new(),
-        });
+        let r: Block = serde_json::from_value(json!({"type":"tool_result","tool_call_id":"c1","content":"ok"}))
+            .unwrap_or(Block::Text { text: String::new() });
         assert_eq!(
             r,
             Block::ToolResult {

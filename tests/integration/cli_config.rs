@@ -163,3 +163,30 @@ fn completions_for_each_shell() {
         assert!(r.stdout.contains("runtime"), "{shell}");
     }
 }
+
+#[test]
+fn models_lists_the_catalogue_marked_local_or_cloud_without_network() {
+    let sb = Sandbox::new();
+    sb.write_config(
+        "[chat]\nprovider = \"ollama:qwen3:8b\"\n[models]\nollama = [\"qwen3:8b\"]\nanthropic = [\"claude-x\"]\n\
+         [servers.lms]\nbase_url = \"http://127.0.0.1:1234/v1\"\nmodel = \"local-m\"\nlocal = true\n",
+    );
+    let mut c = sb.jarvis();
+    c.args(["models", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let find = |spec: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["spec"] == spec)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(find("ollama:qwen3:8b")["local"], true);
+    assert_eq!(find("ollama:qwen3:8b")["current"], true);
+    assert_eq!(find("anthropic:claude-x")["local"], false);
+    assert_eq!(find("anthropic:claude-x")["credentials"], false);
+    assert_eq!(find("lms:local-m")["local"], true);
+}

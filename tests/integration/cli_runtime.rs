@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::support::{run, Sandbox};
 
-const PIECES: &[&str] = &["pdfium"];
+const PIECES: &[&str] = &["onnxruntime + embedding model", "pdfium"];
 
 fn check_json(sb: &Sandbox, bin: Option<&Path>) -> (i32, serde_json::Value, String) {
     let mut c = match bin {
@@ -108,4 +108,19 @@ fn the_binary_alone_in_an_empty_directory_passes() {
     assert_eq!(next_to_bin.len(), 1);
     // And HOME was left alone too.
     assert_eq!(std::fs::read_dir(sb.home()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_broken_configured_onnxruntime_fails_clearly_and_pdfium_still_checks() {
+    let sb = Sandbox::new();
+    let junk = sb.dir.path().join("libonnxruntime.so");
+    std::fs::write(&junk, b"\x7fELF not really").unwrap();
+    let mut c = sb.jarvis();
+    c.args(["runtime", "check", "--json"]).env("JARVIS_ORT_LIB", &junk);
+    let r = run(c);
+    assert_ne!(r.code, 0);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(piece(&v, "onnxruntime + embedding model")["ok"], false);
+    assert_eq!(piece(&v, "pdfium")["ok"], true);
+    assert!(r.stderr.contains("libonnxruntime.so"), "{}", r.stderr);
 }

@@ -36,10 +36,7 @@ pub enum End {
     Drop,
     /// Keep the connection open, sending `trickle` every `every` (if any),
     /// and report when the client closes it.
-    Hang {
-        trickle: Option<String>,
-        every: Duration,
-    },
+    Hang { trickle: Option<String>, every: Duration },
 }
 
 #[derive(Debug, Clone)]
@@ -78,9 +75,7 @@ impl Reply {
     pub fn with_end(self, new_end: End) -> Reply {
         match self {
             Reply::Stream {
-                content_type,
-                chunks,
-                ..
+                content_type, chunks, ..
             } => Reply::Stream {
                 content_type,
                 chunks,
@@ -117,21 +112,13 @@ impl FakeServer {
         thread::spawn(move || {
             for (n, stream) in listener.incoming().enumerate() {
                 let Ok(stream) = stream else { break };
-                let reply = replies
-                    .get(n)
-                    .or(replies.last())
-                    .cloned()
-                    .expect("at least one reply");
+                let reply = replies.get(n).or(replies.last()).cloned().expect("at least one reply");
                 let recorded = recorded.clone();
                 let closed_tx = closed_tx.clone();
                 thread::spawn(move || serve(stream, reply, &recorded, &closed_tx));
             }
         });
-        FakeServer {
-            url,
-            requests,
-            closed,
-        }
+        FakeServer { url, requests, closed }
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -175,23 +162,14 @@ fn write_chunk(stream: &mut TcpStream, data: &str) -> std::io::Result<()> {
     stream.flush()
 }
 
-fn serve(
-    mut stream: TcpStream,
-    reply: Reply,
-    recorded: &Mutex<Vec<Recorded>>,
-    closed: &Sender<Instant>,
-) {
+fn serve(mut stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>, closed: &Sender<Instant>) {
     let Some(req) = read_request(&mut stream) else {
         return;
     };
     recorded.lock().expect("lock").push(req);
     match reply {
         Reply::Silent => hang(&mut stream, None, Duration::from_secs(60), closed),
-        Reply::Status {
-            status,
-            headers,
-            body,
-        } => {
+        Reply::Status { status, headers, body } => {
             let mut head = format!(
                 "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
                 body.len()
@@ -224,9 +202,7 @@ fn serve(
                 End::Drop => {
                     let _ = stream.shutdown(Shutdown::Both);
                 }
-                End::Hang { trickle, every } => {
-                    hang(&mut stream, trickle.as_deref(), every, closed)
-                }
+                End::Hang { trickle, every } => hang(&mut stream, trickle.as_deref(), every, closed),
             }
         }
     }
@@ -245,11 +221,7 @@ fn hang(stream: &mut TcpStream, trickle: Option<&str>, every: Duration, closed: 
                 return;
             }
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
             Err(_) => {
                 let _ = closed.send(Instant::now());
                 return;

@@ -83,7 +83,12 @@ impl Wire {
         match self {
             Wire::OpenRouter => parts
                 .iter()
-                .map(|p| sse(None, &json!({"model":"acme/model-1","choices":[{"index":0,"delta":{"content":p}}]})))
+                .map(|p| {
+                    sse(
+                        None,
+                        &json!({"model":"acme/model-1","choices":[{"index":0,"delta":{"content":p}}]}),
+                    )
+                })
                 .collect(),
             Wire::Anthropic => {
                 let mut v = vec![
@@ -103,7 +108,12 @@ impl Wire {
             }
             Wire::Ollama => parts
                 .iter()
-                .map(|p| format!("{}\n", json!({"model":"qwen3-vl:30b","message":{"role":"assistant","content":p},"done":false})))
+                .map(|p| {
+                    format!(
+                        "{}\n",
+                        json!({"model":"qwen3-vl:30b","message":{"role":"assistant","content":p},"done":false})
+                    )
+                })
                 .collect(),
         }
     }
@@ -111,10 +121,7 @@ impl Wire {
     pub fn finish(self, stop: &str) -> Vec<String> {
         match self {
             Wire::OpenRouter => vec![
-                sse(
-                    None,
-                    &json!({"choices":[{"index":0,"delta":{},"finish_reason":stop}]}),
-                ),
+                sse(None, &json!({"choices":[{"index":0,"delta":{},"finish_reason":stop}]})),
                 sse(
                     None,
                     &json!({"model":"acme/model-1-served","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"cost":0.0125}}),
@@ -156,8 +163,11 @@ impl Wire {
         match self {
             Wire::OpenRouter => {
                 for (i, (id, name, _)) in calls.iter().enumerate() {
-                    chunks.push(sse(None, &json!({"choices":[{"index":0,"delta":{"tool_calls":[
-                        {"index":i,"id":id,"type":"function","function":{"name":name,"arguments":""}}]}}]})));
+                    chunks.push(sse(
+                        None,
+                        &json!({"choices":[{"index":0,"delta":{"tool_calls":[
+                        {"index":i,"id":id,"type":"function","function":{"name":name,"arguments":""}}]}}]}),
+                    ));
                 }
                 for r in 0..rounds {
                     for (i, (_, _, pieces)) in calls.iter().enumerate() {

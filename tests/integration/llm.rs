@@ -5,8 +5,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use jarvis::llm::{
-    make_provider, Block, CallError, CancelToken, ChatProvider, ErrorKind, LlmSettings, Message,
-    Role, SummarySource, ToolCall, ToolError, ToolOutcome, ToolSpec, TurnEnd,
+    make_provider, Block, CallError, CancelToken, ChatProvider, ErrorKind, LlmSettings, Message, Role, SummarySource,
+    ToolCall, ToolError, ToolOutcome, ToolSpec, TurnEnd,
 };
 use serde_json::{json, Value};
 
@@ -87,10 +87,7 @@ fn single_tool_call_round_trip() {
         match wire {
             Wire::OpenRouter => {
                 assert_eq!(wire_msgs[0]["role"], "system");
-                let tool = wire_msgs
-                    .iter()
-                    .find(|m| m["role"] == "tool")
-                    .expect("tool msg");
+                let tool = wire_msgs.iter().find(|m| m["role"] == "tool").expect("tool msg");
                 assert_eq!(tool["tool_call_id"], "call_1");
                 assert_eq!(second["tools"][0]["function"]["name"], "search_kb");
             }
@@ -101,10 +98,7 @@ fn single_tool_call_round_trip() {
                 assert_eq!(second["tools"][0]["input_schema"]["type"], "object");
             }
             Wire::Ollama => {
-                let tool = wire_msgs
-                    .iter()
-                    .find(|m| m["role"] == "tool")
-                    .expect("tool msg");
+                let tool = wire_msgs.iter().find(|m| m["role"] == "tool").expect("tool msg");
                 assert_eq!(tool["tool_name"], "search_kb");
                 assert_eq!(
                     wire_msgs[2]["tool_calls"][0]["function"]["arguments"],
@@ -124,11 +118,7 @@ fn interleaved_tool_calls_split_across_chunks_do_not_bleed() {
                 "search_kb",
                 vec!["{\"qu", "ery\": \"al", "pha\", \"k\"", ": 3}"],
             ),
-            (
-                "call_b",
-                "read_file",
-                vec!["{\"pa", "th\": \"notes/b", "eta.md\"}"],
-            ),
+            ("call_b", "read_file", vec!["{\"pa", "th\": \"notes/b", "eta.md\"}"]),
             ("call_c", "kb_stats", vec!["{", "}"]),
         ];
         let server = FakeServer::start(vec![wire.tool_calls(&calls), wire.text(&["done"])]);
@@ -139,11 +129,7 @@ fn interleaved_tool_calls_split_across_chunks_do_not_bleed() {
             seen.push((c.name.clone(), c.arguments.clone(), c.id.clone()));
             Ok(ToolOutcome::ok(format!("result of {}", c.name)))
         };
-        let tools = [
-            tool_spec("search_kb"),
-            tool_spec("read_file"),
-            tool_spec("kb_stats"),
-        ];
+        let tools = [tool_spec("search_kb"), tool_spec("read_file"), tool_spec("kb_stats")];
         let end = p
             .agentic_turn(&mut messages, &tools, &mut dispatch, "", None)
             .expect("turn");
@@ -165,10 +151,7 @@ fn interleaved_tool_calls_split_across_chunks_do_not_bleed() {
         assert_eq!(messages[2].content.len(), 3);
         if let Wire::Anthropic = wire {
             let body = &server.requests()[1].body;
-            assert_eq!(
-                body["messages"][2]["content"].as_array().map(Vec::len),
-                Some(3)
-            );
+            assert_eq!(body["messages"][2]["content"].as_array().map(Vec::len), Some(3));
         }
     }
 }
@@ -190,11 +173,9 @@ fn thinking_is_kept_opaque_and_replayed_only_to_the_same_model() {
             .content
             .iter()
             .find_map(|b| match b {
-                Block::ProviderOpaque {
-                    provider,
-                    model,
-                    data,
-                } => Some((provider.clone(), model.clone(), data.clone())),
+                Block::ProviderOpaque { provider, model, data } => {
+                    Some((provider.clone(), model.clone(), data.clone()))
+                }
                 _ => None,
             })
             .expect("opaque block");
@@ -222,14 +203,10 @@ fn openrouter_usage_is_accumulated_per_served_model_and_others_report_none() {
     let server = FakeServer::start(vec![Wire::OpenRouter.text(&["a"])]);
     let p = Wire::OpenRouter.provider(&server);
     assert_eq!(p.pop_usage(), None, "no fabricated zero before any request");
-    p.complete(&[Message::user("x")], 10, None, None)
-        .expect("1");
-    p.complete(&[Message::user("y")], 10, None, None)
-        .expect("2");
+    p.complete(&[Message::user("x")], 10, None, None).expect("1");
+    p.complete(&[Message::user("y")], 10, None, None).expect("2");
     let usage = p.pop_usage().expect("usage");
-    let cost = usage
-        .get("acme/model-1-served")
-        .expect("keyed by served model");
+    let cost = usage.get("acme/model-1-served").expect("keyed by served model");
     assert_eq!(cost.requests, 2);
     assert!((cost.usd - 0.025).abs() < 1e-9);
     assert_eq!(p.pop_usage(), None, "pop resets");
@@ -237,8 +214,7 @@ fn openrouter_usage_is_accumulated_per_served_model_and_others_report_none() {
     for wire in [Wire::Anthropic, Wire::Ollama] {
         let server = FakeServer::start(vec![wire.text(&["a"])]);
         let p = wire.provider(&server);
-        p.complete(&[Message::user("x")], 10, None, None)
-            .expect("complete");
+        p.complete(&[Message::user("x")], 10, None, None).expect("complete");
         assert_eq!(p.pop_usage(), None, "{wire:?} reports no money");
     }
 }
@@ -250,8 +226,7 @@ fn openrouter_request_carries_preferences_and_no_leaderboard_headers() {
     settings.openrouter_only = vec!["deepinfra".into()];
     let p = make_provider("openrouter:vendor/model-x.5", &settings).expect("provider");
     assert_eq!(p.model(), "vendor/model-x.5");
-    p.complete(&[Message::user("x")], 10, None, None)
-        .expect("complete");
+    p.complete(&[Message::user("x")], 10, None, None).expect("complete");
     let req = &server.requests()[0];
     assert_eq!(
         req.body["provider"],
@@ -284,10 +259,7 @@ fn http_errors_are_classified_with_actionable_messages() {
                 },
                 ErrorKind::RateLimit,
             ),
-            (
-                Reply::status(500, r#"{"error":{"message":"boom"}}"#),
-                ErrorKind::Server,
-            ),
+            (Reply::status(500, r#"{"error":{"message":"boom"}}"#), ErrorKind::Server),
         ];
         for (reply, kind) in cases {
             let server = FakeServer::start(vec![reply]);
@@ -298,10 +270,7 @@ fn http_errors_are_classified_with_actionable_messages() {
                 assert_eq!(err.retry_after(), Some(Duration::from_secs(7)));
             }
             if let (Wire::Ollama, ErrorKind::ModelNotFound) = (wire, kind) {
-                assert!(
-                    err.to_string().contains("ollama pull qwen3-vl:30b"),
-                    "{err}"
-                );
+                assert!(err.to_string().contains("ollama pull qwen3-vl:30b"), "{err}");
             }
             if kind == ErrorKind::Auth && !matches!(wire, Wire::Ollama) {
                 assert!(err.to_string().contains("API_KEY"), "{err}");
@@ -314,29 +283,19 @@ fn http_errors_are_classified_with_actionable_messages() {
 fn stream_faults_are_classified() {
     for wire in WIRES {
         let malformed = FakeServer::start(vec![wire.malformed()]);
-        let err =
-            llm_error(
-                wire.provider(&malformed)
-                    .complete(&[Message::user("x")], 10, None, None),
-            );
+        let err = llm_error(
+            wire.provider(&malformed)
+                .complete(&[Message::user("x")], 10, None, None),
+        );
         assert_eq!(err.kind(), ErrorKind::Server, "{wire:?}: {err}");
         assert!(err.to_string().contains("malformed"), "{err}");
 
-        let dropped = FakeServer::start(vec![wire
-            .reply(wire.text_events(&["par", "tial"]))
-            .with_end(End::Drop)]);
-        let err =
-            llm_error(
-                wire.provider(&dropped)
-                    .complete(&[Message::user("x")], 10, None, None),
-            );
+        let dropped = FakeServer::start(vec![wire.reply(wire.text_events(&["par", "tial"])).with_end(End::Drop)]);
+        let err = llm_error(wire.provider(&dropped).complete(&[Message::user("x")], 10, None, None));
         assert_eq!(err.kind(), ErrorKind::Network, "{wire:?}: {err}");
 
         let empty = FakeServer::start(vec![wire.reply(vec![])]);
-        let err = llm_error(
-            wire.provider(&empty)
-                .complete(&[Message::user("x")], 10, None, None),
-        );
+        let err = llm_error(wire.provider(&empty).complete(&[Message::user("x")], 10, None, None));
         assert_eq!(err.kind(), ErrorKind::Server, "{wire:?}: {err}");
         assert!(err.to_string().contains("empty"), "{err}");
     }
@@ -368,21 +327,18 @@ fn stop_closes_a_slow_stream_within_100ms_and_leaves_the_transcript_unchanged() 
                 "{}\n",
                 json!({"message":{"role":"assistant","content":"."},"done":false})
             ),
-            Wire::OpenRouter => sse(
-                None,
-                &json!({"choices":[{"index":0,"delta":{"content":"."}}]}),
-            ),
+            Wire::OpenRouter => sse(None, &json!({"choices":[{"index":0,"delta":{"content":"."}}]})),
             Wire::Anthropic => sse(
                 Some("content_block_delta"),
                 &json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"."}}),
             ),
         };
-        let server = FakeServer::start(vec![wire
-            .reply(wire.text_events(&["thinking slowly"]))
-            .with_end(End::Hang {
+        let server = FakeServer::start(vec![wire.reply(wire.text_events(&["thinking slowly"])).with_end(
+            End::Hang {
                 trickle: Some(trickle),
                 every: Duration::from_millis(400),
-            })]);
+            },
+        )]);
         let provider: Arc<dyn ChatProvider> = Arc::from(wire.provider(&server));
         let token = CancelToken::new();
         let original = vec![
@@ -408,8 +364,7 @@ fn stop_closes_a_slow_stream_within_100ms_and_leaves_the_transcript_unchanged() 
         thread::sleep(Duration::from_millis(150));
         let stopped_at = Instant::now();
         token.stop();
-        let (result, messages, ended_at) =
-            rx.recv_timeout(Duration::from_secs(5)).expect("turn ended");
+        let (result, messages, ended_at) = rx.recv_timeout(Duration::from_secs(5)).expect("turn ended");
         let latency = ended_at.duration_since(stopped_at);
         let closed_at = server
             .closed
@@ -417,14 +372,8 @@ fn stop_closes_a_slow_stream_within_100ms_and_leaves_the_transcript_unchanged() 
             .expect("server saw the close");
         let close_latency = closed_at.saturating_duration_since(stopped_at);
         println!("{wire:?}: turn ended {latency:?} after stop(); server saw close after {close_latency:?}");
-        assert!(
-            matches!(result, Err(CallError::Cancelled(_))),
-            "{wire:?}: {result:?}"
-        );
-        assert!(
-            latency < Duration::from_millis(100),
-            "{wire:?}: {latency:?}"
-        );
+        assert!(matches!(result, Err(CallError::Cancelled(_))), "{wire:?}: {result:?}");
+        assert!(latency < Duration::from_millis(100), "{wire:?}: {latency:?}");
         assert!(
             close_latency < Duration::from_millis(500),
             "{wire:?}: {close_latency:?}"
@@ -458,11 +407,7 @@ fn stop_between_tool_rounds_sends_nothing_further() {
         );
         assert!(matches!(r, Err(CallError::Cancelled(_))));
         assert_eq!(messages, vec![Message::user("q")]);
-        assert_eq!(
-            server.requests().len(),
-            1,
-            "{wire:?}: nothing sent after stop()"
-        );
+        assert_eq!(server.requests().len(), 1, "{wire:?}: nothing sent after stop()");
         // A stopped token refuses to start a request at all.
         let r = p.complete(&[Message::user("x")], 5, None, Some(&token));
         assert!(matches!(r, Err(CallError::Cancelled(_))));
@@ -481,20 +426,10 @@ fn privacy_stop_ends_the_loop_and_drops_the_orphaned_assistant_message() {
         let mut messages = vec![Message::user("read my private note")];
         let mut dispatch = |_: &ToolCall| Err(ToolError::Privacy("That note is private.".into()));
         let end = p
-            .agentic_turn(
-                &mut messages,
-                &[tool_spec("read_file")],
-                &mut dispatch,
-                "",
-                None,
-            )
+            .agentic_turn(&mut messages, &[tool_spec("read_file")], &mut dispatch, "", None)
             .expect("turn");
         assert_eq!(end, TurnEnd::PrivacyStop("That note is private.".into()));
-        assert_eq!(
-            messages,
-            vec![Message::user("read my private note")],
-            "{wire:?}"
-        );
+        assert_eq!(messages, vec![Message::user("read my private note")], "{wire:?}");
         assert_eq!(server.requests().len(), 1, "no further LLM calls");
     }
 }
@@ -537,10 +472,7 @@ fn conversation_moves_between_providers_dropping_foreign_opaque_blocks() {
             !body.contains("secret reasoning"),
             "request {i} leaked a foreign opaque block: {body}"
         );
-        assert!(
-            body.contains("Paris."),
-            "history carried over in request {i}"
-        );
+        assert!(body.contains("Paris."), "history carried over in request {i}");
     }
     assert!(reqs[3].body["messages"].to_string().contains("Marseille."));
     assert_eq!(messages.len(), 8);
@@ -563,24 +495,23 @@ impl std::io::Write for LogBuf {
 
 #[test]
 fn keys_echoed_by_the_server_never_reach_the_error_or_the_log() {
-    for (wire, key) in [
-        (Wire::OpenRouter, OPENROUTER_KEY),
-        (Wire::Anthropic, ANTHROPIC_KEY),
-    ] {
+    for (wire, key) in [(Wire::OpenRouter, OPENROUTER_KEY), (Wire::Anthropic, ANTHROPIC_KEY)] {
         let echo = format!(r#"{{"error":{{"message":"invalid api key {key} for this account"}}}}"#);
         let mid_stream = {
             let mut chunks = wire.text_events(&["x"]);
             chunks.push(match wire {
-                Wire::Anthropic => sse(Some("error"), &json!({"type":"error","error":{"type":"api_error","message":format!("key {key} broke")}})),
-                _ => sse(None, &json!({"error":{"code":500,"message":format!("key {key} broke")}})),
+                Wire::Anthropic => sse(
+                    Some("error"),
+                    &json!({"type":"error","error":{"type":"api_error","message":format!("key {key} broke")}}),
+                ),
+                _ => sse(
+                    None,
+                    &json!({"error":{"code":500,"message":format!("key {key} broke")}}),
+                ),
             });
             wire.reply(chunks)
         };
-        for reply in [
-            Reply::status(401, &echo),
-            Reply::status(500, &echo),
-            mid_stream,
-        ] {
+        for reply in [Reply::status(401, &echo), Reply::status(500, &echo), mid_stream] {
             let server = FakeServer::start(vec![reply]);
             let p = wire.provider(&server);
             let log = LogBuf::default();
@@ -594,16 +525,10 @@ fn keys_echoed_by_the_server_never_reach_the_error_or_the_log() {
                 llm_error(p.complete(&[Message::user("x")], 10, None, None))
             });
             let logged = String::from_utf8_lossy(&log.0.lock().expect("lock")).to_string();
-            assert!(
-                !err.to_string().contains(key),
-                "{wire:?} error leaked the key: {err}"
-            );
+            assert!(!err.to_string().contains(key), "{wire:?} error leaked the key: {err}");
             assert!(err.to_string().contains("[REDACTED]"), "{err}");
             assert!(!logged.is_empty(), "the failure was logged");
-            assert!(
-                !logged.contains(key),
-                "{wire:?} log leaked the key: {logged}"
-            );
+            assert!(!logged.contains(key), "{wire:?} log leaked the key: {logged}");
         }
     }
 }
@@ -614,10 +539,7 @@ fn images_and_documents_reach_each_wire_in_its_own_shape() {
     for wire in WIRES {
         let server = FakeServer::start(vec![wire.text(&["a chart"])]);
         let p = wire.provider(&server);
-        assert_eq!(
-            p.describe_image(&png, "My Paper", None).expect("caption"),
-            "a chart"
-        );
+        assert_eq!(p.describe_image(&png, "My Paper", None).expect("caption"), "a chart");
         let body = &server.requests()[0].body;
         let last = body["messages"]
             .as_array()
@@ -647,12 +569,9 @@ fn images_and_documents_reach_each_wire_in_its_own_shape() {
     // Others convert locally through the hook and send text only.
     let server = FakeServer::start(vec![Wire::OpenRouter.text(&["summary"])]);
     let mut settings = settings_for(&server.url);
-    settings.pdf_to_text = Some(Arc::new(|_: &std::path::Path| {
-        Ok("CONVERTED BODY".to_string())
-    }));
+    settings.pdf_to_text = Some(Arc::new(|_: &std::path::Path| Ok("CONVERTED BODY".to_string())));
     let p = make_provider("openrouter", &settings).expect("provider");
-    p.summarize("T", &SummarySource::Pdf(pdf), 500, None)
-        .expect("summary");
+    p.summarize("T", &SummarySource::Pdf(pdf), 500, None).expect("summary");
     let sent = server.requests()[0].body["messages"].to_string();
     assert!(sent.contains("CONVERTED BODY") && !sent.contains("base64"));
 }
@@ -660,12 +579,10 @@ fn images_and_documents_reach_each_wire_in_its_own_shape() {
 #[test]
 fn a_silent_stream_times_out_with_a_timeout_error() {
     for wire in WIRES {
-        let server = FakeServer::start(vec![wire.reply(wire.text_events(&["start"])).with_end(
-            End::Hang {
-                trickle: None,
-                every: Duration::from_secs(60),
-            },
-        )]);
+        let server = FakeServer::start(vec![wire.reply(wire.text_events(&["start"])).with_end(End::Hang {
+            trickle: None,
+            every: Duration::from_secs(60),
+        })]);
         let mut settings = settings_for(&server.url);
         settings.request_timeout = Duration::from_millis(200);
         let p = make_provider(wire.spec(), &settings).expect("provider");
@@ -719,10 +636,7 @@ fn stop_interrupts_a_request_still_waiting_for_its_first_byte() {
         let (result, ended_at) = rx.recv_timeout(Duration::from_secs(5)).expect("ended");
         let latency = ended_at.duration_since(stopped_at);
         println!("{wire:?}: waiting-for-headers turn ended {latency:?} after stop()");
-        assert!(
-            matches!(result, Err(CallError::Cancelled(_))),
-            "{wire:?}: {result:?}"
-        );
+        assert!(matches!(result, Err(CallError::Cancelled(_))), "{wire:?}: {result:?}");
         assert!(latency < Duration::from_millis(100));
         server
             .closed

@@ -93,11 +93,7 @@ impl AnthropicProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(
-        &self,
-        body: &Value,
-        cancel: Option<&CancelToken>,
-    ) -> Result<AnthropicStream, CallError> {
+    fn request(&self, body: &Value, cancel: Option<&CancelToken>) -> Result<AnthropicStream, CallError> {
         cancel::check(cancel)?;
         let url = super::join_url(&self.base_url, "v1/messages");
         let headers = [
@@ -131,19 +127,14 @@ impl Exchange for AnthropicProvider {
         &self.model
     }
 
-    fn exchange(
-        &self,
-        turn: &Turn<'_>,
-        cancel: Option<&CancelToken>,
-    ) -> Result<Message, CallError> {
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError> {
         let body = self.body(turn);
         let acc = self.request(&body, cancel)?;
         let mut converted = from_anthropic(&[acc.message()], &self.model);
         converted.pop().ok_or_else(|| {
-            self.errors()
-                .read(super::ReadFailure::Fault(StreamFault::Malformed(
-                    "no assistant message".into(),
-                )))
+            self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(
+                "no assistant message".into(),
+            )))
         })
     }
 

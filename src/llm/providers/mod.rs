@@ -9,9 +9,7 @@ pub mod openai_compat;
 use serde_json::Value;
 
 use crate::llm::cancel::{self, CancelToken, TurnCancelled};
-use crate::llm::error::{
-    classify_status, error_detail, CallError, ErrorKind, LlmError, StatusContext,
-};
+use crate::llm::error::{classify_status, error_detail, CallError, ErrorKind, LlmError, StatusContext};
 use crate::llm::http::{StatusFailure, StreamBody, TransportFailure};
 use crate::llm::redact::redact_secrets;
 use crate::llm::sse::{ndjson_line, SseEvent, SseParser};
@@ -161,9 +159,7 @@ impl ErrorContext<'_> {
     pub fn status(&self, f: StatusFailure) -> CallError {
         let detail = error_detail(&f.body);
         let lower = detail.to_ascii_lowercase();
-        if self.is_ollama
-            && (f.status == 404 || (lower.contains("model") && lower.contains("not found")))
-        {
+        if self.is_ollama && (f.status == 404 || (lower.contains("model") && lower.contains("not found"))) {
             return self.wrap(LlmError::ModelNotFound {
                 provider: self.provider.to_string(),
                 model: self.model.to_string(),
@@ -202,10 +198,7 @@ impl ErrorContext<'_> {
             ReadFailure::Fault(StreamFault::Malformed(detail)) => self.wrap(LlmError::Server {
                 provider: self.provider.to_string(),
                 status: None,
-                message: format!(
-                    "{} sent a malformed stream event: {detail} — try again",
-                    self.label
-                ),
+                message: format!("{} sent a malformed stream event: {detail} — try again", self.label),
             }),
             ReadFailure::Fault(StreamFault::ServiceError { status, detail }) => match status {
                 Some(s) => self.status(StatusFailure {
@@ -237,9 +230,5 @@ impl ErrorContext<'_> {
 
 /// A `base + path` join that tolerates a trailing slash on the base.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
-    format!(
-        "{}/{}",
-        base.trim_end_matches('/'),
-        path.trim_start_matches('/')
-    )
+    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
 }

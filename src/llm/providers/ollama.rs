@@ -72,11 +72,7 @@ impl OllamaProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(
-        &self,
-        body: &Value,
-        cancel: Option<&CancelToken>,
-    ) -> Result<OllamaStream, CallError> {
+    fn request(&self, body: &Value, cancel: Option<&CancelToken>) -> Result<OllamaStream, CallError> {
         cancel::check(cancel)?;
         let url = super::join_url(&self.host, "api/chat");
         let errors = self.errors();
@@ -90,11 +86,7 @@ impl OllamaProvider {
         let read = read_ndjson(&mut stream, cancel, |chunk| {
             if let Err(StreamFault::ServiceError { detail, .. }) = acc.feed(chunk) {
                 // Ollama reports a missing model inside a 200 stream too.
-                let status = if detail.contains("not found") {
-                    Some(404)
-                } else {
-                    None
-                };
+                let status = if detail.contains("not found") { Some(404) } else { None };
                 return Err(StreamFault::ServiceError { status, detail });
             }
             Ok(if acc.done { Flow::Done } else { Flow::Continue })
@@ -113,19 +105,14 @@ impl Exchange for OllamaProvider {
         &self.model
     }
 
-    fn exchange(
-        &self,
-        turn: &Turn<'_>,
-        cancel: Option<&CancelToken>,
-    ) -> Result<Message, CallError> {
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError> {
         let body = self.body(turn);
         let acc = self.request(&body, cancel)?;
         let mut converted = from_ollama(&[acc.message()], &self.model);
         converted.pop().ok_or_else(|| {
-            self.errors()
-                .read(super::ReadFailure::Fault(StreamFault::Malformed(
-                    "no assistant message".into(),
-                )))
+            self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(
+                "no assistant message".into(),
+            )))
         })
     }
 

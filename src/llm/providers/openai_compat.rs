@@ -68,11 +68,7 @@ impl OpenAiCompatProvider {
     }
 
     /// A user-configured server by name.
-    pub fn server(
-        settings: &LlmSettings,
-        server: &crate::llm::settings::OpenAiServer,
-        model: &str,
-    ) -> Self {
+    pub fn server(settings: &LlmSettings, server: &crate::llm::settings::OpenAiServer, model: &str) -> Self {
         OpenAiCompatProvider {
             name: server.name.clone(),
             label: format!("the `{}` server", server.name),
@@ -133,11 +129,7 @@ impl OpenAiCompatProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(
-        &self,
-        body: &Value,
-        cancel: Option<&CancelToken>,
-    ) -> Result<OpenAiStream, CallError> {
+    fn request(&self, body: &Value, cancel: Option<&CancelToken>) -> Result<OpenAiStream, CallError> {
         cancel::check(cancel)?;
         let url = super::join_url(&self.base_url, "chat/completions");
         let mut headers = Vec::new();
@@ -178,11 +170,7 @@ impl OpenAiCompatProvider {
     /// Only money the service actually reported is recorded, keyed by the
     /// model that served the request.
     fn record_usage(&self, acc: &OpenAiStream) {
-        let cost = acc
-            .usage
-            .as_ref()
-            .and_then(|u| u.get("cost"))
-            .and_then(Value::as_f64);
+        let cost = acc.usage.as_ref().and_then(|u| u.get("cost")).and_then(Value::as_f64);
         if let Some(usd) = cost {
             let served = acc.model.clone().unwrap_or_else(|| self.model.clone());
             record_cost(&self.usage, &served, usd);
@@ -191,11 +179,7 @@ impl OpenAiCompatProvider {
 }
 
 fn attach_image(messages: &mut [Value], bytes: &[u8]) {
-    let url = format!(
-        "data:{};base64,{}",
-        image_media_type(bytes),
-        base64_encode(bytes)
-    );
+    let url = format!("data:{};base64,{}", image_media_type(bytes), base64_encode(bytes));
     if let Some(last) = messages.iter_mut().rev().find(|m| m["role"] == "user") {
         let text = last["content"].as_str().unwrap_or_default().to_string();
         last["content"] = json!([
@@ -227,19 +211,14 @@ impl Exchange for OpenAiCompatProvider {
         &self.model
     }
 
-    fn exchange(
-        &self,
-        turn: &Turn<'_>,
-        cancel: Option<&CancelToken>,
-    ) -> Result<Message, CallError> {
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError> {
         let body = self.body(turn);
         let acc = self.request(&body, cancel)?;
         let mut converted = from_openai(&[acc.message()], &self.name, &self.model);
         converted.pop().ok_or_else(|| {
-            self.errors()
-                .read(super::ReadFailure::Fault(StreamFault::Malformed(
-                    "no assistant message".into(),
-                )))
+            self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(
+                "no assistant message".into(),
+            )))
         })
     }
 

@@ -24,16 +24,11 @@ pub fn to_anthropic(messages: &[Message], model: &str) -> Vec<Value> {
         let mut blocks = Vec::new();
         for b in &m.content {
             match b {
-                Block::Text { text } if !text.is_empty() => {
-                    blocks.push(json!({"type": "text", "text": text}))
-                }
+                Block::Text { text } if !text.is_empty() => blocks.push(json!({"type": "text", "text": text})),
                 Block::Text { .. } => {}
-                Block::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                } => blocks
-                    .push(json!({"type": "tool_use", "id": wire_id(id), "name": name, "input": arguments})),
+                Block::ToolCall { id, name, arguments } => {
+                    blocks.push(json!({"type": "tool_use", "id": wire_id(id), "name": name, "input": arguments}))
+                }
                 Block::ToolResult {
                     tool_call_id,
                     content,
@@ -63,10 +58,8 @@ pub fn to_anthropic(messages: &[Message], model: &str) -> Vec<Value> {
                 if let Some(arr) = last["content"].as_array_mut() {
                     // Tool results must come first in a user message.
                     if role == "user" {
-                        let (mut results, rest): (Vec<Value>, Vec<Value>) = arr
-                            .drain(..)
-                            .chain(blocks)
-                            .partition(|b| b["type"] == "tool_result");
+                        let (mut results, rest): (Vec<Value>, Vec<Value>) =
+                            arr.drain(..).chain(blocks).partition(|b| b["type"] == "tool_result");
                         results.extend(rest);
                         *arr = results;
                     } else {
@@ -119,23 +112,11 @@ pub fn from_anthropic(wire: &[Value], model: &str) -> Vec<Message> {
         for b in blocks {
             match b.get("type").and_then(Value::as_str) {
                 Some("text") => content.push(Block::Text {
-                    text: b
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
+                    text: b.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
                 }),
                 Some("tool_use") => content.push(Block::ToolCall {
-                    id: b
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    name: b
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
+                    id: b.get("id").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    name: b.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
                     arguments: b
                         .get("input")
                         .cloned()
@@ -210,10 +191,7 @@ impl AnthropicStream {
             }
             "content_block_start" => {
                 let index = index_of(data)?;
-                let mut block = data
-                    .get("content_block")
-                    .cloned()
-                    .unwrap_or_else(|| json!({}));
+                let mut block = data.get("content_block").cloned().unwrap_or_else(|| json!({}));
                 if block["type"] == "tool_use" {
                     block["input"] = json!({});
                 }
@@ -228,19 +206,13 @@ impl AnthropicStream {
             "content_block_delta" => {
                 let index = index_of(data)?;
                 let Some(state) = self.blocks.get_mut(&index) else {
-                    return Err(StreamFault::Malformed(format!(
-                        "delta for unknown block {index}"
-                    )));
+                    return Err(StreamFault::Malformed(format!("delta for unknown block {index}")));
                 };
                 let delta = data.get("delta").cloned().unwrap_or_default();
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => append(&mut state.block, "text", delta.get("text")),
-                    Some("thinking_delta") => {
-                        append(&mut state.block, "thinking", delta.get("thinking"))
-                    }
-                    Some("signature_delta") => {
-                        append(&mut state.block, "signature", delta.get("signature"))
-                    }
+                    Some("thinking_delta") => append(&mut state.block, "thinking", delta.get("thinking")),
+                    Some("signature_delta") => append(&mut state.block, "signature", delta.get("signature")),
                     Some("input_json_delta") => {
                         if let Some(p) = delta.get("partial_json").and_then(Value::as_str) {
                             state.partial_json.push_str(p);
@@ -253,10 +225,8 @@ impl AnthropicStream {
                 let index = index_of(data)?;
                 if let Some(state) = self.blocks.get_mut(&index) {
                     if state.block["type"] == "tool_use" && !state.partial_json.trim().is_empty() {
-                        let input: Value =
-                            serde_json::from_str(&state.partial_json).map_err(|e| {
-                                StreamFault::Malformed(format!("tool input is not JSON: {e}"))
-                            })?;
+                        let input: Value = serde_json::from_str(&state.partial_json)
+                            .map_err(|e| StreamFault::Malformed(format!("tool input is not JSON: {e}")))?;
                         state.block["input"] = input;
                     }
                 }
@@ -271,10 +241,7 @@ impl AnthropicStream {
             }
             "message_stop" => self.done = true,
             "error" => {
-                let err_type = data
-                    .pointer("/error/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let err_type = data.pointer("/error/type").and_then(Value::as_str).unwrap_or("");
                 let status = match err_type {
                     "overloaded_error" => Some(529),
                     "rate_limit_error" => Some(429),

@@ -25,14 +25,10 @@ pub fn to_ollama(messages: &[Message], system: Option<&str>, model: &str) -> Vec
                 for b in &m.content {
                     match b {
                         Block::ToolResult {
-                            tool_call_id,
-                            content,
-                            ..
+                            tool_call_id, content, ..
                         } => {
                             let name = tool_name_for(messages, tool_call_id).unwrap_or_default();
-                            out.push(
-                                json!({"role": "tool", "content": content, "tool_name": name}),
-                            );
+                            out.push(json!({"role": "tool", "content": content, "tool_name": name}));
                         }
                         Block::Text { text: t } => text.push_str(t),
                         _ => {}
@@ -49,9 +45,7 @@ pub fn to_ollama(messages: &[Message], system: Option<&str>, model: &str) -> Vec
                 let mut calls = Vec::new();
                 for b in &m.content {
                     match b {
-                        Block::ToolCall {
-                            name, arguments, ..
-                        } => {
+                        Block::ToolCall { name, arguments, .. } => {
                             calls.push(json!({"function": {"name": name, "arguments": arguments}}))
                         }
                         Block::ProviderOpaque {
@@ -93,32 +87,17 @@ pub fn from_ollama(wire: &[Value], model: &str) -> Vec<Message> {
         match w.get("role").and_then(Value::as_str) {
             Some("assistant") => {
                 let mut content = Vec::new();
-                if let Some(t) = w
-                    .get("thinking")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                {
+                if let Some(t) = w.get("thinking").and_then(Value::as_str).filter(|t| !t.is_empty()) {
                     content.push(Block::ProviderOpaque {
                         provider: PROVIDER.to_string(),
                         model: model.to_string(),
                         data: json!({"thinking": t}),
                     });
                 }
-                if let Some(t) = w
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                {
-                    content.push(Block::Text {
-                        text: t.to_string(),
-                    });
+                if let Some(t) = w.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                    content.push(Block::Text { text: t.to_string() });
                 }
-                for call in w
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for call in w.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
                     counter += 1;
                     let id = format!("ollama_{prefix}_{counter}");
                     let name = call
@@ -139,10 +118,7 @@ pub fn from_ollama(wire: &[Value], model: &str) -> Vec<Message> {
                 });
             }
             Some("tool") => {
-                let name = w
-                    .get("tool_name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let name = w.get("tool_name").and_then(Value::as_str).unwrap_or_default();
                 let id = pending
                     .iter()
                     .position(|(n, _)| n == name)
@@ -151,20 +127,13 @@ pub fn from_ollama(wire: &[Value], model: &str) -> Vec<Message> {
                     .unwrap_or_default();
                 let block = Block::ToolResult {
                     tool_call_id: id,
-                    content: w
-                        .get("content")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
+                    content: w.get("content").and_then(Value::as_str).unwrap_or_default().to_string(),
                     is_error: false,
                 };
                 match out.last_mut() {
                     Some(last)
                         if last.role == Role::User
-                            && last
-                                .content
-                                .iter()
-                                .all(|b| matches!(b, Block::ToolResult { .. })) =>
+                            && last.content.iter().all(|b| matches!(b, Block::ToolResult { .. })) =>
                     {
                         last.content.push(block)
                     }
@@ -210,14 +179,8 @@ impl OllamaStream {
     pub fn feed(&mut self, chunk: &Value) -> Result<(), StreamFault> {
         self.chunks += 1;
         if let Some(err) = chunk.get("error") {
-            let detail = err
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| err.to_string());
-            return Err(StreamFault::ServiceError {
-                status: None,
-                detail,
-            });
+            let detail = err.as_str().map(str::to_string).unwrap_or_else(|| err.to_string());
+            return Err(StreamFault::ServiceError { status: None, detail });
         }
         if let Some(m) = chunk.get("model").and_then(Value::as_str) {
             self.model = Some(m.to_string());
@@ -235,10 +198,7 @@ impl OllamaStream {
         }
         if chunk.get("done").and_then(Value::as_bool) == Some(true) {
             self.done = true;
-            self.done_reason = chunk
-                .get("done_reason")
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            self.done_reason = chunk.get("done_reason").and_then(Value::as_str).map(str::to_string);
         }
         Ok(())
     }
@@ -291,14 +251,8 @@ mod tests {
             }],
         });
         let out = to_ollama(&transcript, Some("sys"), "m");
-        assert_eq!(
-            out[1]["tool_calls"][0]["function"]["arguments"],
-            json!({"q":"a"})
-        );
-        assert_eq!(
-            out[2],
-            json!({"role":"tool","content":"r","tool_name":"search"})
-        );
+        assert_eq!(out[1]["tool_calls"][0]["function"]["arguments"], json!({"q":"a"}));
+        assert_eq!(out[2], json!({"role":"tool","content":"r","tool_name":"search"}));
     }
 
     #[test]
@@ -310,20 +264,10 @@ mod tests {
             json!({"role":"tool","tool_name":"a","content":"A"}),
         ];
         let n = from_ollama(&wire, "m");
-        let calls: Vec<(String, String)> = n[0]
-            .tool_calls()
-            .map(|c| (c.0.to_string(), c.1.to_string()))
-            .collect();
+        let calls: Vec<(String, String)> = n[0].tool_calls().map(|c| (c.0.to_string(), c.1.to_string())).collect();
         assert_eq!(n.len(), 2);
         match (&n[1].content[0], &n[1].content[1]) {
-            (
-                Block::ToolResult {
-                    tool_call_id: b, ..
-                },
-                Block::ToolResult {
-                    tool_call_id: a, ..
-                },
-            ) => {
+            (Block::ToolResult { tool_call_id: b, .. }, Block::ToolResult { tool_call_id: a, .. }) => {
                 assert_eq!(b, &calls[1].0);
                 assert_eq!(a, &calls[0].0);
             }

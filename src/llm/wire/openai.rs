@@ -14,12 +14,7 @@ use crate::llm::transcript::{opaque_matches, Block, Message, Role};
 const REASONING_FIELDS: &[&str] = &["reasoning", "reasoning_details", "reasoning_content"];
 
 /// Neutral transcript → wire messages, with an optional system message first.
-pub fn to_openai(
-    messages: &[Message],
-    system: Option<&str>,
-    provider: &str,
-    model: &str,
-) -> Vec<Value> {
+pub fn to_openai(messages: &[Message], system: Option<&str>, provider: &str, model: &str) -> Vec<Value> {
     let mut out = Vec::new();
     if let Some(system) = system.filter(|s| !s.is_empty()) {
         out.push(json!({"role": "system", "content": system}));
@@ -31,9 +26,7 @@ pub fn to_openai(
                 for b in &m.content {
                     match b {
                         Block::ToolResult {
-                            tool_call_id,
-                            content,
-                            ..
+                            tool_call_id, content, ..
                         } => out.push(json!({
                             "role": "tool",
                             "tool_call_id": tool_call_id,
@@ -54,11 +47,7 @@ pub fn to_openai(
                 let mut calls = Vec::new();
                 for b in &m.content {
                     match b {
-                        Block::ToolCall {
-                            id,
-                            name,
-                            arguments,
-                        } => calls.push(json!({
+                        Block::ToolCall { id, name, arguments } => calls.push(json!({
                             "id": id,
                             "type": "function",
                             "function": {"name": name, "arguments": arguments.to_string()},
@@ -84,11 +73,7 @@ pub fn to_openai(
                 }
                 msg.insert(
                     "content".into(),
-                    if text.is_empty() {
-                        Value::Null
-                    } else {
-                        json!(text)
-                    },
+                    if text.is_empty() { Value::Null } else { json!(text) },
                 );
                 if !calls.is_empty() {
                     msg.insert("tool_calls".into(), Value::Array(calls));
@@ -121,28 +106,13 @@ pub fn from_openai(wire: &[Value], provider: &str, model: &str) -> Vec<Message> 
                         data: Value::Object(opaque),
                     });
                 }
-                if let Some(text) = w
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                {
-                    content.push(Block::Text {
-                        text: text.to_string(),
-                    });
+                if let Some(text) = w.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                    content.push(Block::Text { text: text.to_string() });
                 }
-                for call in w
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for call in w.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
                     let raw = call.pointer("/function/arguments");
                     content.push(Block::ToolCall {
-                        id: call
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string(),
+                        id: call.get("id").and_then(Value::as_str).unwrap_or_default().to_string(),
                         name: call
                             .pointer("/function/name")
                             .and_then(Value::as_str)
@@ -163,20 +133,13 @@ pub fn from_openai(wire: &[Value], provider: &str, model: &str) -> Vec<Message> 
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_string(),
-                    content: w
-                        .get("content")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
+                    content: w.get("content").and_then(Value::as_str).unwrap_or_default().to_string(),
                     is_error: false,
                 };
                 match out.last_mut() {
                     Some(last)
                         if last.role == Role::User
-                            && last
-                                .content
-                                .iter()
-                                .all(|b| matches!(b, Block::ToolResult { .. })) =>
+                            && last.content.iter().all(|b| matches!(b, Block::ToolResult { .. })) =>
                     {
                         last.content.push(block)
                     }
@@ -257,12 +220,7 @@ impl OpenAiStream {
         if let Some(u) = chunk.get("usage").filter(|u| !u.is_null()) {
             self.usage = Some(u.clone());
         }
-        for choice in chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for choice in chunk.get("choices").and_then(Value::as_array).into_iter().flatten() {
             if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
                 self.finish_reason = Some(r.to_string());
             }
@@ -280,31 +238,16 @@ impl OpenAiStream {
             if let Some(d) = delta.get("reasoning_details").and_then(Value::as_array) {
                 self.reasoning_details.extend(d.iter().cloned());
             }
-            for call in delta
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
                 let Some(index) = call.get("index").and_then(Value::as_u64) else {
-                    return Err(StreamFault::Malformed(
-                        "tool call delta without an index".into(),
-                    ));
+                    return Err(StreamFault::Malformed("tool call delta without an index".into()));
                 };
                 let slot = self.calls.entry(index).or_default();
-                if let Some(id) = call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                {
+                if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
                     slot.id = Some(id.to_string());
                 }
                 if let Some(f) = call.get("function") {
-                    if let Some(n) = f
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .filter(|s| !s.is_empty())
-                    {
+                    if let Some(n) = f.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
                         slot.name = Some(n.to_string());
                     }
                     if let Some(a) = f.get("arguments").and_then(Value::as_str) {
@@ -325,10 +268,7 @@ impl OpenAiStream {
             msg.insert("reasoning".into(), json!(self.reasoning));
         }
         if !self.reasoning_details.is_empty() {
-            msg.insert(
-                "reasoning_details".into(),
-                Value::Array(self.reasoning_details.clone()),
-            );
+            msg.insert("reasoning_details".into(), Value::Array(self.reasoning_details.clone()));
         }
         if !self.calls.is_empty() {
             // Some local servers send no call ids; synthesised ones carry a
@@ -395,19 +335,12 @@ mod tests {
         assert!(s
             .feed(&json!({"model":"x/y","choices":[{"delta":{"content":"Hel"}}]}))
             .is_ok());
+        assert!(s.feed(&json!({"choices":[{"delta":{"content":"lo"}}]})).is_ok());
         assert!(s
-            .feed(&json!({"choices":[{"delta":{"content":"lo"}}]}))
-            .is_ok());
-        assert!(s
-            .feed(
-                &json!({"model":"x/y-served","choices":[],"usage":{"cost":0.002,"total_tokens":5}})
-            )
+            .feed(&json!({"model":"x/y-served","choices":[],"usage":{"cost":0.002,"total_tokens":5}}))
             .is_ok());
         assert_eq!(s.model.as_deref(), Some("x/y-served"));
-        assert_eq!(
-            s.usage.as_ref().and_then(|u| u["cost"].as_f64()),
-            Some(0.002)
-        );
+        assert_eq!(s.usage.as_ref().and_then(|u| u["cost"].as_f64()), Some(0.002));
         assert_eq!(s.message()["content"], "Hello");
         let err = s.feed(&json!({"error":{"code":502,"message":"upstream died"}}));
         assert_eq!(
@@ -438,10 +371,7 @@ mod tests {
         let same = to_openai(&neutral, Some("sys"), "openrouter", "m1");
         assert_eq!(same[0]["role"], "system");
         assert_eq!(same[1]["reasoning"], "hmm");
-        assert_eq!(
-            same[1]["tool_calls"][0]["function"]["arguments"],
-            "{\"a\":1}"
-        );
+        assert_eq!(same[1]["tool_calls"][0]["function"]["arguments"], "{\"a\":1}");
         assert_eq!(same[2]["role"], "tool");
         assert_eq!(same[3]["tool_call_id"], "c2");
         let other = to_openai(&neutral, None, "openrouter", "m2");

@@ -1,0 +1,36 @@
+//! Mapping the resolved configuration onto the LLM layer's settings.
+
+use crate::config::Config;
+use crate::llm::settings::{normalise_ollama_host, LlmSettings, OpenAiServer};
+
+/// The LLM settings for this configuration. The config has already applied
+/// the environment (API keys, `OLLAMA_HOST`, models), so nothing here reads
+/// the process environment again.
+pub fn llm_settings(cfg: &Config) -> LlmSettings {
+    let defaults = LlmSettings::default();
+    LlmSettings {
+        provider: cfg.str("chat.provider"),
+        ollama_host: normalise_ollama_host(&cfg.str("chat.ollama_host")),
+        ollama_model: cfg.str("chat.ollama_model"),
+        anthropic_api_key: cfg.secret("chat.anthropic_api_key"),
+        anthropic_model: cfg.str("chat.anthropic_model"),
+        openrouter_api_key: cfg.secret("openrouter.api_key"),
+        openrouter_model: cfg.str("openrouter.model"),
+        openrouter_data_collection: cfg.str("openrouter.data_collection"),
+        openrouter_allow_fallbacks: cfg.bool("openrouter.allow_fallbacks"),
+        openrouter_only: cfg.list("openrouter.only"),
+        servers: cfg
+            .servers
+            .iter()
+            .map(|s| OpenAiServer {
+                name: s.name.clone(),
+                base_url: s.base_url.clone(),
+                api_key: s.api_key.clone(),
+                model: s.model.clone().unwrap_or_default(),
+                local: s.local,
+            })
+            .collect(),
+        models: cfg.models(),
+        ..defaults
+    }
+}
