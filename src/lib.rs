@@ -13,6 +13,7 @@ pub mod cli;
 pub mod app;
 
 pub mod ingest;
+pub mod kb;
 
 pub mod embed;
 pub mod index;

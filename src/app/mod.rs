@@ -5,5 +5,6 @@
 //! and cross-cutting checks such as `runtime check`.
 //! Must not: parse arguments, print, or speak HTTP — that is `cli` and `web`.
 
+pub mod kb;
 pub mod llm;
 pub mod runtime_check;

@@ -320,7 +320,7 @@ pub const FIELDS: &[Field] = &[
         None,
         Kind::Str,
         Default::Str(""),
-        "cross-encoder re-ranker; \"\" disables re-ranking"
+        "directory with a cross-encoder model.onnx + tokenizer.json; \"\" disables re-ranking"
     ),
     field!(
         "rag",

@@ -1,0 +1,80 @@
+//! Opening the knowledge base from the configuration: which native
+//! libraries, which model, which settings.
+
+use crate::config::Config;
+use crate::embed::{self, Embedder, ModelFiles};
+use crate::kb::{Kb, KbSettings};
+use crate::runtime;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    #[error(transparent)]
+    Runtime(#[from] runtime::RuntimeError),
+    #[error(transparent)]
+    Registry(#[from] embed::registry::RegistryError),
+    #[error(transparent)]
+    Embed(#[from] embed::EmbedError),
+    #[error(transparent)]
+    Kb(#[from] crate::kb::KbError),
+    #[error("the embedding model `{model}` is not on this machine — put model.onnx and tokenizer.json in a directory and set `runtime.model_dir` to it (the bundled model is {bundled})")]
+    ModelMissing { model: String, bundled: String },
+}
+
+pub fn kb_settings(cfg: &Config) -> KbSettings {
+    KbSettings {
+        hybrid: cfg.bool("rag.hybrid"),
+        rerank_top_n: cfg.int("rag.rerank_top_n").max(1) as usize,
+        chunk_size: cfg.int("rag.chunk_size") as usize,
+        chunk_overlap: cfg.int("rag.chunk_overlap") as usize,
+    }
+}
+
+/// Load the configured embedding model (blocking, ~0.5 s).
+pub fn load_embedder(cfg: &Config) -> Result<Embedder, OpenError> {
+    let o = crate::app::runtime_check::overrides(cfg);
+    let model_id = cfg.str("rag.embed_model");
+    let spec = embed::lookup(&model_id)?;
+    if o.model_dir.is_none() && model_id != embed::DEFAULT_MODEL_ID {
+        return Err(OpenError::ModelMissing {
+            model: model_id,
+            bundled: embed::DEFAULT_MODEL_ID.into(),
+        });
+    }
+    let lib = runtime::resolve_onnxruntime(&cfg.home, &o)?;
+    let (model, tokenizer) = runtime::resolve_model(&cfg.home, &o)?;
+    let files = ModelFiles {
+        model: model.path,
+        tokenizer: tokenizer.path,
+    };
+    Ok(Embedder::load(
+        &lib.path,
+        &files,
+        spec,
+        cfg.opt_str("rag.query_prefix"),
+        cfg.int("runtime.threads") as usize,
+    )?)
+}
+
+/// Open the knowledge base this configuration names. Re-ranking is enabled
+/// when `rag.rerank_model` names a directory with model.onnx +
+/// tokenizer.json (no cross-encoder weights ship with Jarvis).
+pub fn open_kb(cfg: &Config) -> Result<Kb, OpenError> {
+    let embedder = load_embedder(cfg)?;
+    let reranker = match cfg.str("rag.rerank_model") {
+        m if m.is_empty() => None,
+        m => {
+            let dir = std::path::Path::new(&m);
+            let lib = runtime::resolve_onnxruntime(&cfg.home, &crate::app::runtime_check::overrides(cfg))?;
+            Some(embed::rerank::CrossEncoder::load(
+                &lib.path,
+                &dir.join("model.onnx"),
+                &dir.join("tokenizer.json"),
+                512,
+                cfg.int("runtime.threads") as usize,
+            )?)
+        }
+    };
+    let dir = cfg.rag_dir();
+    Ok(Kb::open(&dir, embedder, reranker, kb_settings(cfg))?)
+}

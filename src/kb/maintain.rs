@@ -1,0 +1,201 @@
+//! Maintenance: `reindex` (re-embed everything into a new generation and
+//! switch atomically), the agreement check behind `doctor`, stale
+//! generation cleanup, and the named fault-injection points the crash test
+//! uses.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::index::bm25::Bm25Index;
+use crate::index::vector::VectorIndex;
+use crate::index::ChunkId;
+
+use super::ops::paper_header;
+use super::{index_dir, index_doc, Indexes, Kb, KbError, Result};
+
+/// Fault injection for the crash tests: when `JARVIS_FAILPOINT` names this
+/// point, the process aborts right here, as a `kill -9` would leave it.
+pub fn failpoint(name: &str) {
+    if std::env::var("JARVIS_FAILPOINT").is_ok_and(|v| v == name) {
+        std::process::abort();
+    }
+}
+
+/// Derived-index directories and embeddings of generations other than the
+/// current one are leftovers of an interrupted reindex (or of the one before
+/// a finished reindex); remove them. Failures are logged, never fatal.
+pub(crate) fn remove_stale_generations(kb: &Kb, rag: &Path, current: u32) {
+    if let Ok(entries) = std::fs::read_dir(rag.join("index")) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name != format!("g{current}") {
+                if let Err(err) = std::fs::remove_dir_all(e.path()) {
+                    tracing::warn!(dir = %e.path().display(), error = %err, "cannot remove a stale index generation");
+                }
+            }
+        }
+    }
+    match kb.store.generations_present() {
+        Ok(gens) => {
+            for g in gens.into_iter().filter(|g| *g != current) {
+                if let Err(err) = kb.store.drop_generation(g) {
+                    tracing::warn!(generation = g, error = %err, "cannot drop stale embeddings");
+                }
+            }
+        }
+        Err(err) => tracing::warn!(error = %err, "cannot list embedding generations"),
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReindexReport {
+    pub chunks: usize,
+    pub headers_added: usize,
+    pub model: String,
+    pub generation: u32,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Agreement {
+    pub store_seq: u64,
+    pub bm25_seq: Option<u64>,
+    pub vector_seq: Option<u64>,
+    pub store_chunks: usize,
+    pub bm25_docs: usize,
+    pub vector_items: usize,
+    /// In the store but missing from an index.
+    pub missing_in_bm25: usize,
+    pub missing_in_vectors: usize,
+    /// In an index but not in the store.
+    pub orphans_in_bm25: usize,
+    pub orphans_in_vectors: usize,
+}
+
+impl Agreement {
+    pub fn ok(&self) -> bool {
+        self.missing_in_bm25 + self.missing_in_vectors + self.orphans_in_bm25 + self.orphans_in_vectors == 0
+            && self.bm25_seq == Some(self.store_seq)
+            && self.vector_seq == Some(self.store_seq)
+    }
+}
+
+impl Kb {
+    /// Compare the store with both indexes, id by id.
+    pub fn agreement(&self) -> Result<Agreement> {
+        let store: BTreeSet<u64> = self.store.all_ids()?.into_iter().collect();
+        let ix = self.indexes();
+        let bm25: BTreeSet<u64> = ix.bm25.all_chunk_ids()?.into_iter().map(|c| c.0).collect();
+        let (vectors, vseq): (BTreeSet<u64>, Option<u64>) = match ix.vectors.as_ref() {
+            Some(v) => (v.all_ids()?.iter().map(u64::from).collect(), v.committed_seq()?),
+            None => (BTreeSet::new(), None),
+        };
+        Ok(Agreement {
+            store_seq: self.store.seq()?,
+            bm25_seq: ix.bm25.committed_seq()?,
+            vector_seq: vseq,
+            store_chunks: store.len(),
+            bm25_docs: bm25.len(),
+            vector_items: vectors.len(),
+            missing_in_bm25: store.difference(&bm25).count(),
+            missing_in_vectors: store.difference(&vectors).count(),
+            orphans_in_bm25: bm25.difference(&store).count(),
+            orphans_in_vectors: vectors.difference(&store).count(),
+        })
+    }
+
+    /// Re-embed every stored chunk from its stored text with the configured
+    /// model into a new generation, build fresh indexes beside the old ones,
+    /// and switch in one store batch. A crash before the switch leaves the
+    /// old generation working; the leftovers are removed on the next open.
+    /// Paper body chunks lacking the `title — authors` header get it.
+    pub fn reindex(&mut self, progress: &dyn Fn(usize, usize), cancelled: &dyn Fn() -> bool) -> Result<ReindexReport> {
+        let w = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        let rag = self.store.dir().to_path_buf();
+        let old = self.store.generation()?;
+        let gen = old + 1;
+        let dir = index_dir(&rag, gen);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| KbError::Invalid(format!("cannot clear {}: {e}", dir.display())))?;
+        }
+        self.store.drop_generation(gen)?;
+        let ids = self.store.all_ids()?;
+        let total = ids.len();
+        let mut bm25 = Bm25Index::open_or_create(&dir.join("bm25"))?;
+        let dims = self.embedder().dims();
+        let mut vectors = VectorIndex::open_or_create(&dir.join("vectors"), dims)?;
+        let mut headers_added = 0;
+        let mut done = 0;
+        for batch in ids.chunks(64) {
+            if cancelled() {
+                return Err(KbError::Cancelled);
+            }
+            let mut recs = Vec::new();
+            for &id in batch {
+                let Some(mut rec) = self.store.get(id)? else { continue };
+                if rec.embed_text.is_empty() {
+                    rec.embed_text = rec.text.clone();
+                }
+                if needs_paper_header(&rec) {
+                    let header = paper_header(
+                        rec.meta_str("title").unwrap_or(""),
+                        rec.meta_str("authors").unwrap_or(""),
+                    );
+                    rec.embed_text = format!("{header}\n{}", rec.embed_text);
+                    headers_added += 1;
+                }
+                recs.push(rec);
+            }
+            let texts: Vec<&str> = recs.iter().map(|r| r.embed_text.as_str()).collect();
+            let vecs = self.embedder().embed_documents(&texts)?;
+            let items: Vec<_> = recs
+                .iter()
+                .zip(&vecs)
+                .map(|(r, v)| (r.id, r.embed_text.clone(), v.clone()))
+                .collect();
+            self.store.put_embeddings(gen, &items)?;
+            bm25.add(&recs.iter().map(index_doc).collect::<Vec<_>>())?;
+            vectors.add(
+                &recs
+                    .iter()
+                    .zip(vecs)
+                    .map(|(r, v)| (ChunkId(r.id), v))
+                    .collect::<Vec<_>>(),
+            )?;
+            done += batch.len();
+            progress(done, total);
+        }
+        let seq = self.store.seq()? + 1;
+        bm25.commit(seq)?;
+        vectors.commit(seq)?;
+        failpoint("reindex_before_switch");
+        let model = self.model_id();
+        let switched = self.store.switch_generation(gen, &model)?;
+        debug_assert_eq!(switched, seq);
+        *self.indexes() = Indexes {
+            bm25,
+            vectors: Some(vectors),
+        };
+        self.mismatch = None;
+        drop(w);
+        remove_stale_generations(self, &rag, gen);
+        if let Err(e) = self.store.prune_journal(seq) {
+            tracing::warn!(error = %e, "cannot prune the journal after reindex");
+        }
+        Ok(ReindexReport {
+            chunks: total,
+            headers_added,
+            model,
+            generation: gen,
+        })
+    }
+}
+
+/// A paper body chunk whose embedded text does not start with its title.
+fn needs_paper_header(rec: &crate::store::ChunkRecord) -> bool {
+    let title = rec.meta_str("title").unwrap_or("").trim();
+    rec.meta_str("doc_type") == Some("paper")
+        && rec.meta_str("annotation_kind").is_none()
+        && !title.is_empty()
+        && !rec.embed_text.starts_with(title)
+}

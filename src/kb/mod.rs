@@ -1,0 +1,379 @@
+//! The knowledge base: one handle over the fjall store (truth), the BM25
+//! index and the vector index (both derived), the embedder and the optional
+//! re-ranker.
+//!
+//! Owns: staging documents into chunks ([`stage`]), the one write path
+//! ([`Kb::commit`]: store first, then both indexes, stamped with the store's
+//! sequence number), recovery on open (indexes behind the store replay its
+//! journal; an index ahead of it or without a usable journal is rebuilt),
+//! the embedding-model guard, hybrid search ([`search`]), metadata-only
+//! operations ([`ops`]) and `reindex` / `doctor` ([`maintain`]).
+//! Must not: parse files (that is `ingest`), talk to LLMs, or know HTTP/CLI.
+//!
+//! Crash safety: a commit is durable once the store's batch is; the indexes
+//! are only ever brought *up to* the store, never ahead of it, and a search
+//! checks every hit against the store before returning it. So after a crash
+//! at any instant a document is wholly present (store + both indexes after
+//! recovery) or wholly absent.
+
+pub mod maintain;
+pub mod ops;
+pub mod search;
+pub mod stage;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::embed::rerank::CrossEncoder;
+use crate::embed::{EmbedError, Embedder};
+use crate::index::bm25::{Bm25Error, Bm25Index};
+use crate::index::vector::{VectorError, VectorIndex};
+use crate::index::{ChunkId, IndexDoc};
+use crate::store::{ChunkRecord, JournalEntry, Seq, Store, StoreError};
+
+pub use stage::{Document, ReplaceBy};
+
+/// Knobs from `[rag]`.
+#[derive(Debug, Clone)]
+pub struct KbSettings {
+    pub hybrid: bool,
+    pub rerank_top_n: usize,
+    pub chunk_size: usize,
+    pub chunk_overlap: usize,
+}
+
+impl Default for KbSettings {
+    fn default() -> Self {
+        KbSettings {
+            hybrid: true,
+            rerank_top_n: 25,
+            chunk_size: 1024,
+            chunk_overlap: 128,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KbError {
+    /// The vectors were built by another model than the one configured.
+    #[error("the knowledge base was built with embedding model `{stored}` but config names `{configured}` — run `jarvis kb reindex` to re-embed it with `{configured}` (or set rag.embed_model back)")]
+    ModelMismatch { stored: String, configured: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("BM25 index: {0}")]
+    Bm25(#[from] Bm25Error),
+    #[error("vector index: {0}")]
+    Vector(#[from] VectorError),
+    #[error("embedding: {0}")]
+    Embed(#[from] EmbedError),
+    #[error("invalid chunking settings: {0}")]
+    Chunker(#[from] crate::ingest::chunker::ChunkerError),
+    #[error("stopped")]
+    Cancelled,
+    /// A user error in an operation's input.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type Result<T, E = KbError> = std::result::Result<T, E>;
+
+pub(crate) struct Indexes {
+    pub bm25: Bm25Index,
+    /// None when the embedding-model guard tripped (dims may differ).
+    pub vectors: Option<VectorIndex>,
+}
+
+pub struct Kb {
+    store: Store,
+    indexes: Mutex<Indexes>,
+    embedder: Mutex<Embedder>,
+    reranker: Option<Mutex<CrossEncoder>>,
+    settings: KbSettings,
+    /// Set when the store's model differs from the embedder's.
+    mismatch: Option<(String, String)>,
+    /// Serialises writers; readers only take `indexes` briefly.
+    write: Mutex<()>,
+}
+
+fn index_dir(rag: &Path, gen: u32) -> PathBuf {
+    rag.join("index").join(format!("g{gen}"))
+}
+
+impl Kb {
+    /// Open the knowledge base in `rag_dir` (taking the one-owner lock),
+    /// check the embedding model and bring both indexes up to the store.
+    pub fn open(
+        rag_dir: &Path,
+        embedder: Embedder,
+        reranker: Option<CrossEncoder>,
+        settings: KbSettings,
+    ) -> Result<Kb> {
+        let store = Store::open(rag_dir)?;
+        let configured = embedder.model_id().to_string();
+        let mismatch = match store.meta_string("embed_model")? {
+            Some(stored) if stored != configured => Some((stored, configured.clone())),
+            Some(_) => None,
+            None if store.count()? == 0 => {
+                store.set_meta_string("embed_model", &configured)?;
+                None
+            }
+            // Chunks without a recorded model: refuse rather than mix spaces.
+            None => Some(("(unrecorded)".to_string(), configured.clone())),
+        };
+        let gen = store.generation()?;
+        let dir = index_dir(rag_dir, gen);
+        let bm25 = Bm25Index::open_or_create(&dir.join("bm25"))?;
+        let vectors = match mismatch {
+            None => Some(VectorIndex::open_or_create(&dir.join("vectors"), embedder.dims())?),
+            Some(_) => None,
+        };
+        let kb = Kb {
+            store,
+            indexes: Mutex::new(Indexes { bm25, vectors }),
+            embedder: Mutex::new(embedder),
+            reranker: reranker.map(Mutex::new),
+            settings,
+            mismatch,
+            write: Mutex::new(()),
+        };
+        kb.catch_up()?;
+        maintain::remove_stale_generations(&kb, rag_dir, gen);
+        Ok(kb)
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn settings(&self) -> &KbSettings {
+        &self.settings
+    }
+
+    pub fn model_id(&self) -> String {
+        lock(&self.embedder).model_id().to_string()
+    }
+
+    /// The refusal every search and write gives while the model differs.
+    pub fn check_model(&self) -> Result<()> {
+        match &self.mismatch {
+            Some((stored, configured)) => Err(KbError::ModelMismatch {
+                stored: stored.clone(),
+                configured: configured.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn indexes(&self) -> std::sync::MutexGuard<'_, Indexes> {
+        lock(&self.indexes)
+    }
+
+    pub(crate) fn embedder(&self) -> std::sync::MutexGuard<'_, Embedder> {
+        lock(&self.embedder)
+    }
+
+    pub(crate) fn reranker(&self) -> Option<std::sync::MutexGuard<'_, CrossEncoder>> {
+        self.reranker.as_ref().map(lock)
+    }
+
+    pub(crate) fn write_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        lock(&self.write)
+    }
+
+    /// Bring each derived index up to the store's sequence number by
+    /// replaying the journal, or rebuild it when the journal cannot cover
+    /// the gap (or the index claims to be ahead of the truth).
+    pub fn catch_up(&self) -> Result<()> {
+        let _w = self.write_lock();
+        let target = self.store.seq()?;
+        let mut ix = self.indexes();
+        let bm25_seq = ix.bm25.committed_seq()?.unwrap_or(0);
+        if bm25_seq != target {
+            match self.replay_plan(bm25_seq, target)? {
+                Some(entries) => {
+                    tracing::info!(from = bm25_seq, to = target, "BM25 index catching up from the journal");
+                    self.replay_bm25(&mut ix.bm25, &entries)?;
+                }
+                None => {
+                    tracing::warn!(
+                        index_seq = bm25_seq,
+                        store_seq = target,
+                        "rebuilding the BM25 index from the store"
+                    );
+                    self.rebuild_bm25(&mut ix.bm25)?;
+                }
+            }
+            ix.bm25.commit(target)?;
+        }
+        if let Some(v) = ix.vectors.as_mut() {
+            let vseq = v.committed_seq()?.unwrap_or(0);
+            if vseq != target {
+                match self.replay_plan(vseq, target)? {
+                    Some(entries) => {
+                        tracing::info!(from = vseq, to = target, "vector index catching up from the journal");
+                        self.replay_vectors(v, &entries)?;
+                    }
+                    None => {
+                        tracing::warn!(
+                            index_seq = vseq,
+                            store_seq = target,
+                            "rebuilding the vector index from the store"
+                        );
+                        self.rebuild_vectors(v)?;
+                    }
+                }
+                v.commit(target)?;
+            }
+        }
+        drop(ix);
+        self.prune_journal()
+    }
+
+    /// The journal entries (after, target], if complete and contiguous.
+    fn replay_plan(&self, after: Seq, target: Seq) -> Result<Option<Vec<JournalEntry>>> {
+        if after > target {
+            return Ok(None);
+        }
+        let entries = self.store.journal_since(after)?;
+        let contiguous = entries.iter().enumerate().all(|(i, e)| e.seq == after + 1 + i as u64);
+        let complete = entries.last().map_or(after == target, |e| e.seq == target);
+        Ok((contiguous && complete).then_some(entries))
+    }
+
+    fn replay_bm25(&self, bm25: &mut Bm25Index, entries: &[JournalEntry]) -> Result<()> {
+        let touched = net_touched(entries, true);
+        bm25.delete_chunks(&touched.iter().map(|&i| ChunkId(i)).collect::<Vec<_>>());
+        let mut docs = Vec::new();
+        for id in touched {
+            if let Some(rec) = self.store.get(id)? {
+                docs.push(index_doc(&rec));
+            }
+        }
+        bm25.add(&docs)?;
+        Ok(())
+    }
+
+    fn replay_vectors(&self, v: &mut VectorIndex, entries: &[JournalEntry]) -> Result<()> {
+        let touched = net_touched(entries, false);
+        v.delete(&touched.iter().map(|&i| ChunkId(i)).collect::<Vec<_>>());
+        let mut items = Vec::new();
+        for id in touched {
+            if let Some(vec) = self.store.vector(id)? {
+                items.push((ChunkId(id), vec));
+            }
+        }
+        v.add(&items)?;
+        Ok(())
+    }
+
+    fn rebuild_bm25(&self, bm25: &mut Bm25Index) -> Result<()> {
+        bm25.clear()?;
+        let mut batch = Vec::new();
+        for id in self.store.all_ids()? {
+            if let Some(rec) = self.store.get(id)? {
+                batch.push(index_doc(&rec));
+            }
+            if batch.len() >= 1000 {
+                bm25.add(&batch)?;
+                batch.clear();
+            }
+        }
+        bm25.add(&batch)?;
+        Ok(())
+    }
+
+    fn rebuild_vectors(&self, v: &mut VectorIndex) -> Result<()> {
+        v.clear();
+        let mut batch = Vec::new();
+        for id in self.store.all_ids()? {
+            if let Some(vec) = self.store.vector(id)? {
+                batch.push((ChunkId(id), vec));
+            }
+            if batch.len() >= 1000 {
+                v.add(&batch)?;
+                batch.clear();
+            }
+        }
+        v.add(&batch)?;
+        Ok(())
+    }
+
+    fn prune_journal(&self) -> Result<()> {
+        let ix = self.indexes();
+        let b = ix.bm25.committed_seq()?.unwrap_or(0);
+        let v = match ix.vectors.as_ref() {
+            Some(v) => v.committed_seq()?.unwrap_or(0),
+            // Without a vector index (model mismatch) keep the journal: the
+            // reindex that fixes it rebuilds from the store anyway.
+            None => return Ok(()),
+        };
+        self.store.prune_journal(b.min(v))?;
+        Ok(())
+    }
+}
+
+/// Ids whose index entries must be refreshed after `entries`: every added
+/// or deleted id, plus (for BM25 only) metadata-updated ids. Deleting then
+/// re-adding what the store still holds is idempotent, which is what makes
+/// replay safe to repeat after a crash during replay.
+fn net_touched(entries: &[JournalEntry], with_meta: bool) -> Vec<u64> {
+    let mut set = std::collections::BTreeSet::new();
+    for e in entries {
+        set.extend(e.added.iter().copied());
+        set.extend(e.deleted.iter().copied());
+        if with_meta {
+            set.extend(e.meta_updated.iter().copied());
+        }
+    }
+    set.into_iter().collect()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding a guard poisons it; the data is still the last
+    // committed state (indexes roll back uncommitted work), so carry on.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What BM25 indexes for a chunk: its embedded text and filter fields.
+pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
+    let s = |k: &str| rec.meta_str(k).map(str::to_string);
+    IndexDoc {
+        chunk_id: ChunkId(rec.id),
+        text: if rec.embed_text.is_empty() {
+            rec.text.clone()
+        } else {
+            rec.embed_text.clone()
+        },
+        source: s("source").unwrap_or_default(),
+        visibility: s("visibility").unwrap_or_else(|| "public".into()),
+        doc_type: s("doc_type").unwrap_or_default(),
+        annotation_kind: s("annotation_kind"),
+        category: s("category"),
+        status: s("status"),
+        entity: s("entity"),
+        tags: rec.meta_str("tags").map(split_tags).unwrap_or_default(),
+        fields: rec
+            .meta
+            .iter()
+            .filter(|(k, _)| k.starts_with("x_"))
+            .map(|(k, v)| (k.clone(), scalar_string(v)))
+            .collect(),
+    }
+}
+
+/// `|a|b|c|` → [a, b, c].
+pub fn split_tags(s: &str) -> Vec<String> {
+    s.split('|').filter(|t| !t.is_empty()).map(str::to_string).collect()
+}
+
+/// A metadata scalar as the string filters compare against.
+pub fn scalar_string(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,188 @@
+//! Hybrid retrieval: filter → dense and BM25 over the same filtered pool →
+//! reciprocal rank fusion → optional cross-encoder re-rank.
+//!
+//! Privacy holds by construction: the filter becomes a candidate bitmap for
+//! arroy and query clauses for tantivy, so no chunk outside the pool is
+//! ever scored. Every hit is then re-read from the store and checked
+//! against the filter once more, so a derived index lagging behind a
+//! metadata change can never widen what a search returns.
+
+use roaring::RoaringBitmap;
+
+use crate::index::fuse::{rrf, RRF_C};
+use crate::index::{ChunkId, Filter};
+use crate::store::ChunkRecord;
+
+use super::{scalar_string, split_tags, Kb, Result};
+
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: String,
+    pub n: usize,
+    pub filter: Filter,
+    /// Use the re-ranker if one is configured.
+    pub rerank: bool,
+    /// Override `[rag] hybrid` for this search (false = dense only).
+    pub hybrid: Option<bool>,
+}
+
+impl SearchRequest {
+    pub fn new(query: impl Into<String>, n: usize) -> Self {
+        SearchRequest {
+            query: query.into(),
+            n,
+            filter: Filter::default(),
+            rerank: true,
+            hybrid: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub record: ChunkRecord,
+    /// The final ordering score: cross-encoder logit when re-ranked, else
+    /// the fused RRF score (hybrid) or cosine similarity (dense only).
+    pub score: f32,
+    /// 1-based ranks in each leg, when the chunk appeared there.
+    pub dense_rank: Option<usize>,
+    pub bm25_rank: Option<usize>,
+}
+
+impl Kb {
+    pub fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>> {
+        self.check_model()?;
+        if req.n == 0 || req.query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let hybrid = req.hybrid.unwrap_or(self.settings.hybrid);
+        let reranking = req.rerank && self.reranker.is_some();
+        let keep = if reranking {
+            self.settings.rerank_top_n.max(req.n)
+        } else {
+            req.n
+        };
+        let leg = (keep * 2).max(50);
+
+        // Embed outside the index lock: it is the slow part.
+        let qv = self.embedder().embed_query(&req.query)?;
+        let (dense, sparse) = {
+            let ix = self.indexes();
+            let pool: Option<RoaringBitmap> = if req.filter.is_empty() {
+                None
+            } else {
+                Some(ix.bm25.filter_ids(&req.filter)?)
+            };
+            let dense = match ix.vectors.as_ref() {
+                Some(v) => v.search(&qv, pool.as_ref(), leg)?,
+                None => Vec::new(),
+            };
+            let sparse = if hybrid {
+                ix.bm25.search(&req.query, &req.filter, leg)?
+            } else {
+                Vec::new()
+            };
+            (dense, sparse)
+        };
+        let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
+        let sparse_ids: Vec<ChunkId> = sparse.iter().map(|(id, _)| *id).collect();
+        let ranked: Vec<(ChunkId, f32)> = if hybrid {
+            rrf(&[(&dense_ids, 1.0), (&sparse_ids, 1.0)], RRF_C)
+        } else {
+            dense
+        };
+
+        let mut hits = Vec::new();
+        for (id, score) in ranked {
+            if hits.len() >= keep {
+                break;
+            }
+            // The store is the truth: a hit must exist and pass the filter.
+            let Some(record) = self.store.get(id.0)? else { continue };
+            if !matches(&req.filter, &record) {
+                tracing::warn!(chunk = id.0, "an index returned a chunk outside the filter; skipped");
+                continue;
+            }
+            hits.push(Hit {
+                record,
+                score,
+                dense_rank: dense_ids.iter().position(|d| *d == id).map(|p| p + 1),
+                bm25_rank: sparse_ids.iter().position(|d| *d == id).map(|p| p + 1),
+            });
+        }
+        if reranking && hits.len() > 1 {
+            if let Some(mut ce) = self.reranker() {
+                let texts: Vec<&str> = hits.iter().map(|h| h.record.text.as_str()).collect();
+                let scores = ce.score(&req.query, &texts)?;
+                for (h, s) in hits.iter_mut().zip(scores) {
+                    h.score = s;
+                }
+                hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+            }
+        }
+        hits.truncate(req.n);
+        Ok(hits)
+    }
+
+    /// Provider-aware search. For a cloud provider the results come only
+    /// from public chunks; `has_private_hits` says whether private chunks
+    /// would have ranked among the top results (so the caller can add its
+    /// caveat, or raise a privacy stop when nothing public matched). For a
+    /// local provider everything is searchable and the flag says whether
+    /// any returned hit is private.
+    pub fn search_with_privacy_check(&self, req: &SearchRequest, cloud: bool) -> Result<(Vec<Hit>, bool)> {
+        if !cloud {
+            let hits = self.search(req)?;
+            let private = hits.iter().any(|h| h.record.meta_str("visibility") == Some("private"));
+            return Ok((hits, private));
+        }
+        let wants_private = req.filter.visibility.as_deref() == Some("private");
+        let mut public = req.clone();
+        public.filter.visibility = Some("public".into());
+        let hits = if wants_private {
+            Vec::new()
+        } else {
+            self.search(&public)?
+        };
+        // The unrestricted ranking is computed here only to set the flag; its
+        // chunks never leave this function.
+        let mut all = req.clone();
+        all.filter.visibility = None;
+        all.rerank = false;
+        let private = self
+            .search(&all)?
+            .iter()
+            .any(|h| h.record.meta_str("visibility") == Some("private"));
+        Ok((hits, private))
+    }
+}
+
+/// Whether a stored chunk passes a filter (the store-side twin of the
+/// index-side filter clauses).
+pub fn matches(f: &Filter, rec: &ChunkRecord) -> bool {
+    let eq = |want: &Option<String>, key: &str| want.as_deref().is_none_or(|w| rec.meta_str(key) == Some(w));
+    let vis = rec.meta_str("visibility").unwrap_or("public");
+    if f.visibility.as_deref().is_some_and(|w| w != vis) {
+        return false;
+    }
+    if !f.doc_types.is_empty() && !f.doc_types.iter().any(|t| rec.meta_str("doc_type") == Some(t.as_str())) {
+        return false;
+    }
+    if !(eq(&f.source, "source")
+        && eq(&f.annotation_kind, "annotation_kind")
+        && eq(&f.category, "category")
+        && eq(&f.status, "status")
+        && eq(&f.entity, "entity"))
+    {
+        return false;
+    }
+    if !f.tags.is_empty() {
+        let tags = rec.meta_str("tags").map(split_tags).unwrap_or_default();
+        if !f.tags.iter().all(|t| tags.contains(t)) {
+            return false;
+        }
+    }
+    f.fields
+        .iter()
+        .all(|(k, v)| rec.meta.get(k).map(scalar_string).as_deref() == Some(v.as_str()))
+}

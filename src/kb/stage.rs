@@ -1,0 +1,197 @@
+//! Staged, atomic writes: build in memory, embed, then one commit.
+//!
+//! `build_*` turn input into [`Document`]s without touching anything;
+//! [`Kb::prepare`] embeds them (cancellable, off the async runtime);
+//! [`Kb::commit`] is the only write and is never cancelled once started.
+
+use crate::index::ChunkId;
+use crate::ingest::chunker::{Chunker, ChunkerConfig};
+use crate::store::{LookupField, Metadata, NewChunk};
+
+use super::{index_doc, Kb, KbError, Result};
+
+/// One chunk ready to embed and store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// Stored (displayed) text.
+    pub text: String,
+    /// Text to embed and BM25-index (header + breadcrumb + text).
+    pub embed_text: String,
+    pub meta: Metadata,
+}
+
+/// Which existing chunks a commit supersedes, deleted in the same commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplaceBy {
+    Source(String),
+    FilePath(String),
+}
+
+/// Documents with their vectors, ready for [`Kb::commit`].
+#[derive(Debug, Clone)]
+pub struct Prepared(pub(crate) Vec<NewChunk>);
+
+impl Prepared {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Jarvis's own metadata keys: callers' metadata can never override them.
+pub const OWN_FIELDS: &[&str] = &[
+    "doc_type",
+    "visibility",
+    "source",
+    "file_path",
+    "content_hash",
+    "meta_schema",
+    "chunk_index",
+    "section",
+];
+
+/// Section-aware chunking of `content` into documents. `caller_meta` is
+/// spread first and `own_meta` (doc_type, visibility, source, …) after, so
+/// a collision is always won by Jarvis's own fields.
+pub fn build_text_documents(
+    content: &str,
+    caller_meta: &Metadata,
+    own_meta: &Metadata,
+    embed_header: &str,
+    chunking: ChunkerConfig,
+) -> Result<Vec<Document>> {
+    let chunker = Chunker::new(chunking)?;
+    let date_added = now_iso();
+    let mut out = Vec::new();
+    for c in chunker.chunk(content, embed_header) {
+        let mut meta = Metadata::new();
+        for (k, v) in caller_meta {
+            if !OWN_FIELDS.contains(&k.as_str()) {
+                meta.insert(k.clone(), v.clone());
+            }
+        }
+        meta.entry("date_added".to_string())
+            .or_insert_with(|| date_added.clone().into());
+        for (k, v) in own_meta {
+            meta.insert(k.clone(), v.clone());
+        }
+        meta.insert("chunk_index".into(), c.chunk_index.into());
+        meta.insert("section".into(), c.section.clone().into());
+        out.push(Document {
+            text: c.text,
+            embed_text: c.embed_text,
+            meta,
+        });
+    }
+    Ok(out)
+}
+
+pub fn now_iso() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+impl Kb {
+    pub fn chunker_config(&self) -> ChunkerConfig {
+        ChunkerConfig {
+            chunk_size: self.settings.chunk_size,
+            chunk_overlap: self.settings.chunk_overlap,
+        }
+    }
+
+    /// Embed staged documents. Checks `cancelled` between batches; nothing
+    /// is written.
+    pub fn prepare(&self, docs: Vec<Document>, cancelled: &dyn Fn() -> bool) -> Result<Prepared> {
+        self.check_model()?;
+        if docs.is_empty() {
+            return Ok(Prepared(Vec::new()));
+        }
+        let texts: Vec<&str> = docs.iter().map(|d| d.embed_text.as_str()).collect();
+        let vectors = self
+            .embedder()
+            .embed_documents_cancellable(&texts, cancelled)
+            .map_err(|e| match e {
+                crate::embed::EmbedError::Cancelled => KbError::Cancelled,
+                other => other.into(),
+            })?;
+        Ok(Prepared(
+            docs.into_iter()
+                .zip(vectors)
+                .map(|(d, vector)| NewChunk {
+                    text: d.text,
+                    embed_text: d.embed_text,
+                    meta: d.meta,
+                    vector,
+                })
+                .collect(),
+        ))
+    }
+
+    /// The only write: delete what `replace` names and add `prepared`, in
+    /// the store (one durable batch) and then in both indexes, all stamped
+    /// with the same sequence number. An empty `prepared` with `replace`
+    /// still supersedes the old entry. Returns the new chunk ids.
+    pub fn commit(&self, prepared: Prepared, replace: Option<&ReplaceBy>) -> Result<Vec<ChunkId>> {
+        self.check_model()?;
+        let _w = self.write_lock();
+        let delete = match replace {
+            None => Vec::new(),
+            Some(ReplaceBy::Source(s)) => self.store.ids_by(LookupField::Source, s)?,
+            Some(ReplaceBy::FilePath(p)) => self.store.ids_by(LookupField::FilePath, p)?,
+        };
+        self.commit_ids(prepared, &delete)
+    }
+
+    /// Store-then-indexes commit of explicit deletions and additions. The
+    /// caller holds the write lock.
+    pub(crate) fn commit_ids(&self, prepared: Prepared, delete: &[u64]) -> Result<Vec<ChunkId>> {
+        let vectors: Vec<Vec<f32>> = prepared.0.iter().map(|c| c.vector.clone()).collect();
+        let (seq, ids) = self.store.commit(prepared.0, delete)?;
+        crate::kb::maintain::failpoint("after_store_commit");
+        let mut ix = self.indexes();
+        let deleted: Vec<ChunkId> = delete.iter().map(|&i| ChunkId(i)).collect();
+        let docs: Vec<_> = ids
+            .iter()
+            .filter_map(|&id| self.store.get(id).ok().flatten())
+            .map(|rec| index_doc(&rec))
+            .collect();
+        let apply = |ix: &mut super::Indexes| -> Result<()> {
+            ix.bm25.delete_chunks(&deleted);
+            ix.bm25.add(&docs)?;
+            ix.bm25.commit(seq)?;
+            crate::kb::maintain::failpoint("after_bm25_commit");
+            if let Some(v) = ix.vectors.as_mut() {
+                v.delete(&deleted);
+                let items: Vec<_> = ids.iter().map(|&id| ChunkId(id)).zip(vectors).collect();
+                v.add(&items)?;
+                v.commit(seq)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = apply(&mut ix) {
+            // The store has the commit; the indexes will catch up from the
+            // journal on the next open. Say so rather than pretend.
+            tracing::error!(error = %e, seq, "indexes could not apply a committed change; they will catch up on the next open");
+            return Err(e);
+        }
+        drop(ix);
+        Ok(ids.into_iter().map(ChunkId).collect())
+    }
+
+    /// Build + prepare + commit for plain text (the seed's `add_texts`).
+    pub fn add_texts(
+        &self,
+        content: &str,
+        caller_meta: &Metadata,
+        own_meta: &Metadata,
+        embed_header: &str,
+        replace: Option<&ReplaceBy>,
+    ) -> Result<Vec<ChunkId>> {
+        let docs = build_text_documents(content, caller_meta, own_meta, embed_header, self.chunker_config())?;
+        let prepared = self.prepare(docs, &|| false)?;
+        self.commit(prepared, replace)
+    }
+}
