@@ -1,1 +1,379 @@
+//! Knowledge-base tests with the real model, real fjall, tantivy and arroy.
 
+use serde_json::json;
+
+use super::search::SearchRequest;
+use super::*;
+use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
+use crate::embed::test_support::natives;
+use crate::index::Filter;
+use crate::store::Metadata;
+
+fn embedder() -> Embedder {
+    let n = natives();
+    Embedder::load(&n.ort_dylib, &n.files, lookup(DEFAULT_MODEL_ID).unwrap(), None, 2).unwrap()
+}
+
+fn reranker() -> CrossEncoder {
+    let n = natives();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-cross-encoder");
+    CrossEncoder::load(
+        &n.ort_dylib,
+        &dir.join("model.onnx"),
+        &dir.join("tokenizer.json"),
+        64,
+        1,
+    )
+    .unwrap()
+}
+
+fn open(dir: &Path, rerank: bool) -> Kb {
+    Kb::open(dir, embedder(), rerank.then(reranker), KbSettings::default()).unwrap()
+}
+
+fn own(doc_type: &str, visibility: &str, source: &str, file: Option<&str>) -> Metadata {
+    let mut m = Metadata::new();
+    m.insert("doc_type".into(), json!(doc_type));
+    m.insert("visibility".into(), json!(visibility));
+    m.insert("source".into(), json!(source));
+    if let Some(f) = file {
+        m.insert("file_path".into(), json!(f));
+    }
+    m
+}
+
+fn note(kb: &Kb, path: &str, visibility: &str, text: &str) -> Vec<ChunkId> {
+    kb.add_texts(
+        text,
+        &Metadata::new(),
+        &own("note", visibility, "local", Some(path)),
+        "",
+        Some(&ReplaceBy::FilePath(path.into())),
+    )
+    .unwrap()
+}
+
+fn titles(hits: &[search::Hit]) -> Vec<String> {
+    hits.iter()
+        .map(|h| {
+            h.record
+                .meta_str("file_path")
+                .or(h.record.meta_str("source"))
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn hybrid_and_dense_search_find_the_right_note() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    note(
+        &kb,
+        "cats.md",
+        "public",
+        "The cat sits on the mat and sleeps in the sun.",
+    );
+    note(
+        &kb,
+        "tax.md",
+        "public",
+        "Quarterly tax filings are due at the end of April.",
+    );
+    note(
+        &kb,
+        "lora.md",
+        "public",
+        "LoRA adapts large language models with low-rank updates.",
+    );
+    let hits = kb.search(&SearchRequest::new("a kitten resting on a rug", 2)).unwrap();
+    assert_eq!(titles(&hits)[0], "cats.md");
+    let mut dense = SearchRequest::new("a kitten resting on a rug", 2);
+    dense.hybrid = Some(false);
+    assert_eq!(titles(&kb.search(&dense).unwrap())[0], "cats.md");
+    // An exact token is where BM25 earns its place.
+    let hits = kb.search(&SearchRequest::new("LoRA", 1)).unwrap();
+    assert_eq!(titles(&hits), vec!["lora.md"]);
+    assert!(hits[0].bm25_rank == Some(1), "{:?}", hits[0]);
+    assert_eq!(kb.agreement().unwrap().store_chunks, 3);
+    assert!(kb.agreement().unwrap().ok());
+}
+
+/// A private chunk that is the best possible match (identical text) can
+/// neither be returned nor scored by a public-only search, with and without
+/// hybrid and re-rank.
+#[test]
+fn a_planted_private_best_match_never_reaches_a_public_search() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), true);
+    let query = "flow cytometry measurement of cells";
+    let private = note(&kb, "private/secret.md", "private", query);
+    note(
+        &kb,
+        "public1.md",
+        "public",
+        "How do neural networks rank documents for retrieval?",
+    );
+    note(
+        &kb,
+        "public2.md",
+        "public",
+        "Protein folding models and cell measurement methods.",
+    );
+    let private_id = private[0];
+    for hybrid in [true, false] {
+        for rerank in [true, false] {
+            let mut req = SearchRequest::new(query, 10);
+            req.filter = Filter::public_only();
+            req.hybrid = Some(hybrid);
+            req.rerank = rerank;
+            let hits = kb.search(&req).unwrap();
+            assert!(!hits.is_empty());
+            for h in &hits {
+                assert_ne!(ChunkId(h.record.id), private_id, "hybrid={hybrid} rerank={rerank}");
+                assert_eq!(h.record.meta_str("visibility"), Some("public"));
+            }
+            // Neither leg saw it: the legs themselves are filtered.
+            let ix = kb.indexes();
+            let pool = ix.bm25.filter_ids(&Filter::public_only()).unwrap();
+            assert!(!pool.contains(private_id.0 as u32));
+            let qv = kb.embedder().embed_query(query).unwrap();
+            let dense = ix.vectors.as_ref().unwrap().search(&qv, Some(&pool), 50).unwrap();
+            assert!(dense.iter().all(|(id, _)| *id != private_id));
+            let sparse = ix.bm25.search(query, &Filter::public_only(), 50).unwrap();
+            assert!(sparse.iter().all(|(id, _)| *id != private_id));
+        }
+    }
+    // Without the filter it is the best match, so the test above means something.
+    let hits = kb.search(&SearchRequest::new(query, 1)).unwrap();
+    assert_eq!(ChunkId(hits[0].record.id), private_id);
+    // The provider-aware wrapper: cloud gets public results plus the flag.
+    let (hits, has_private) = kb
+        .search_with_privacy_check(&SearchRequest::new(query, 3), true)
+        .unwrap();
+    assert!(has_private);
+    assert!(hits.iter().all(|h| h.record.meta_str("visibility") == Some("public")));
+    let (hits, has_private) = kb
+        .search_with_privacy_check(&SearchRequest::new(query, 3), false)
+        .unwrap();
+    assert!(has_private);
+    assert_eq!(ChunkId(hits[0].record.id), private_id);
+}
+
+#[test]
+fn rerank_reorders_by_the_cross_encoder() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), true);
+    note(&kb, "a.md", "public", "the stock market and tax");
+    note(&kb, "b.md", "public", "cats and dogs on the mat");
+    note(&kb, "c.md", "public", "neural ranking models for retrieval and search");
+    let mut req = SearchRequest::new("neural retrieval ranking models", 3);
+    let hits = kb.search(&req).unwrap();
+    assert_eq!(titles(&hits)[0], "c.md");
+    let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    // Re-ranked scores are cross-encoder logits, not RRF fractions (< 0.04).
+    assert!(scores[0] > 1.0, "{scores:?}");
+    req.rerank = false;
+    assert!(kb.search(&req).unwrap()[0].score < 0.1);
+}
+
+#[test]
+fn filters_narrow_records_and_tags_match_exactly() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    let rec = |path: &str, status: &str, tags: &str, x: &str| {
+        let mut caller = Metadata::new();
+        caller.insert("category".into(), json!("job_application"));
+        caller.insert("status".into(), json!(status));
+        caller.insert("tags".into(), json!(tags));
+        caller.insert("x_venue".into(), json!(x));
+        kb.add_texts(
+            "Application for a research role.",
+            &caller,
+            &own("note", "public", "local", Some(path)),
+            "",
+            None,
+        )
+        .unwrap();
+    };
+    rec("a.md", "rejected", "|remote-first|", "nature");
+    rec("b.md", "drafting", "|remote|", "cell");
+    let mut req = SearchRequest::new("research role application", 5);
+    req.filter.status = Some("rejected".into());
+    assert_eq!(titles(&kb.search(&req).unwrap()), vec!["a.md"]);
+    let mut req = SearchRequest::new("research role application", 5);
+    req.filter.tags = vec!["remote".into()];
+    assert_eq!(titles(&kb.search(&req).unwrap()), vec!["b.md"]);
+    let mut req = SearchRequest::new("research role application", 5);
+    req.filter.fields = vec![("x_venue".into(), "nature".into())];
+    assert_eq!(titles(&kb.search(&req).unwrap()), vec!["a.md"]);
+    assert_eq!(kb.metadata_value_counts("tags").unwrap().len(), 2);
+    assert_eq!(kb.metadata_key_counts().unwrap()["status"], 2);
+}
+
+#[test]
+fn replace_delete_and_metadata_only_updates() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    let old = note(&kb, "n.md", "public", "first version about volcanoes");
+    let new = note(&kb, "n.md", "public", "second version about the weather");
+    assert_eq!(kb.count().unwrap(), 1);
+    assert!(kb.store().get(old[0].0).unwrap().is_none());
+    let before_vec = kb.store().vector(new[0].0).unwrap().unwrap();
+    let seq = kb.store().seq().unwrap();
+
+    // Metadata-only: same ids, same vectors, a meta_updated journal entry.
+    assert_eq!(kb.update_visibility("n.md", "private").unwrap(), 1);
+    assert_eq!(kb.store().vector(new[0].0).unwrap().unwrap(), before_vec);
+    let j = kb.store().journal_since(seq).unwrap();
+    assert!(j.is_empty() || (j[0].added.is_empty() && j[0].meta_updated == vec![new[0].0]));
+    let mut req = SearchRequest::new("weather", 5);
+    req.filter = Filter::public_only();
+    assert!(
+        kb.search(&req).unwrap().is_empty(),
+        "reclassified note must leave public searches"
+    );
+    assert_eq!(kb.update_file_path("local", "moved.md").unwrap(), 1);
+    assert_eq!(
+        kb.store().get(new[0].0).unwrap().unwrap().meta_str("file_path"),
+        Some("moved.md")
+    );
+
+    assert_eq!(kb.delete_by_metadata("file_path", "moved.md").unwrap(), 1);
+    assert_eq!(kb.count().unwrap(), 0);
+    assert!(kb.agreement().unwrap().ok());
+}
+
+#[test]
+fn papers_are_idempotent_by_source_and_title_and_carry_their_header() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    let p = ops::Paper {
+        title: "Attention Is All You Need".into(),
+        authors: "Vaswani, Shazeer".into(),
+        source: "https://arxiv.org/abs/1706.03762".into(),
+        ..Default::default()
+    };
+    assert!(matches!(
+        kb.add_paper(&p, "Transformers replace recurrence.").unwrap(),
+        ops::PaperAdd::Added(_)
+    ));
+    assert!(matches!(
+        kb.add_paper(&p, "again").unwrap(),
+        ops::PaperAdd::Skipped { .. }
+    ));
+    let other = ops::Paper {
+        title: "attention is all you need!".into(),
+        source: "https://b/x".into(),
+        ..p.clone()
+    };
+    assert!(matches!(
+        kb.add_paper(&other, "dup").unwrap(),
+        ops::PaperAdd::Skipped { .. }
+    ));
+    let rec = kb.store().iter_chunks().next().unwrap().unwrap();
+    let rec = kb.store().get(rec.id).unwrap().unwrap();
+    assert!(
+        rec.embed_text
+            .starts_with("Attention Is All You Need — Vaswani, Shazeer\n"),
+        "{}",
+        rec.embed_text
+    );
+    assert!(!rec.text.starts_with("Attention Is All"));
+    let hits = kb.search(&SearchRequest::new("Shazeer", 1)).unwrap();
+    assert_eq!(hits.len(), 1);
+    kb.update_paper_metadata(&p.source, Some("Attention!"), None, Some("10.1/x"))
+        .unwrap();
+    let docs = kb.list_documents(&Filter::default(), 10).unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].title, "Attention!");
+    let page = kb.get_document_chunks(&p.source, 1).unwrap();
+    assert_eq!(page.total_chunks, 1);
+}
+
+#[test]
+fn the_model_guard_refuses_until_reindex() {
+    let t = tempfile::tempdir().unwrap();
+    {
+        let kb = open(t.path(), false);
+        note(&kb, "a.md", "public", "a note about dogs");
+        kb.store()
+            .set_meta_string("embed_model", "BAAI/bge-small-en-v1.5")
+            .unwrap();
+    }
+    let mut kb = open(t.path(), false);
+    let err = kb.search(&SearchRequest::new("dogs", 1)).unwrap_err().to_string();
+    assert!(err.contains("jarvis kb reindex") && err.contains("bge-small"), "{err}");
+    let err = kb
+        .add_texts(
+            "x",
+            &Metadata::new(),
+            &own("note", "public", "local", Some("b.md")),
+            "",
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("jarvis kb reindex"), "{err}");
+    let report = kb.reindex(&|_, _| {}, &|| false).unwrap();
+    assert_eq!(report.chunks, 1);
+    assert_eq!(kb.search(&SearchRequest::new("dogs", 1)).unwrap().len(), 1);
+    assert!(kb.agreement().unwrap().ok());
+    drop(kb);
+    // The switch is durable and the old generation is gone.
+    let kb = open(t.path(), false);
+    assert_eq!(kb.store().generation().unwrap(), 1);
+    assert_eq!(kb.store().generations_present().unwrap(), vec![1]);
+    assert!(!t.path().join("index/g0").exists());
+    assert_eq!(kb.search(&SearchRequest::new("dogs", 1)).unwrap().len(), 1);
+}
+
+#[test]
+fn reindex_adds_missing_paper_headers_idempotently() {
+    let t = tempfile::tempdir().unwrap();
+    let mut kb = open(t.path(), false);
+    // A legacy paper chunk without the header in its embedded text.
+    let mut caller = Metadata::new();
+    caller.insert("title".into(), json!("Old Paper"));
+    caller.insert("authors".into(), json!("Ada Lovelace"));
+    kb.add_texts(
+        "Body of an old paper.",
+        &caller,
+        &own("paper", "public", "https://x/old", None),
+        "",
+        None,
+    )
+    .unwrap();
+    assert_eq!(kb.reindex(&|_, _| {}, &|| false).unwrap().headers_added, 1);
+    assert_eq!(kb.reindex(&|_, _| {}, &|| false).unwrap().headers_added, 0);
+    let id = kb.store().all_ids().unwrap()[0];
+    assert!(kb
+        .store()
+        .get(id)
+        .unwrap()
+        .unwrap()
+        .embed_text
+        .starts_with("Old Paper — Ada Lovelace\n"));
+    assert_eq!(kb.search(&SearchRequest::new("Lovelace", 1)).unwrap().len(), 1);
+}
+
+#[test]
+fn a_lost_derived_index_is_rebuilt_from_the_store_on_open() {
+    let t = tempfile::tempdir().unwrap();
+    {
+        let kb = open(t.path(), false);
+        note(&kb, "a.md", "public", "volcanoes erupt lava");
+        note(&kb, "b.md", "public", "the weather is rainy");
+    }
+    std::fs::remove_dir_all(t.path().join("index/g0/bm25")).unwrap();
+    std::fs::remove_dir_all(t.path().join("index/g0/vectors")).unwrap();
+    let kb = open(t.path(), false);
+    let a = kb.agreement().unwrap();
+    assert!(a.ok(), "{a:?}");
+    assert_eq!(
+        titles(&kb.search(&SearchRequest::new("volcano lava", 1)).unwrap()),
+        vec!["a.md"]
+    );
+}
