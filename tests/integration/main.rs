@@ -8,3 +8,4 @@ mod fake_llm;
 mod fake_wires;
 mod llm;
 mod support;
+mod tidy;
