@@ -1,9 +1,10 @@
-//! Turning raw content into chunks ready to embed and index.
+//! Ingest: turning outside content into knowledge-base documents.
 //!
-//! Owns the pure transformation steps of ingest: today the Markdown-aware
-//! [`chunker`]. Modules here must not touch the store, the indexes, the
-//! network or the file system; callers hand them text and get values back,
-//! which is what lets `build_*` functions stage whole documents in memory
-//! before a single atomic commit.
+//! Owns reading sources (the Obsidian vault today; PDFs and papers later),
+//! classifying them (visibility, doc_type), mapping their metadata, and
+//! handing staged documents to `kb` for one atomic commit per source.
+//! Must not: write to the store or indexes except through `kb`'s commit,
+//! delete any file, or talk HTTP itself.
 
-pub mod chunker;
+pub mod frontmatter;
+pub mod vault;

@@ -16,6 +16,7 @@
 //! at any instant a document is wholly present (store + both indexes after
 //! recovery) or wholly absent.
 
+pub mod chunker;
 pub mod maintain;
 pub mod ops;
 pub mod search;
@@ -68,7 +69,7 @@ pub enum KbError {
     #[error("embedding: {0}")]
     Embed(#[from] EmbedError),
     #[error("invalid chunking settings: {0}")]
-    Chunker(#[from] crate::ingest::chunker::ChunkerError),
+    Chunker(#[from] crate::kb::chunker::ChunkerError),
     #[error("stopped")]
     Cancelled,
     /// A user error in an operation's input.

@@ -5,7 +5,7 @@
 //! [`Kb::commit`] is the only write and is never cancelled once started.
 
 use crate::index::ChunkId;
-use crate::ingest::chunker::{Chunker, ChunkerConfig};
+use crate::kb::chunker::{Chunker, ChunkerConfig};
 use crate::store::{LookupField, Metadata, NewChunk};
 
 use super::{index_doc, Kb, KbError, Result};

@@ -1,0 +1,373 @@
+//! The Obsidian vault: the one visibility policy, and incremental sync.
+//!
+//! Owns: [`get_visibility`] (a note is private when the first component of
+//! its *resolved* path under the vault root is a private folder), walking
+//! the vault, indexing one note ([`index_vault_file`]), and
+//! [`refresh_vault`]: add new notes, re-index changed ones (content hash,
+//! with mtime + size as the cheap pre-check), remove deleted ones,
+//! re-classify unchanged ones metadata-only, and migrate notes indexed under
+//! an older frontmatter mapping.
+//! Must not: write or delete any file in the vault, or decide anything about
+//! privacy except through `get_visibility`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::frontmatter::{self, META_SCHEMA};
+use crate::kb::stage::build_text_documents;
+use crate::kb::{Kb, KbError, ReplaceBy};
+use crate::store::Metadata;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VaultError {
+    #[error("the vault {0} does not exist or is not a directory — set `vault.path` (or VAULT_PATH, or --vault) to your Obsidian vault; nothing was changed")]
+    NoVault(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Kb(#[from] KbError),
+    #[error("stopped; every note finished so far is indexed whole")]
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    Public,
+    Private,
+}
+
+impl Visibility {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Public => "public",
+            Visibility::Private => "private",
+        }
+    }
+}
+
+/// The one visibility policy. `None` when the resolved path is outside the
+/// vault (such a file is not indexed). Private folders are top-level only,
+/// by contract: `research/private/x.md` is public.
+pub fn get_visibility(path: &Path, vault_root: &Path, private_dirs: &[String]) -> Option<Visibility> {
+    let root = vault_root.canonicalize().ok()?;
+    let resolved = path.canonicalize().ok()?;
+    let rel = resolved.strip_prefix(&root).ok()?;
+    let first = rel.components().next()?;
+    match first {
+        Component::Normal(name) if private_dirs.iter().any(|d| name.to_str() == Some(d.as_str())) => {
+            Some(Visibility::Private)
+        }
+        _ => Some(Visibility::Public),
+    }
+}
+
+/// What one refresh did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct VaultReport {
+    pub added: Vec<String>,
+    pub updated: Vec<String>,
+    pub deleted: Vec<String>,
+    pub unchanged: usize,
+    /// Re-classified (visibility changed) without re-embedding.
+    pub reclassified: Vec<String>,
+    /// Stamped with the current meta_schema in place.
+    pub restamped: usize,
+    /// (path, reason) for every file that was not indexed.
+    pub skipped: Vec<(String, String)>,
+    /// Non-fatal problems (frontmatter, encoding).
+    pub warnings: Vec<(String, String)>,
+}
+
+/// How the vault is read.
+#[derive(Debug, Clone)]
+pub struct VaultOptions {
+    pub private_dirs: Vec<String>,
+    /// Clean rebuild: remove every indexed note first, then index all.
+    pub force: bool,
+}
+
+/// What the index holds for one note (from its first chunk).
+#[derive(Debug, Clone)]
+struct Indexed {
+    hash: String,
+    visibility: String,
+    schema: i64,
+    mtime: i64,
+    size: i64,
+}
+
+/// Files to index, vault-relative with `/`, plus skips. Follows symlinks
+/// (a note may be a link) but never loops: every directory is visited once
+/// by its resolved path, and anything resolving outside the vault is skipped.
+fn walk(root: &Path, report: &mut VaultReport) -> Result<Vec<(String, PathBuf)>, VaultError> {
+    let canon_root = root
+        .canonicalize()
+        .map_err(|_| VaultError::NoVault(root.to_path_buf()))?;
+    let mut out = Vec::new();
+    let mut seen_dirs = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(canon) = dir.canonicalize() else { continue };
+        if !seen_dirs.insert(canon) {
+            let rel = rel_of(root, &dir);
+            report
+                .skipped
+                .push((rel, "directory already visited (symlink loop)".into()));
+            continue;
+        }
+        let entries = std::fs::read_dir(&dir).map_err(|source| VaultError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = rel_of(root, &path);
+            if name.starts_with('.') {
+                continue; // .obsidian/, .trash/, dotfiles: not notes.
+            }
+            let Ok(meta) = std::fs::metadata(&path) else {
+                report.skipped.push((rel, "broken symlink or unreadable".into()));
+                continue;
+            };
+            let resolved_inside = path.canonicalize().is_ok_and(|c| c.starts_with(&canon_root));
+            if !resolved_inside {
+                report.skipped.push((rel, "resolves outside the vault".into()));
+                continue;
+            }
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() && name.to_ascii_lowercase().ends_with(".md") {
+                out.push((rel, path));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn rel_of(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Every indexed note, keyed by vault-relative path. An error here is an
+/// error: treating a failed read as "nothing indexed" would re-index the
+/// whole vault and mishandle deletions.
+fn indexed_notes(kb: &Kb) -> Result<BTreeMap<String, Indexed>, VaultError> {
+    let mut out = BTreeMap::new();
+    for rec in kb.store().iter_chunks() {
+        let rec = rec.map_err(KbError::from)?;
+        if rec.meta_str("doc_type") != Some("note") {
+            continue;
+        }
+        let Some(path) = rec.meta_str("file_path") else {
+            continue;
+        };
+        out.entry(path.to_string()).or_insert_with(|| Indexed {
+            hash: rec.meta_str("content_hash").unwrap_or("").to_string(),
+            visibility: rec.meta_str("visibility").unwrap_or("public").to_string(),
+            schema: rec.meta_i64("meta_schema").unwrap_or(0),
+            mtime: rec.meta_i64("mtime").unwrap_or(-1),
+            size: rec.meta_i64("file_size").unwrap_or(-1),
+        });
+    }
+    Ok(out)
+}
+
+/// Index (or re-index) one note in one atomic commit that replaces its old
+/// chunks. Returns the number of chunks.
+pub fn index_vault_file(
+    kb: &Kb,
+    rel: &str,
+    path: &Path,
+    visibility: Visibility,
+    report: &mut VaultReport,
+) -> Result<usize, VaultError> {
+    let bytes = std::fs::read(path).map_err(|source| VaultError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let meta = std::fs::metadata(path).map_err(|source| VaultError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let text = match String::from_utf8(bytes.clone()) {
+        Ok(t) => t,
+        Err(_) => {
+            report.warnings.push((
+                rel.into(),
+                "not valid UTF-8; indexed with replacement characters".into(),
+            ));
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+    };
+    let parsed = frontmatter::parse(&text);
+    for w in &parsed.warnings {
+        tracing::warn!(note = rel, "{w}");
+        report.warnings.push((rel.into(), w.clone()));
+    }
+    let header = frontmatter::record_header(&parsed.fields);
+    let mut caller: Metadata = parsed.fields.clone();
+    caller.insert("title".into(), json!(title_of(&parsed.body, rel)));
+    caller.insert("modified_at".into(), json!(iso_mtime(&meta)));
+    caller.insert("storage_mode".into(), json!("full_text"));
+    let mut own = Metadata::new();
+    own.insert("doc_type".into(), json!("note"));
+    own.insert("visibility".into(), json!(visibility.as_str()));
+    own.insert("source".into(), json!("local"));
+    own.insert("file_path".into(), json!(rel));
+    own.insert("content_hash".into(), json!(hex::encode(Sha256::digest(&bytes))));
+    own.insert("meta_schema".into(), json!(META_SCHEMA));
+    own.insert("mtime".into(), json!(meta.mtime()));
+    own.insert("file_size".into(), json!(meta.size() as i64));
+    let docs = build_text_documents(&parsed.body, &caller, &own, &header, kb.chunker_config())?;
+    let n = docs.len();
+    if n == 0
+        && kb
+            .store()
+            .ids_by(crate::store::LookupField::FilePath, rel)
+            .map_err(KbError::from)?
+            .is_empty()
+    {
+        return Ok(0); // An empty note that was never indexed: nothing to do.
+    }
+    let prepared = kb.prepare(docs, &|| false)?;
+    kb.commit(prepared, Some(&ReplaceBy::FilePath(rel.to_string())))?;
+    Ok(n)
+}
+
+fn title_of(body: &str, rel: &str) -> String {
+    body.lines()
+        .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string()))
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| {
+            Path::new(rel)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| rel.to_string())
+        })
+}
+
+fn iso_mtime(meta: &std::fs::Metadata) -> String {
+    time::OffsetDateTime::from_unix_timestamp(meta.mtime())
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+/// Incremental sync of the vault. One atomic commit per note, so a stop or
+/// crash leaves whole notes. `progress(done, total)` is called per file.
+pub fn refresh_vault(
+    kb: &Kb,
+    root: &Path,
+    opts: &VaultOptions,
+    progress: &dyn Fn(usize, usize),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<VaultReport, VaultError> {
+    if !root.is_dir() {
+        return Err(VaultError::NoVault(root.to_path_buf()));
+    }
+    kb.check_model()?;
+    let mut report = VaultReport::default();
+    let files = walk(root, &mut report)?;
+    if opts.force {
+        // The clean rebuild must not build on top of what it was asked to
+        // remove: clear first, and fail loudly if that does not work.
+        kb.delete_by_metadata("doc_type", "note")?;
+    }
+    let indexed = indexed_notes(kb)?;
+    let present: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
+    let total = files.len();
+    for (i, (rel, path)) in files.iter().enumerate() {
+        if cancelled() {
+            return Err(VaultError::Cancelled);
+        }
+        progress(i, total);
+        let Some(vis) = get_visibility(path, root, &opts.private_dirs) else {
+            report.skipped.push((rel.clone(), "resolves outside the vault".into()));
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(path) else {
+            report.skipped.push((rel.clone(), "unreadable".into()));
+            continue;
+        };
+        let Some(old) = indexed.get(rel) else {
+            match index_vault_file(kb, rel, path, vis, &mut report) {
+                Ok(0) => report.skipped.push((rel.clone(), "empty note".into())),
+                Ok(_) => report.added.push(rel.clone()),
+                Err(VaultError::Io { source, .. }) => report.skipped.push((rel.clone(), source.to_string())),
+                Err(e) => return Err(e),
+            }
+            continue;
+        };
+        let same_stat = old.mtime == meta.mtime() && old.size == meta.size() as i64;
+        let content_changed = !same_stat && {
+            let bytes = std::fs::read(path).map_err(|source| VaultError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            hex::encode(Sha256::digest(&bytes)) != old.hash
+        };
+        let behind = old.schema < META_SCHEMA;
+        let needs_reindex = content_changed || (behind && has_frontmatter(path));
+        if needs_reindex {
+            // A note emptied since: its old chunks went in the same commit.
+            match index_vault_file(kb, rel, path, vis, &mut report)? {
+                0 => report
+                    .skipped
+                    .push((rel.clone(), "empty note (its old entry was removed)".into())),
+                _ => report.updated.push(rel.clone()),
+            }
+            continue;
+        }
+        // Unchanged content: metadata-only fixes, never re-embedding.
+        let mut fields = Metadata::new();
+        if old.visibility != vis.as_str() {
+            fields.insert("visibility".into(), json!(vis.as_str()));
+            report.reclassified.push(rel.clone());
+        }
+        if behind {
+            fields.insert("meta_schema".into(), json!(META_SCHEMA));
+            report.restamped += 1;
+        }
+        if !same_stat {
+            fields.insert("mtime".into(), json!(meta.mtime()));
+            fields.insert("file_size".into(), json!(meta.size() as i64));
+            fields.insert("modified_at".into(), Value::String(iso_mtime(&meta)));
+        }
+        if fields.is_empty() {
+            report.unchanged += 1;
+        } else {
+            kb.update_metadata_fields(rel, &fields)?;
+        }
+    }
+    for rel in indexed.keys().filter(|k| !present.contains(k.as_str())) {
+        kb.delete_by_metadata("file_path", rel)?;
+        report.deleted.push(rel.clone());
+    }
+    progress(total, total);
+    Ok(report)
+}
+
+fn has_frontmatter(path: &Path) -> bool {
+    std::fs::read(path)
+        .map(|b| frontmatter::parse(&String::from_utf8_lossy(&b)).has_frontmatter)
+        .unwrap_or(true)
+}
+
+#[cfg(test)]
+mod tests;
