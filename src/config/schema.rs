@@ -148,6 +148,7 @@ pub const SECTIONS: &[&str] = &[
     "rag",
     "vault",
     "sync",
+    "papers",
     "digest",
     "drafts",
     "runtime",
@@ -406,6 +407,31 @@ pub const FIELDS: &[Field] = &[
         Kind::Int { min: 1, max: 10080 },
         Default::Int(30),
         "minutes between vault refreshes"
+    ),
+    // [papers]
+    field!(
+        "papers",
+        "arxiv_api_url",
+        None,
+        Kind::NonEmpty,
+        Default::Str("https://export.arxiv.org"),
+        "arXiv API base (`/api/query` is appended)"
+    ),
+    field!(
+        "papers",
+        "arxiv_pdf_url",
+        None,
+        Kind::NonEmpty,
+        Default::Str("https://arxiv.org"),
+        "arXiv PDF base (`/pdf/<id>` is appended)"
+    ),
+    field!(
+        "papers",
+        "courtesy_delay_ms",
+        None,
+        Kind::Int { min: 0, max: 60_000 },
+        Default::Int(3000),
+        "minimum gap between arXiv requests (arXiv asks for 3 s)"
     ),
     // [digest]
     field!(

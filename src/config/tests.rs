@@ -84,6 +84,14 @@ fn precedence_default_then_file_then_env_in_every_section() {
             Some(Value::Str("/in".into())),
         ),
         ("digest", "hour", "7", None, Value::Int(7), None),
+        (
+            "papers",
+            "arxiv_api_url",
+            "\"http://127.0.0.1:9\"",
+            None,
+            Value::Str("http://127.0.0.1:9".into()),
+            None,
+        ),
         ("drafts", "retention_days", "0", None, Value::Int(0), None),
         (
             "runtime",

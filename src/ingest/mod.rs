@@ -6,5 +6,6 @@
 //! Must not: write to the store or indexes except through `kb`'s commit,
 //! delete any file, or talk HTTP itself.
 
+pub mod arxiv;
 pub mod frontmatter;
 pub mod vault;
