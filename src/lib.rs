@@ -27,3 +27,4 @@ pub mod runtime;
 pub mod config;
 pub mod logging;
 pub mod paths;
+pub mod prompts;

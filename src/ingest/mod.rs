@@ -8,4 +8,5 @@
 
 pub mod arxiv;
 pub mod frontmatter;
+pub mod metadata;
 pub mod vault;

@@ -175,6 +175,10 @@ pub trait Exchange: Send + Sync {
         false
     }
     fn pdf_to_text(&self) -> Option<&PdfToText>;
+    /// A replacement for the built-in summary prompt.
+    fn summary_prompt(&self) -> Option<&str> {
+        None
+    }
     fn usage(&self) -> Option<&Mutex<Usage>> {
         None
     }
@@ -187,7 +191,7 @@ const CAPTION_MAX_TOKENS: u32 = 600;
 /// Shared by every provider so captions read the same whatever the model.
 pub const FIGURE_CAPTION_PROMPT: &str = "You are captioning a figure from the document titled \"{context}\" so it can be found by search later. Describe what the figure shows: its type (plot, diagram, table, photo), the quantities or entities involved, and the main finding it conveys. Two to five sentences, plain prose, no preamble.";
 
-const SUMMARY_PROMPT: &str = "Write a dense, factual summary (about 1000 words) of the paper titled \"{title}\". Cover the problem, the method, the key results with numbers where given, the limitations, and how it relates to prior work. Plain Markdown, no preamble.";
+pub const SUMMARY_PROMPT: &str = "Write a dense, factual summary (about 1000 words) of the paper titled \"{title}\". Cover the problem, the method, the key results with numbers where given, the limitations, and how it relates to prior work. Plain Markdown, no preamble.";
 
 impl<T: Exchange> ChatProvider for T {
     fn provider_name(&self) -> &str {
@@ -228,7 +232,9 @@ impl<T: Exchange> ChatProvider for T {
         cancel: Option<&CancelToken>,
     ) -> Result<String, CallError> {
         cancel::check(cancel)?;
-        let prompt = SUMMARY_PROMPT.replace("{title}", title);
+        let prompt = Exchange::summary_prompt(self)
+            .unwrap_or(SUMMARY_PROMPT)
+            .replace("{title}", title);
         let (text, pdf_bytes) = match source {
             SummarySource::Text(text) => (format!("{prompt}\n\n{text}"), None),
             // Only public papers ever reach summarize(), which is what makes

@@ -7,5 +7,6 @@ mod cli_runtime;
 mod fake_llm;
 mod fake_wires;
 mod llm;
+mod metadata;
 mod support;
 mod tidy;

@@ -39,6 +39,7 @@ pub struct OpenAiCompatProvider {
     timeouts: Timeouts,
     secrets: Vec<String>,
     pdf_to_text: Option<PdfToText>,
+    summary_prompt: Option<String>,
     usage: Mutex<Usage>,
 }
 
@@ -63,6 +64,7 @@ impl OpenAiCompatProvider {
             },
             secrets: settings.secrets(),
             pdf_to_text: settings.pdf_to_text.clone(),
+            summary_prompt: settings.summary_prompt.clone(),
             usage: Mutex::new(Usage::new()),
         }
     }
@@ -83,6 +85,7 @@ impl OpenAiCompatProvider {
             },
             secrets: settings.secrets(),
             pdf_to_text: settings.pdf_to_text.clone(),
+            summary_prompt: settings.summary_prompt.clone(),
             usage: Mutex::new(Usage::new()),
         }
     }
@@ -224,6 +227,10 @@ impl Exchange for OpenAiCompatProvider {
 
     fn pdf_to_text(&self) -> Option<&PdfToText> {
         self.pdf_to_text.as_ref()
+    }
+
+    fn summary_prompt(&self) -> Option<&str> {
+        self.summary_prompt.as_deref()
     }
 
     fn usage(&self) -> Option<&Mutex<Usage>> {
