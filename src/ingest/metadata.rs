@@ -43,7 +43,7 @@ pub fn find_doi(text: &str) -> Option<String> {
         }
         let rest = &text[start + 3..];
         let digits = rest.chars().take_while(char::is_ascii_digit).count();
-        if !(4..=9).contains(&digits) || rest[digits..].chars().next() != Some('/') {
+        if !(4..=9).contains(&digits) || !rest[digits..].starts_with('/') {
             continue;
         }
         let suffix: String = rest[digits + 1..].chars().take_while(|c| !c.is_whitespace()).collect();
