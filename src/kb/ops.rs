@@ -369,9 +369,10 @@ pub fn paper_header(title: &str, authors: &str) -> String {
     }
 }
 
-/// What [`Kb::remove_document`] would remove: shown to a human first.
+/// One document named by the key a user gave: what [`Kb::remove_document`]
+/// would remove (shown to a human first), or what a correction would touch.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct RemovalPreview {
+pub struct DocumentRef {
     /// The key the user gave.
     pub key: String,
     /// The metadata field `key` matched: `"source"` or `"file_path"`.
@@ -389,7 +390,7 @@ impl Kb {
     /// Find the one document `key` names — by `source`, or by `file_path`
     /// (notes all share `source = "local"`, so a source that spans several
     /// documents is refused rather than removing them all).
-    pub fn removal_preview(&self, key: &str) -> Result<RemovalPreview> {
+    pub fn find_document(&self, key: &str) -> Result<DocumentRef> {
         let by_source = self.store.ids_by(LookupField::Source, key)?;
         let by_path = self.store.ids_by(LookupField::FilePath, key)?;
         let records = |ids: &[u64]| -> Result<Vec<ChunkRecord>> {
@@ -422,7 +423,7 @@ impl Kb {
             .find(|r| r.meta_str("annotation_kind").is_none())
             .or(recs.first());
         let s = |k: &str| first.and_then(|r| r.meta_str(k)).unwrap_or("").to_string();
-        Ok(RemovalPreview {
+        Ok(DocumentRef {
             key: key.to_string(),
             by,
             title: s("title"),
@@ -439,7 +440,7 @@ impl Kb {
 
     /// Remove the document a preview describes: database entries only, no
     /// file anywhere is touched. Returns how many chunks went.
-    pub fn remove_document(&self, preview: &RemovalPreview) -> Result<usize> {
+    pub fn remove_document(&self, preview: &DocumentRef) -> Result<usize> {
         self.delete_by_metadata(preview.by, &preview.key)
     }
 }

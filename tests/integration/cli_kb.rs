@@ -372,6 +372,18 @@ fn set_meta_and_remove() {
     let r = kb(&sb, &["set-meta", "https://nowhere", "--title", "x"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("jarvis kb list"), "{}", r.stderr);
+    // Notes share source "local": set-meta must never retitle them all.
+    for key in ["local", "jobs/acme.md"] {
+        let r = kb(&sb, &["set-meta", key, "--title", "x"]);
+        assert_eq!(r.code, 1, "{key}");
+    }
+    let titles: Vec<Value> = kb_json(&sb, &["list", "--kind", "notes"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["title"].clone())
+        .collect();
+    assert!(!titles.contains(&"x".into()), "{titles:?}");
 
     // remove, answering "n": the preview and the invariant, nothing removed.
     let r = with_stdin(&sb, &["remove", ATTENTION], Some("n\n"));

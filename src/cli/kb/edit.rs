@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Args};
 
 use crate::config::Config;
-use crate::kb::ops::RemovalPreview;
+use crate::kb::ops::DocumentRef;
 
 use super::{display_title, open};
 
@@ -38,6 +38,15 @@ pub struct RemoveArgs {
 
 pub fn set_meta(a: SetMetaArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let kb = open(config)?;
+    // Resolve the key first: notes all share `source = "local"`, and a
+    // note's title comes from the note itself, so only correct non-notes.
+    let doc = kb.find_document(&a.source)?;
+    if doc.by != "source" || doc.doc_type == "note" {
+        anyhow::bail!(
+            "{} is a note; its metadata comes from the note's own text and frontmatter — edit the note in the vault instead",
+            a.source
+        );
+    }
     let n = kb.update_paper_metadata(&a.source, a.title.as_deref(), a.authors.as_deref(), a.doi.as_deref())?;
     drop(kb);
     let changed: Vec<&str> = [("title", &a.title), ("authors", &a.authors), ("doi", &a.doi)]
@@ -56,7 +65,7 @@ pub fn set_meta(a: SetMetaArgs, config: &Config) -> anyhow::Result<ExitCode> {
 
 /// The local file a document came from, as a full path: notes store a
 /// vault-relative path, local PDFs an absolute one.
-fn local_path(p: &RemovalPreview, config: &Config) -> Option<PathBuf> {
+fn local_path(p: &DocumentRef, config: &Config) -> Option<PathBuf> {
     let fp = p.file_path.as_deref().filter(|f| !f.is_empty())?;
     let path = PathBuf::from(fp);
     if path.is_absolute() {
@@ -68,7 +77,7 @@ fn local_path(p: &RemovalPreview, config: &Config) -> Option<PathBuf> {
     })
 }
 
-pub fn render_preview(p: &RemovalPreview, local: Option<&std::path::Path>) -> String {
+pub fn render_preview(p: &DocumentRef, local: Option<&std::path::Path>) -> String {
     let title = display_title(&p.title, p.file_path.as_deref(), &p.source);
     let local_line = match local {
         Some(path) => path.display().to_string(),
@@ -90,7 +99,7 @@ pub fn remove(a: RemoveArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let kb = open(config)?;
     // Refuse before asking: a removal under a model mismatch would fail anyway.
     kb.check_model()?;
-    let preview = kb.removal_preview(&a.source)?;
+    let preview = kb.find_document(&a.source)?;
     let local = local_path(&preview, config);
     super::super::emit(&render_preview(&preview, local.as_deref()))?;
     if !a.yes && !confirm()? {
@@ -114,9 +123,13 @@ fn confirm() -> anyhow::Result<bool> {
     eprint!("Remove? [y/N] ");
     let _ = std::io::stderr().flush();
     let mut line = String::new();
-    let n = std::io::stdin().lock().read_line(&mut line)?;
-    if n == 0 {
+    let stdin = std::io::stdin();
+    let n = stdin.lock().read_line(&mut line)?;
+    // A terminal echoes the answer and its newline; piped input does not.
+    if n == 0 || !std::io::IsTerminal::is_terminal(&stdin) {
         eprintln!();
+    }
+    if n == 0 {
         return Ok(false);
     }
     Ok(matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
@@ -128,7 +141,7 @@ mod tests {
 
     #[test]
     fn preview_states_the_invariant_with_the_path_or_the_source() {
-        let p = RemovalPreview {
+        let p = DocumentRef {
             key: "https://x".into(),
             by: "source",
             title: "T".into(),
