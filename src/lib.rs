@@ -3,7 +3,7 @@
 //! The crate is a library first; `src/main.rs` only calls [`cli::main`].
 //! Modules are listed in layer order, top to bottom:
 //! edges (cli) → app → features (ingest) → engines (embed, index, pdf) →
-//! store → foundations (runtime, config, paths, logging). A module may only
+//! store → foundations (runtime, sandbox, config, paths, logging). A module may only
 //! use modules listed below it. See `docs/ARCHITECTURE.md`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(unsafe_code)]
@@ -23,6 +23,7 @@ pub mod pdf;
 pub mod store;
 
 pub mod runtime;
+pub mod sandbox;
 
 pub mod config;
 pub mod logging;

@@ -7,6 +7,7 @@
 //! lives in the library modules below.
 
 mod config_cmd;
+mod kb;
 mod models_cmd;
 mod runtime_cmd;
 
@@ -38,6 +39,9 @@ pub enum Command {
     /// Show, locate or change settings.
     #[command(subcommand)]
     Config(config_cmd::ConfigCmd),
+    /// Search and maintain the knowledge base.
+    #[command(subcommand)]
+    Kb(kb::KbCmd),
     /// List the switchable LLMs from config, each marked local or cloud.
     Models {
         /// Machine-readable output.
@@ -112,6 +116,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Config(c) => config_cmd::run(c, &home, config),
         Command::Runtime(c) => runtime_cmd::run(c, &config),
+        Command::Kb(c) => kb::run(c, &config),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::Completions { .. } => Ok(ExitCode::SUCCESS),
     }

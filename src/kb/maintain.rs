@@ -74,8 +74,10 @@ pub struct Agreement {
 impl Agreement {
     pub fn ok(&self) -> bool {
         self.missing_in_bm25 + self.missing_in_vectors + self.orphans_in_bm25 + self.orphans_in_vectors == 0
-            && self.bm25_seq == Some(self.store_seq)
-            && self.vector_seq == Some(self.store_seq)
+            // An index that never committed stands at 0, as `catch_up`
+            // treats it: a fresh, empty knowledge base agrees with itself.
+            && self.bm25_seq.unwrap_or(0) == self.store_seq
+            && self.vector_seq.unwrap_or(0) == self.store_seq
     }
 }
 
@@ -198,4 +200,37 @@ fn needs_paper_header(rec: &crate::store::ChunkRecord) -> bool {
         && rec.meta_str("annotation_kind").is_none()
         && !title.is_empty()
         && !rec.embed_text.starts_with(title)
+}
+
+/// Bytes on disk of the store and the current generation's indexes.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DiskUsage {
+    pub store_bytes: u64,
+    pub bm25_bytes: u64,
+    pub vector_bytes: u64,
+}
+
+impl Kb {
+    pub fn disk_usage(&self) -> Result<DiskUsage> {
+        let dir = index_dir(self.store.dir(), self.store.generation()?);
+        Ok(DiskUsage {
+            store_bytes: self.store.disk_bytes(),
+            bm25_bytes: dir_bytes(&dir.join("bm25")),
+            vector_bytes: dir_bytes(&dir.join("vectors")),
+        })
+    }
+}
+
+/// Total size of the files under `dir`; unreadable entries count as 0
+/// (this only feeds `kb stats`).
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
 }

@@ -368,3 +368,79 @@ pub fn paper_header(title: &str, authors: &str) -> String {
         (t, a) => format!("{t} — {a}"),
     }
 }
+
+/// One document named by the key a user gave: what [`Kb::remove_document`]
+/// would remove (shown to a human first), or what a correction would touch.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DocumentRef {
+    /// The key the user gave.
+    pub key: String,
+    /// The metadata field `key` matched: `"source"` or `"file_path"`.
+    pub by: &'static str,
+    pub title: String,
+    pub doc_type: String,
+    pub visibility: String,
+    pub source: String,
+    /// As stored: vault-relative for notes, absolute for local PDFs.
+    pub file_path: Option<String>,
+    pub chunks: usize,
+}
+
+impl Kb {
+    /// Find the one document `key` names — by `source`, or by `file_path`
+    /// (notes all share `source = "local"`, so a source that spans several
+    /// documents is refused rather than removing them all).
+    pub fn find_document(&self, key: &str) -> Result<DocumentRef> {
+        let by_source = self.store.ids_by(LookupField::Source, key)?;
+        let by_path = self.store.ids_by(LookupField::FilePath, key)?;
+        let records = |ids: &[u64]| -> Result<Vec<ChunkRecord>> {
+            let mut out = Vec::new();
+            for &id in ids {
+                if let Some(r) = self.store.get(id)? {
+                    out.push(r);
+                }
+            }
+            Ok(out)
+        };
+        let source_recs = records(&by_source)?;
+        let source_docs: std::collections::BTreeSet<String> = source_recs.iter().map(doc_key).collect();
+        let (by, recs) = if source_docs.len() == 1 {
+            ("source", source_recs)
+        } else if !by_path.is_empty() {
+            ("file_path", records(&by_path)?)
+        } else if source_docs.len() > 1 {
+            return Err(KbError::Invalid(format!(
+                "source {key:?} is shared by {} documents (notes all have source \"local\") — name one document by the key `jarvis kb list` shows",
+                source_docs.len()
+            )));
+        } else {
+            return Err(KbError::Invalid(format!(
+                "no document has source or file path {key:?} — `jarvis kb list` shows each document's key (a paper's source, a note's file path)"
+            )));
+        };
+        let first = recs
+            .iter()
+            .find(|r| r.meta_str("annotation_kind").is_none())
+            .or(recs.first());
+        let s = |k: &str| first.and_then(|r| r.meta_str(k)).unwrap_or("").to_string();
+        Ok(DocumentRef {
+            key: key.to_string(),
+            by,
+            title: s("title"),
+            doc_type: s("doc_type"),
+            visibility: first
+                .and_then(|r| r.meta_str("visibility"))
+                .unwrap_or("public")
+                .to_string(),
+            source: s("source"),
+            file_path: first.and_then(|r| r.meta_str("file_path")).map(str::to_string),
+            chunks: recs.len(),
+        })
+    }
+
+    /// Remove the document a preview describes: database entries only, no
+    /// file anywhere is touched. Returns how many chunks went.
+    pub fn remove_document(&self, preview: &DocumentRef) -> Result<usize> {
+        self.delete_by_metadata(preview.by, &preview.key)
+    }
+}

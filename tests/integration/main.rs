@@ -3,6 +3,7 @@
 //! beyond loopback or touches the real ~/.jarvis.
 
 mod cli_config;
+mod cli_kb;
 mod cli_runtime;
 mod fake_llm;
 mod fake_wires;

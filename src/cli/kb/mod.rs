@@ -1,0 +1,166 @@
+//! `jarvis kb …`: search, list, stats, schema, set-meta, remove, reindex,
+//! doctor. One file per kind of work: [`search`] (search, list), [`info`]
+//! (stats, schema), [`edit`] (set-meta, remove), [`maintain`] (reindex,
+//! doctor and the hidden probe doctor runs in a child process).
+//!
+//! Every command opens the knowledge base directly through
+//! [`crate::app::kb::open_kb`], which takes the one-owner lock; while
+//! another process holds it, the command fails with that process's pid and
+//! what to do.
+
+mod edit;
+mod info;
+mod maintain;
+mod search;
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::config::Config;
+use crate::index::Filter;
+use crate::kb::Kb;
+
+#[derive(Debug, Subcommand)]
+pub enum KbCmd {
+    /// Hybrid search (BM25 + vectors, fused; re-ranked when a re-ranker is configured).
+    Search(search::SearchArgs),
+    /// Documents in the knowledge base, newest first, with chunk counts.
+    List(search::ListArgs),
+    /// Counts by type, record categories and statuses, the embedding model, index sizes.
+    Stats {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every metadata key with chunk counts, or one key's distinct values.
+    ///
+    /// Jarvis enforces no vocabulary, so a typo in a note's frontmatter
+    /// (`stauts: rejected`) becomes its own key that never matches a filter;
+    /// this is how you find it.
+    Schema {
+        /// Show this key's distinct values instead of all keys.
+        key: Option<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Correct a paper's title, authors or DOI (metadata only, nothing is re-embedded).
+    SetMeta(edit::SetMetaArgs),
+    /// Remove one document's database entry. Files on disk are never touched.
+    Remove(edit::RemoveArgs),
+    /// Re-embed every stored chunk with the configured model into fresh indexes and switch to them atomically.
+    ///
+    /// The fix whenever `rag.embed_model` changed or an index is damaged:
+    /// chunk texts are stored, so no LLM is called and nothing is re-read
+    /// from disk.
+    Reindex {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Diagnose the knowledge base: open, count, check the three stores agree, and run a search probe in a child process.
+    Doctor {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The search probe `kb doctor` runs in a child process (internal).
+    #[command(name = "__probe", hide = true)]
+    Probe,
+}
+
+pub fn run(cmd: KbCmd, config: &Config) -> anyhow::Result<ExitCode> {
+    match cmd {
+        KbCmd::Search(a) => search::search(a, config),
+        KbCmd::List(a) => search::list(a, config),
+        KbCmd::Stats { json } => info::stats(json, config),
+        KbCmd::Schema { key, json } => info::schema(key, json, config),
+        KbCmd::SetMeta(a) => edit::set_meta(a, config),
+        KbCmd::Remove(a) => edit::remove(a, config),
+        KbCmd::Reindex { json } => maintain::reindex(json, config),
+        KbCmd::Doctor { json } => maintain::doctor(json, config),
+        KbCmd::Probe => maintain::probe(config),
+    }
+}
+
+/// Open the knowledge base this configuration names. The library's errors
+/// already say what to do (the lock holder's pid, `jarvis kb reindex`, …);
+/// this only says which step failed.
+pub(crate) fn open(config: &Config) -> anyhow::Result<Kb> {
+    crate::app::kb::open_kb(config)
+        .with_context(|| format!("cannot open the knowledge base at {}", config.rag_dir().display()))
+}
+
+/// `--kind`: which document types a command looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// Papers and digests.
+    Papers,
+    /// Vault notes (and records).
+    Notes,
+    /// Indexed chat sessions.
+    Chats,
+    /// Everything.
+    All,
+}
+
+impl Kind {
+    pub fn doc_types(self) -> Vec<String> {
+        let v: &[&str] = match self {
+            Kind::Papers => &["paper", "digest"],
+            Kind::Notes => &["note"],
+            Kind::Chats => &["chat"],
+            Kind::All => &[],
+        };
+        v.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+/// Filters shared by `search` and `list`.
+#[derive(Debug, Clone, Args)]
+pub struct CommonFilter {
+    /// Which documents: papers (papers and digests), notes, chats or all.
+    #[arg(long, value_enum, default_value_t = Kind::All)]
+    pub kind: Kind,
+    /// Only records of this category (frontmatter `type:`/`category:`).
+    #[arg(long)]
+    pub category: Option<String>,
+    /// Only records with this status.
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only records about this entity (organisation, person…).
+    #[arg(long)]
+    pub entity: Option<String>,
+}
+
+impl CommonFilter {
+    pub fn to_filter(&self) -> Filter {
+        Filter {
+            doc_types: self.kind.doc_types(),
+            category: self.category.clone(),
+            status: self.status.clone(),
+            entity: self.entity.clone(),
+            ..Filter::default()
+        }
+    }
+}
+
+/// A document's display title: its title, else its file path, else its source.
+pub(crate) fn display_title(title: &str, file_path: Option<&str>, source: &str) -> String {
+    if !title.trim().is_empty() {
+        title.trim().to_string()
+    } else if let Some(p) = file_path.filter(|p| !p.is_empty()) {
+        p.to_string()
+    } else if !source.is_empty() {
+        source.to_string()
+    } else {
+        "(untitled)".to_string()
+    }
+}
+
+/// Pretty JSON plus a newline, on stdout.
+pub(crate) fn emit_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
+    super::emit(&format!("{}\n", serde_json::to_string_pretty(v)?))
+}

@@ -1,0 +1,241 @@
+//! `jarvis kb search` and `jarvis kb list`.
+
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::kb::search::{Hit, SearchRequest};
+
+use super::{display_title, emit_json, open, CommonFilter};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Visibility {
+    Public,
+    Private,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for.
+    pub query: String,
+    #[command(flatten)]
+    pub filter: CommonFilter,
+    /// How many results.
+    #[arg(short = 'n', long = "n-results", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=200))]
+    pub n: u32,
+    /// Only chunks carrying this tag (repeatable: all must be present).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Only chunks whose frontmatter field equals a value, e.g. `--field company=Acme`
+    /// (the `x_` prefix is optional). Repeatable: all must match.
+    #[arg(long = "field", value_name = "KEY=VALUE", value_parser = parse_field)]
+    pub fields: Vec<(String, String)>,
+    /// Only public or only private chunks.
+    #[arg(long, value_enum)]
+    pub visibility: Option<Visibility>,
+    /// Skip the cross-encoder re-ranker even if one is configured.
+    #[arg(long)]
+    pub no_rerank: bool,
+    /// Vector search only (no BM25 leg, no fusion).
+    #[arg(long)]
+    pub dense_only: bool,
+    /// Print each chunk's whole text instead of a one-line snippet.
+    #[arg(long)]
+    pub full: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `key=value` → (`x_key`, value). Frontmatter extras are stored with an
+/// `x_` prefix; accept the key either way so users need not know that.
+pub fn parse_field(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE (e.g. --field company=Acme), got {s:?}"))?;
+    let k = k.trim();
+    if k.is_empty() || k == "x_" {
+        return Err(format!(
+            "the key is empty in {s:?}; expected KEY=VALUE (e.g. --field company=Acme)"
+        ));
+    }
+    let key = if k.starts_with("x_") {
+        k.to_string()
+    } else {
+        format!("x_{k}")
+    };
+    Ok((key, v.to_string()))
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub filter: CommonFilter,
+    /// At most this many documents.
+    #[arg(short = 'n', long = "limit", default_value_t = 100)]
+    pub n: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn search(a: SearchArgs, config: &Config) -> anyhow::Result<ExitCode> {
+    let mut req = SearchRequest::new(a.query.clone(), a.n as usize);
+    req.filter = a.filter.to_filter();
+    req.filter.tags = a.tags.clone();
+    req.filter.fields = a.fields.clone();
+    req.filter.visibility = a.visibility.map(|v| match v {
+        Visibility::Public => "public".to_string(),
+        Visibility::Private => "private".to_string(),
+    });
+    req.rerank = !a.no_rerank;
+    if a.dense_only {
+        req.hybrid = Some(false);
+    }
+    let kb = open(config)?;
+    let hits = kb.search(&req)?;
+    drop(kb);
+    if a.json {
+        let results: Vec<_> = hits.iter().enumerate().map(|(i, h)| hit_json(i + 1, h)).collect();
+        emit_json(&json!({ "query": a.query, "results": results }))?;
+    } else if hits.is_empty() {
+        eprintln!("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase");
+    } else {
+        super::super::emit(&render_hits(&hits, a.full))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where a chunk came from, as a user would look it up: a note's file
+/// path (all notes share `source = "local"`), otherwise its source.
+fn origin(h: &Hit) -> &str {
+    let r = &h.record;
+    match (r.meta_str("doc_type"), r.meta_str("file_path")) {
+        (Some("note"), Some(p)) => p,
+        _ => r.meta_str("source").or(r.meta_str("file_path")).unwrap_or(""),
+    }
+}
+
+fn hit_json(rank: usize, h: &Hit) -> serde_json::Value {
+    let r = &h.record;
+    json!({
+        "rank": rank,
+        "chunk_id": r.id,
+        "title": r.meta_str("title").unwrap_or(""),
+        "section": r.meta_str("section").unwrap_or(""),
+        "source": r.meta_str("source").unwrap_or(""),
+        "file_path": r.meta_str("file_path"),
+        "doc_type": r.meta_str("doc_type").unwrap_or(""),
+        "visibility": r.meta_str("visibility").unwrap_or("public"),
+        "score": h.score,
+        "dense_rank": h.dense_rank,
+        "bm25_rank": h.bm25_rank,
+        "snippet": snippet(&r.text, 200),
+        "text": r.text,
+    })
+}
+
+fn render_hits(hits: &[Hit], full: bool) -> String {
+    let mut out = String::new();
+    for (i, h) in hits.iter().enumerate() {
+        let r = &h.record;
+        let title = display_title(r.meta_str("title").unwrap_or(""), r.meta_str("file_path"), origin(h));
+        let section = r.meta_str("section").filter(|s| !s.is_empty());
+        out.push_str(&format!("{:>2}. {title}", i + 1));
+        if let Some(s) = section {
+            out.push_str(&format!(" › {s}"));
+        }
+        out.push('\n');
+        let doc_type = r.meta_str("doc_type").unwrap_or("?");
+        let private = if r.meta_str("visibility") == Some("private") {
+            " · private"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "    {} · {doc_type}{private} · score {:.4}\n",
+            origin(h),
+            h.score
+        ));
+        if full {
+            for line in r.text.lines() {
+                out.push_str(&format!("    │ {line}\n"));
+            }
+        } else {
+            out.push_str(&format!("    {}\n", snippet(&r.text, 160)));
+        }
+        if i + 1 < hits.len() {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The text on one line, whitespace collapsed, cut at a char boundary.
+pub fn snippet(text: &str, max_chars: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max_chars {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max_chars).collect();
+    format!("{}…", cut.trim_end())
+}
+
+pub fn list(a: ListArgs, config: &Config) -> anyhow::Result<ExitCode> {
+    let kb = open(config)?;
+    let docs = kb.list_documents(&a.filter.to_filter(), a.n)?;
+    drop(kb);
+    if a.json {
+        emit_json(&docs)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if docs.is_empty() {
+        eprintln!("no documents match — `jarvis kb stats` shows what is indexed");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    for d in &docs {
+        let date = d.date_added.get(..10).unwrap_or(&d.date_added);
+        let title = display_title(&d.title, d.file_path.as_deref(), &d.source);
+        out.push_str(&format!(
+            "{date:<10}  {:<6} {:<7} {:>4} chunk{}  {title}\n",
+            d.doc_type,
+            d.visibility,
+            d.chunks,
+            if d.chunks == 1 { " " } else { "s" }
+        ));
+        let mut extra = vec![format!("key: {}", d.key)];
+        for k in ["authors", "doi", "category", "status", "entity"] {
+            if let Some(v) = d.meta.get(k).map(crate::kb::scalar_string).filter(|v| !v.is_empty()) {
+                extra.push(format!("{k}: {v}"));
+            }
+        }
+        out.push_str(&format!("{:12}{}\n", "", extra.join(" · ")));
+    }
+    super::super::emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_normalised_to_the_x_prefix() {
+        assert_eq!(parse_field("company=Acme"), Ok(("x_company".into(), "Acme".into())));
+        assert_eq!(
+            parse_field("x_company=Acme=B"),
+            Ok(("x_company".into(), "Acme=B".into()))
+        );
+        assert!(parse_field("novalue").unwrap_err().contains("KEY=VALUE"));
+        assert!(parse_field("=x").is_err());
+    }
+
+    #[test]
+    fn snippets_are_one_line_and_bounded() {
+        assert_eq!(snippet("a\n\n b  c", 10), "a b c");
+        assert_eq!(snippet("ééééé ééééé", 5), "ééééé…");
+    }
+}
