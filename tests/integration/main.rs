@@ -5,6 +5,7 @@
 mod cli_config;
 mod cli_kb;
 mod cli_runtime;
+mod cli_vault;
 mod fake_llm;
 mod fake_wires;
 mod llm;

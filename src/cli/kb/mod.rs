@@ -12,6 +12,7 @@ mod edit;
 mod info;
 mod maintain;
 mod search;
+mod vault;
 
 use std::process::ExitCode;
 
@@ -66,6 +67,8 @@ pub enum KbCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Index the Obsidian vault incrementally: new and changed notes, deletions, visibility changes.
+    IndexVault(vault::IndexVaultArgs),
     /// The search probe `kb doctor` runs in a child process (internal).
     #[command(name = "__probe", hide = true)]
     Probe,
@@ -82,6 +85,7 @@ pub fn run(cmd: KbCmd, config: &Config) -> anyhow::Result<ExitCode> {
         KbCmd::Reindex { json } => maintain::reindex(json, config),
         KbCmd::Doctor { json } => maintain::doctor(json, config),
         KbCmd::Probe => maintain::probe(config),
+        KbCmd::IndexVault(a) => vault::index_vault(a, config),
     }
 }
 
@@ -133,6 +137,13 @@ pub struct CommonFilter {
     /// Only records about this entity (organisation, person…).
     #[arg(long)]
     pub entity: Option<String>,
+    /// Only chunks carrying this tag (repeatable: all must be present).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Only chunks whose frontmatter field equals a value, e.g. `--field company=Acme`
+    /// (the `x_` prefix is optional). Repeatable: all must match.
+    #[arg(long = "field", value_name = "KEY=VALUE", value_parser = search::parse_field)]
+    pub fields: Vec<(String, String)>,
 }
 
 impl CommonFilter {
@@ -142,6 +153,8 @@ impl CommonFilter {
             category: self.category.clone(),
             status: self.status.clone(),
             entity: self.entity.clone(),
+            tags: self.tags.clone(),
+            fields: self.fields.clone(),
             ..Filter::default()
         }
     }

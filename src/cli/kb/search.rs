@@ -25,13 +25,6 @@ pub struct SearchArgs {
     /// How many results.
     #[arg(short = 'n', long = "n-results", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=200))]
     pub n: u32,
-    /// Only chunks carrying this tag (repeatable: all must be present).
-    #[arg(long = "tag", value_name = "TAG")]
-    pub tags: Vec<String>,
-    /// Only chunks whose frontmatter field equals a value, e.g. `--field company=Acme`
-    /// (the `x_` prefix is optional). Repeatable: all must match.
-    #[arg(long = "field", value_name = "KEY=VALUE", value_parser = parse_field)]
-    pub fields: Vec<(String, String)>,
     /// Only public or only private chunks.
     #[arg(long, value_enum)]
     pub visibility: Option<Visibility>,
@@ -84,8 +77,6 @@ pub struct ListArgs {
 pub fn search(a: SearchArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let mut req = SearchRequest::new(a.query.clone(), a.n as usize);
     req.filter = a.filter.to_filter();
-    req.filter.tags = a.tags.clone();
-    req.filter.fields = a.fields.clone();
     req.filter.visibility = a.visibility.map(|v| match v {
         Visibility::Public => "public".to_string(),
         Visibility::Private => "private".to_string(),
