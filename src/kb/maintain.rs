@@ -74,8 +74,10 @@ pub struct Agreement {
 impl Agreement {
     pub fn ok(&self) -> bool {
         self.missing_in_bm25 + self.missing_in_vectors + self.orphans_in_bm25 + self.orphans_in_vectors == 0
-            && self.bm25_seq == Some(self.store_seq)
-            && self.vector_seq == Some(self.store_seq)
+            // A never-committed index (None) reflects seq 0, as `catch_up`
+            // reads it: a fresh, empty knowledge base agrees with itself.
+            && self.bm25_seq.unwrap_or(0) == self.store_seq
+            && self.vector_seq.unwrap_or(0) == self.store_seq
     }
 }
 
