@@ -6,5 +6,6 @@ mod cli_config;
 mod cli_runtime;
 mod fake_llm;
 mod fake_wires;
+mod kb_crash;
 mod llm;
 mod support;
