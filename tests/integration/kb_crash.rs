@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -250,7 +251,8 @@ enum Kill {
 
 fn spawn_child(dir: &Path, seed: u64, start: usize, mode: &str, failpoint: Option<&str>) -> std::process::Child {
     let _ = std::fs::remove_file(dir.join("log"));
-    let mut c = Command::new(std::env::current_exe().expect("current exe"));
+    let _ = std::fs::remove_file(dir.join("child.stderr"));
+    let mut c = Command::new(dir.join("child-exe"));
     c.args(["kb_crash::crash_child", "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_DIR_ENV, dir)
         .env("JARVIS_CRASH_SEED", seed.to_string())
@@ -261,11 +263,21 @@ fn spawn_child(dir: &Path, seed: u64, start: usize, mode: &str, failpoint: Optio
         .env_remove("JARVIS_FAILPOINT")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(
+            std::fs::File::options()
+                .create(true)
+                .append(true)
+                .open(dir.join("child.stderr"))
+                .expect("child stderr file"),
+        );
     if let Some(fp) = failpoint {
         c.env("JARVIS_FAILPOINT", fp);
     }
     c.spawn().expect("spawn child")
+}
+
+fn stderr(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("child.stderr")).unwrap_or_default()
 }
 
 /// Run one child and end it as `kill` says. Returns its log.
@@ -280,9 +292,13 @@ fn run_child(dir: &Path, seed: u64, start: usize, mode: &str, kill: &Kill) -> Ch
         Kill::Random { after_ready, delay } => {
             if *after_ready {
                 while !read_log(dir).ready {
-                    assert!(spawned.elapsed() < Duration::from_secs(60), "child never became ready");
+                    assert!(
+                        spawned.elapsed() < Duration::from_secs(60),
+                        "child never became ready; {}",
+                        stderr(dir)
+                    );
                     if let Some(status) = child.try_wait().expect("try_wait") {
-                        panic!("child exited before ready: {status}");
+                        panic!("child exited before ready: {status}; {}", stderr(dir));
                     }
                     std::thread::sleep(Duration::from_millis(5));
                 }
@@ -290,7 +306,13 @@ fn run_child(dir: &Path, seed: u64, start: usize, mode: &str, kill: &Kill) -> Ch
             std::thread::sleep(*delay);
             child.kill().expect("SIGKILL the child");
             let status = child.wait().expect("wait");
-            assert!(!status.success(), "the child finished the whole plan before the kill");
+            // Anything but our SIGKILL (a panic, an early exit) is a failure.
+            assert_eq!(
+                status.signal(),
+                Some(9),
+                "the child ended by itself: {status}; {}",
+                stderr(dir)
+            );
         }
         Kill::Failpoint(fp) => {
             let deadline = Instant::now() + Duration::from_secs(120);
@@ -301,7 +323,12 @@ fn run_child(dir: &Path, seed: u64, start: usize, mode: &str, kill: &Kill) -> Ch
                 assert!(Instant::now() < deadline, "failpoint {fp} never fired");
                 std::thread::sleep(Duration::from_millis(10));
             };
-            assert!(!status.success(), "failpoint {fp} should abort the child");
+            assert_eq!(
+                status.signal(),
+                Some(libc::SIGABRT),
+                "failpoint {fp} should abort the child: {status}; {}",
+                stderr(dir)
+            );
         }
     }
     read_log(dir)
@@ -428,6 +455,10 @@ fn kb_survives_kills_at_random_points() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     std::fs::create_dir_all(dir.join("home/home")).expect("home");
+    // Children run a private copy of this binary: with a shared target
+    // directory a concurrent build can replace (or remove) the original
+    // while the test runs.
+    std::fs::copy(std::env::current_exe().expect("current exe"), dir.join("child-exe")).expect("copy the test binary");
     let rag = dir.join("rag");
     let seed: u64 = std::env::var("JARVIS_CRASH_SEED")
         .ok()
