@@ -52,7 +52,22 @@ fn workspace_root() -> PathBuf {
 /// `cargo run --release -p xtask --features kb --bin xtask-kb -- ARGS`.
 fn run_kb_tool(root: &std::path::Path, args: &[String]) -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = std::process::Command::new(cargo)
+    let mut cmd = std::process::Command::new(cargo);
+    // The variables this cargo run set for xtask itself would reach the
+    // nested build's build scripts and make them rerun (ring rebuilds).
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("CARGO_PKG_")
+            || k.starts_with("CARGO_MANIFEST_")
+            || matches!(
+                k.as_str(),
+                "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
+            )
+        {
+            cmd.env_remove(k);
+        }
+    }
+    let status = cmd
         .current_dir(root)
         .args([
             "run",
