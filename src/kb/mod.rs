@@ -143,6 +143,13 @@ impl Kb {
         Ok(kb)
     }
 
+    /// Close the knowledge base (releasing its lock) and hand back the
+    /// embedder, so a caller that reopens — a crash test, a benchmark — does
+    /// not pay the model load again.
+    pub fn into_embedder(self) -> Embedder {
+        self.embedder.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }

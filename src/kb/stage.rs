@@ -130,6 +130,39 @@ impl Kb {
         ))
     }
 
+    /// Pair documents with vectors computed elsewhere (a cache of a
+    /// previous embedding run, or synthetic vectors for a benchmark). The
+    /// vectors must come from the configured model's space; only their
+    /// count and length can be checked here.
+    pub fn prepare_with_vectors(&self, docs: Vec<Document>, vectors: Vec<Vec<f32>>) -> Result<Prepared> {
+        self.check_model()?;
+        let dims = self.embedder().dims();
+        if docs.len() != vectors.len() {
+            return Err(KbError::Invalid(format!(
+                "{} documents but {} vectors",
+                docs.len(),
+                vectors.len()
+            )));
+        }
+        if let Some(v) = vectors.iter().find(|v| v.len() != dims) {
+            return Err(KbError::Invalid(format!(
+                "a vector has {} dimensions; the model's have {dims}",
+                v.len()
+            )));
+        }
+        Ok(Prepared(
+            docs.into_iter()
+                .zip(vectors)
+                .map(|(d, vector)| NewChunk {
+                    text: d.text,
+                    embed_text: d.embed_text,
+                    meta: d.meta,
+                    vector,
+                })
+                .collect(),
+        ))
+    }
+
     /// The only write: delete what `replace` names and add `prepared`, in
     /// the store (one durable batch) and then in both indexes, all stamped
     /// with the same sequence number. An empty `prepared` with `replace`

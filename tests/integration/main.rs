@@ -8,6 +8,7 @@ mod cli_runtime;
 mod cli_vault;
 mod fake_llm;
 mod fake_wires;
+mod kb_crash;
 mod llm;
 mod metadata;
 mod support;

@@ -8,6 +8,10 @@
 //! - `dist-check`: build the release binary, copy it alone into an empty
 //!   directory and run `jarvis runtime check` there with empty HOME and
 //!   JARVIS_HOME, proving the single file carries everything it needs.
+//! - `bench kb` / `eval scifact`: the knowledge-base benchmark and the
+//!   SciFact retrieval evaluation, run in release by the separate `xtask-kb`
+//!   binary (it links jarvis, which this binary must not: building jarvis
+//!   needs the natives that `natives` fetches).
 
 mod natives;
 mod setup;
@@ -22,9 +26,10 @@ fn main() -> ExitCode {
         Some("dist-check") => natives::dist_check(&workspace_root()),
         Some("run") => setup::run(&workspace_root(), &args[1..]),
         Some("test") => setup::test(&workspace_root(), &args[1..]),
+        Some("bench" | "eval") => run_kb_tool(&workspace_root(), &args),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory"
+                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory\n  bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n                      knowledge-base ingest/query/size/memory figures (release)\n  eval scifact [--data DIR] [--rebuild]\n                      nDCG@10, Recall@100, MRR@10 of bm25/dense/hybrid on SciFact (release)"
             );
             return ExitCode::from(2);
         }
@@ -42,4 +47,41 @@ fn workspace_root() -> PathBuf {
     // xtask/ lives directly under the workspace root.
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// `cargo run --release -p xtask --features kb --bin xtask-kb -- ARGS`.
+fn run_kb_tool(root: &std::path::Path, args: &[String]) -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = std::process::Command::new(cargo);
+    // The variables this cargo run set for xtask itself would reach the
+    // nested build's build scripts and make them rerun (ring rebuilds).
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("CARGO_PKG_")
+            || k.starts_with("CARGO_MANIFEST_")
+            || matches!(
+                k.as_str(),
+                "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
+            )
+        {
+            cmd.env_remove(k);
+        }
+    }
+    let status = cmd
+        .current_dir(root)
+        .args([
+            "run",
+            "--release",
+            "-p",
+            "xtask",
+            "--features",
+            "kb",
+            "--bin",
+            "xtask-kb",
+            "--",
+        ])
+        .args(args)
+        .status()?;
+    anyhow::ensure!(status.success(), "xtask-kb failed ({status})");
+    Ok(())
 }

@@ -1,0 +1,239 @@
+//! `cargo xtask bench kb`: ingest throughput, query latency, index size and
+//! peak memory of the knowledge base at 10k and 100k chunks.
+//!
+//! Embedding 100k chunks for real would take hours on a laptop CPU, so each
+//! size is built from synthetic text with synthetic vectors (a random
+//! projection of the chunk's words, so similar chunks get similar vectors)
+//! committed through the ordinary `Kb` API. On top of that, a sample of
+//! chunks is ingested with real embeddings and compared with raw ONNX
+//! Runtime throughput on the same texts: the ratio is the knowledge base's
+//! overhead (staging, store, both index commits) over embedding alone.
+//! Queries are embedded for real by the bundled model.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use jarvis::index::bm25::Bm25Index;
+use jarvis::index::Filter;
+use jarvis::kb::search::SearchRequest;
+use jarvis::kb::{Document, Kb, KbSettings};
+use jarvis::store::Metadata;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::common::{self, mib, percentiles};
+
+const WORDS_PER_CHUNK: usize = 60;
+const VOCAB: usize = 6000;
+const BATCH: usize = 1000;
+/// Chunks per commit when ingesting with real embeddings: a document's worth.
+const DOC_CHUNKS: usize = 16;
+
+/// Pseudo-words with a Zipf-like frequency, so BM25 postings look natural.
+struct Corpus {
+    words: Vec<String>,
+    /// Cumulative weights 1/rank.
+    cdf: Vec<f64>,
+    /// One random unit-ish vector per word, for synthetic chunk vectors.
+    word_vecs: Vec<Vec<f32>>,
+}
+
+impl Corpus {
+    fn new(dims: usize) -> Corpus {
+        let mut rng = StdRng::seed_from_u64(7);
+        const SYL: &[&str] = &[
+            "ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "zen", "dra", "pol", "quin", "ber", "cor", "fal", "gim",
+            "hul", "jor", "lex", "mor", "nax", "ori", "pe", "sul",
+        ];
+        let words: Vec<String> = (0..VOCAB)
+            .map(|i| {
+                let n = 2 + i % 3;
+                let mut w: String = (0..n).map(|_| SYL[rng.random_range(0..SYL.len())]).collect();
+                w.push_str(&format!("{}", i % 10)); // unique, and stemmer-proof
+                w
+            })
+            .collect();
+        let mut acc = 0.0;
+        let cdf = (1..=VOCAB)
+            .map(|r| {
+                acc += 1.0 / r as f64;
+                acc
+            })
+            .collect();
+        let word_vecs = (0..VOCAB)
+            .map(|_| (0..dims).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+            .collect();
+        Corpus { words, cdf, word_vecs }
+    }
+
+    fn word(&self, rng: &mut StdRng) -> usize {
+        let total = self.cdf[self.cdf.len() - 1];
+        let x = rng.random_range(0.0..total);
+        self.cdf.partition_point(|&c| c < x).min(VOCAB - 1)
+    }
+
+    /// Chunk `i`: its text and synthetic vector.
+    fn chunk(&self, i: usize) -> (Document, Vec<f32>) {
+        let mut rng = StdRng::seed_from_u64(i as u64);
+        let ids: Vec<usize> = (0..WORDS_PER_CHUNK).map(|_| self.word(&mut rng)).collect();
+        let text = ids
+            .iter()
+            .map(|&w| self.words[w].as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let dims = self.word_vecs[0].len();
+        let mut v = vec![0f32; dims];
+        for &w in &ids {
+            for (a, b) in v.iter_mut().zip(&self.word_vecs[w]) {
+                *a += b;
+            }
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+        v.iter_mut().for_each(|x| *x /= norm);
+        let mut meta = Metadata::new();
+        meta.insert("source".into(), format!("bench://doc{}", i / DOC_CHUNKS).into());
+        meta.insert("doc_type".into(), "note".into());
+        meta.insert("visibility".into(), "public".into());
+        let doc = Document {
+            embed_text: text.clone(),
+            text,
+            meta,
+        };
+        (doc, v)
+    }
+
+    /// A 2–4 word query of mid-frequency words.
+    fn query(&self, rng: &mut StdRng) -> String {
+        let n = rng.random_range(2..=4);
+        (0..n)
+            .map(|_| self.words[rng.random_range(50..2000)].as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+pub fn run(root: &Path, args: &[&str]) -> Result<()> {
+    let sizes: Vec<usize> = match common::flag(args, "--sizes") {
+        Some(s) => s.split(',').map(|x| x.trim().parse()).collect::<Result<_, _>>()?,
+        None => vec![10_000, 100_000],
+    };
+    let sample: usize = common::flag(args, "--sample").map_or(Ok(256), str::parse)?;
+    let nq: usize = common::flag(args, "--queries").map_or(Ok(200), str::parse)?;
+    let work = common::work_dir(root).join("bench");
+    let cfg = common::config(root)?;
+    let mut embedder = common::load_embedder(&cfg)?;
+    let dims = embedder.dims();
+    let corpus = Corpus::new(dims);
+    let mut qrng = StdRng::seed_from_u64(42);
+    let queries: Vec<String> = (0..nq).map(|_| corpus.query(&mut qrng)).collect();
+    println!(
+        "kb bench: model {} ({} dims), {} chunks of {WORDS_PER_CHUNK} synthetic words; {nq} queries, top 10",
+        embedder.model_id(),
+        dims,
+        sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" and ")
+    );
+    println!("  (the bulk of each index is synthetic vectors; a {sample}-chunk sample is embedded for real)");
+
+    // Query embedding alone, to separate model time from index time.
+    let mut embed_ms = Vec::new();
+    for q in &queries {
+        let t = Instant::now();
+        embedder.embed_query(q)?;
+        embed_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (e50, e95) = percentiles(&mut embed_ms);
+    println!("query embedding alone: p50 {e50:.2} ms, p95 {e95:.2} ms");
+
+    let mut embedder = Some(embedder);
+    for &n in &sizes {
+        let rag = work.join(format!("kb-{n}"));
+        if rag.exists() {
+            std::fs::remove_dir_all(&rag).with_context(|| format!("clear {}", rag.display()))?;
+        }
+        println!("\n== {n} chunks ==");
+        // Raw ONNX Runtime throughput on the sample texts.
+        let sample_docs: Vec<Document> = (n..n + sample).map(|i| corpus.chunk(i).0).collect();
+        let texts: Vec<&str> = sample_docs.iter().map(|d| d.embed_text.as_str()).collect();
+        let emb = embedder.as_mut().context("embedder")?;
+        let t = Instant::now();
+        emb.embed_documents(&texts)?;
+        let raw_rate = sample as f64 / t.elapsed().as_secs_f64();
+
+        let kb = Kb::open(&rag, embedder.take().context("embedder")?, None, KbSettings::default())?;
+        let t = Instant::now();
+        for start in (0..n).step_by(BATCH) {
+            let (docs, vecs): (Vec<_>, Vec<_>) = (start..(start + BATCH).min(n)).map(|i| corpus.chunk(i)).unzip();
+            let prepared = kb.prepare_with_vectors(docs, vecs)?;
+            kb.commit(prepared, None)?;
+        }
+        let synth_secs = t.elapsed().as_secs_f64();
+        println!(
+            "build from synthetic vectors: {:.1} s = {:.0} chunks/s (store + BM25 + vector commits, {BATCH} per commit)",
+            synth_secs,
+            n as f64 / synth_secs
+        );
+
+        let t = Instant::now();
+        for docs in sample_docs.chunks(DOC_CHUNKS) {
+            let prepared = kb.prepare(docs.to_vec(), &|| false)?;
+            kb.commit(prepared, None)?;
+        }
+        let ingest_rate = sample as f64 / t.elapsed().as_secs_f64();
+        println!(
+            "ingest with real embeddings: {ingest_rate:.1} chunks/s vs raw ORT {raw_rate:.1} chunks/s on the same {sample} texts → overhead ×{:.2} ({DOC_CHUNKS} chunks per commit)",
+            raw_rate / ingest_rate
+        );
+
+        let lat = |hybrid: bool| -> Result<(f64, f64)> {
+            let mut ms = Vec::new();
+            for q in &queries {
+                let mut req = SearchRequest::new(q.clone(), 10);
+                req.rerank = false;
+                req.hybrid = Some(hybrid);
+                let t = Instant::now();
+                kb.search(&req)?;
+                ms.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok(percentiles(&mut ms))
+        };
+        let (d50, d95) = lat(false)?;
+        let (h50, h95) = lat(true)?;
+        let agreement = kb.agreement()?;
+        let gen = kb.store().generation()?;
+        embedder = Some(kb.into_embedder());
+
+        // BM25 alone, straight on the index (the KB is closed, so its
+        // writer lock is free).
+        let index = rag.join("index").join(format!("g{gen}"));
+        let bm25 = Bm25Index::open_or_create(&index.join("bm25"))?;
+        let mut ms = Vec::new();
+        for q in &queries {
+            let t = Instant::now();
+            bm25.search(q, &Filter::default(), 10)?;
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        drop(bm25);
+        let (b50, b95) = percentiles(&mut ms);
+        println!("query latency (ms)     p50      p95");
+        println!("  bm25 (index only) {b50:>7.2}  {b95:>7.2}");
+        println!("  dense (kb.search) {d50:>7.2}  {d95:>7.2}   includes query embedding");
+        println!("  hybrid (kb.search){h50:>7.2}  {h95:>7.2}   includes query embedding, both legs, RRF, store reads");
+        let store = common::disk_usage(&rag.join("store"));
+        let b = common::disk_usage(&index.join("bm25"));
+        let v = common::disk_usage(&index.join("vectors"));
+        println!(
+            "on disk: {:.1} MiB total = store {:.1} + bm25 {:.1} + vectors {:.1} ({} chunks, agreement {})",
+            mib(store + b + v),
+            mib(store),
+            mib(b),
+            mib(v),
+            agreement.store_chunks,
+            if agreement.ok() { "ok" } else { "NOT ok" }
+        );
+        if let Some(rss) = common::peak_rss() {
+            println!("peak RSS so far (VmHWM): {:.0} MiB", mib(rss));
+        }
+    }
+    Ok(())
+}

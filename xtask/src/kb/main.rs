@@ -1,0 +1,29 @@
+//! `cargo xtask bench kb` and `cargo xtask eval scifact` run here, in
+//! release: the knowledge-base benchmark ([`bench`]) and the retrieval
+//! evaluation ([`eval`]). Both only print figures; neither asserts on time.
+
+mod bench;
+mod common;
+mod eval;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = common::workspace_root();
+    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["bench", "kb", rest @ ..] => bench::run(&root, rest),
+        ["eval", "scifact", rest @ ..] => eval::run(&root, rest),
+        _ => {
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb eval scifact [--data DIR] [--rebuild]");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask-kb: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
