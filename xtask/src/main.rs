@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         Some("bench" | "eval") => run_kb_tool(&workspace_root(), &args),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory\n  bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n                      knowledge-base ingest/query/size/memory figures (release)\n  eval scifact [--data DIR] [--rebuild]\n                      nDCG@10, Recall@100, MRR@10 of bm25/dense/hybrid on SciFact (release)"
+                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory\n  bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n                      knowledge-base ingest/query/size/memory figures (release)\n  bench vault [--notes 10000]\n                      first index, no-op refresh, one-change refresh of a generated vault (release)\n  eval scifact [--data DIR] [--rebuild]\n                      nDCG@10, Recall@100, MRR@10 of bm25/dense/hybrid on SciFact (release)"
             );
             return ExitCode::from(2);
         }

@@ -242,14 +242,17 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         ),
     );
     // Variants fused from the same legs, for tuning.
-    let mut i = 3;
-    for (k, wd, wb) in [
+    for (i, (k, wd, wb)) in [
         (10.0, 1.0, 1.0),
         (30.0, 1.0, 1.0),
         (100.0, 1.0, 1.0),
         (60.0, 0.7, 1.0),
         (60.0, 1.0, 0.7),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(j, v)| (j + 3, v))
+    {
         let runs: Vec<Vec<String>> = dense_ids
             .iter()
             .zip(&bm25_ids)
@@ -262,7 +265,6 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
             i,
             (format!("  rrf k={k} w_dense={wd} w_bm25={wb}"), score(&data, &runs)),
         );
-        i += 1;
     }
     println!(
         "\n{:<40} {:>8} {:>10} {:>8}",

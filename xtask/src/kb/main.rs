@@ -5,6 +5,7 @@
 mod bench;
 mod common;
 mod eval;
+mod vault;
 
 use std::process::ExitCode;
 
@@ -14,8 +15,9 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bench", "kb", rest @ ..] => bench::run(&root, rest),
         ["eval", "scifact", rest @ ..] => eval::run(&root, rest),
+        ["bench", "vault", rest @ ..] => vault::run(&root, rest),
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb eval scifact [--data DIR] [--rebuild]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb eval scifact [--data DIR] [--rebuild]");
             return ExitCode::from(2);
         }
     };
