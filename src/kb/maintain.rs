@@ -1,7 +1,6 @@
 //! Maintenance: `reindex` (re-embed everything into a new generation and
-//! switch atomically), the agreement check behind `doctor`, stale
-//! generation cleanup, and the named fault-injection points the crash test
-//! uses.
+//! switch atomically), the agreement check behind `doctor`, and stale
+//! generation cleanup.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -12,14 +11,6 @@ use crate::index::ChunkId;
 
 use super::ops::paper_header;
 use super::{index_dir, index_doc, Indexes, Kb, KbError, Result};
-
-/// Fault injection for the crash tests: when `JARVIS_FAILPOINT` names this
-/// point, the process aborts right here, as a `kill -9` would leave it.
-pub fn failpoint(name: &str) {
-    if std::env::var("JARVIS_FAILPOINT").is_ok_and(|v| v == name) {
-        std::process::abort();
-    }
-}
 
 /// Derived-index directories and embeddings of generations other than the
 /// current one are leftovers of an interrupted reindex (or of the one before
@@ -170,7 +161,7 @@ impl Kb {
         let seq = self.store.seq()? + 1;
         bm25.commit(seq)?;
         vectors.commit(seq)?;
-        failpoint("reindex_before_switch");
+        super::failpoint("reindex_before_switch");
         let model = self.model_id();
         let switched = self.store.switch_generation(gen, &model)?;
         debug_assert_eq!(switched, seq);

@@ -337,6 +337,14 @@ fn net_touched(entries: &[JournalEntry], with_meta: bool) -> Vec<u64> {
     set.into_iter().collect()
 }
 
+/// Fault injection for the crash tests: when `JARVIS_FAILPOINT` names this
+/// point, the process aborts right here, as a `kill -9` would leave it.
+pub fn failpoint(name: &str) {
+    if std::env::var("JARVIS_FAILPOINT").is_ok_and(|v| v == name) {
+        std::process::abort();
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding a guard poisons it; the data is still the last
     // committed state (indexes roll back uncommitted work), so carry on.

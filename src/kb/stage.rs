@@ -183,7 +183,7 @@ impl Kb {
     pub(crate) fn commit_ids(&self, prepared: Prepared, delete: &[u64]) -> Result<Vec<ChunkId>> {
         let vectors: Vec<Vec<f32>> = prepared.0.iter().map(|c| c.vector.clone()).collect();
         let (seq, ids) = self.store.commit(prepared.0, delete)?;
-        crate::kb::maintain::failpoint("after_store_commit");
+        crate::kb::failpoint("after_store_commit");
         let mut ix = self.indexes();
         let deleted: Vec<ChunkId> = delete.iter().map(|&i| ChunkId(i)).collect();
         let docs: Vec<_> = ids
@@ -195,7 +195,7 @@ impl Kb {
             ix.bm25.delete_chunks(&deleted);
             ix.bm25.add(&docs)?;
             ix.bm25.commit(seq)?;
-            crate::kb::maintain::failpoint("after_bm25_commit");
+            crate::kb::failpoint("after_bm25_commit");
             if let Some(v) = ix.vectors.as_mut() {
                 v.delete(&deleted);
                 let items: Vec<_> = ids.iter().map(|&id| ChunkId(id)).zip(vectors).collect();

@@ -67,7 +67,7 @@ pub fn reindex(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
 /// The child side of doctor's probe: open, count, search; one JSON line.
 pub fn probe(config: &Config) -> anyhow::Result<ExitCode> {
     // Lets the tests crash the probe the way a damaged native index would.
-    crate::kb::maintain::failpoint("kb_probe");
+    crate::kb::failpoint("kb_probe");
     let result = (|| -> anyhow::Result<serde_json::Value> {
         let kb = open(config)?;
         let chunks = kb.count()?;
