@@ -70,7 +70,11 @@ fn one_engine_per_module() {
             violations.push(format!("{rel} prints to stdout outside src/cli/"));
         }
     }
-    assert!(violations.is_empty(), "architecture invariants broken:\n{}", violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "architecture invariants broken:\n{}",
+        violations.join("\n")
+    );
 }
 
 #[test]
