@@ -148,7 +148,9 @@ fn list_marker(first: &str) -> Option<String> {
         return Some("- ".into());
     }
     let inner = first.trim_start_matches('(');
-    let (label, close) = inner.split_at(inner.len().saturating_sub(1));
+    // Split off the last character (not byte: words can be any script).
+    let cut = inner.char_indices().next_back().map(|(i, _)| i).unwrap_or(0);
+    let (label, close) = inner.split_at(cut);
     if !matches!(close, "." | ")") || label.is_empty() {
         return None;
     }
@@ -388,5 +390,7 @@ mod tests {
         assert_eq!(list_marker("(a)").as_deref(), Some("- (a) "));
         assert_eq!(list_marker("A."), None);
         assert_eq!(list_marker("1"), None);
+        assert_eq!(list_marker("ã"), None);
+        assert_eq!(list_marker("(ã)"), None);
     }
 }

@@ -191,7 +191,9 @@ pub(crate) fn find_gutters(rows: &[Vec<Word>]) -> Vec<(f32, f32)> {
     let minx = words.iter().map(|w| w.x0).fold(f32::MAX, f32::min).max(0.0);
     let maxx = words.iter().map(|w| w.x1).fold(f32::MIN, f32::max);
     let width = maxx - minx;
-    if width < 100.0 {
+    // Hostile coordinates must not turn into a huge allocation; no real
+    // page is wider than PDF's 200-inch limit.
+    if !(100.0..=14_400.0).contains(&width) {
         return Vec::new();
     }
     let bins = width.ceil() as usize + 1;
@@ -202,7 +204,7 @@ pub(crate) fn find_gutters(rows: &[Vec<Word>]) -> Vec<(f32, f32)> {
         for w in row {
             let a = ((w.x0 - minx).max(0.0) as usize).min(bins - 1);
             let b = ((w.x1 - minx).max(0.0) as usize).min(bins - 1);
-            row_cover[a..=b].iter_mut().for_each(|c| *c = true);
+            row_cover[a.min(b)..=b.max(a)].iter_mut().for_each(|c| *c = true);
         }
         for (c, hit) in cover.iter_mut().zip(&row_cover) {
             *c += u32::from(*hit);

@@ -344,3 +344,19 @@ fn results_serialise_for_a_child_process() {
     let back: Converted = serde_json::from_str(&serde_json::to_string(&c).expect("json")).expect("parse");
     assert_eq!(back, c);
 }
+
+/// Developer aid: `JARVIS_PDF_DUMP=file.pdf cargo test --lib pdf::tests::dump -- --ignored --nocapture`
+/// prints the Markdown and annotations of any PDF.
+#[test]
+#[ignore]
+fn dump() {
+    let Ok(path) = std::env::var("JARVIS_PDF_DUMP") else {
+        return;
+    };
+    let bytes = std::fs::read(&path).expect("read");
+    match pdf_to_markdown(engine(), &path, &bytes) {
+        Ok(c) => println!("{}", c.markdown),
+        Err(e) => println!("convert: {e}"),
+    }
+    println!("{:#?}", extract_annotations(engine(), &path, &bytes));
+}

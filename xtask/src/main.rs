@@ -8,7 +8,9 @@
 //! - `dist-check`: build the release binary, copy it alone into an empty
 //!   directory and run `jarvis runtime check` there with empty HOME and
 //!   JARVIS_HOME, proving the single file carries everything it needs.
+//! - `bench pdf`: PDF conversion pages/s on real PDFs (see bench_pdf.rs).
 
+mod bench_pdf;
 mod natives;
 mod setup;
 
@@ -22,9 +24,13 @@ fn main() -> ExitCode {
         Some("dist-check") => natives::dist_check(&workspace_root()),
         Some("run") => setup::run(&workspace_root(), &args[1..]),
         Some("test") => setup::test(&workspace_root(), &args[1..]),
+        Some("bench") => match args.get(1).map(String::as_str) {
+            Some("pdf") => bench_pdf::run(&workspace_root(), &args[2..]),
+            _ => Err(anyhow::anyhow!("usage: cargo xtask bench pdf [FILES…]")),
+        },
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory"
+                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory\n  bench pdf [FILES]   PDF pages/s, with and without annotations (use --release)"
             );
             return ExitCode::from(2);
         }
