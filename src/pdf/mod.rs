@@ -11,6 +11,19 @@ use std::sync::OnceLock;
 
 use pdfium_render::prelude::*;
 
+mod annotations;
+mod convert;
+mod figures;
+mod layout;
+mod text;
+
+pub use annotations::extract_annotations;
+pub use annotations::{Annotation, AnnotationKind};
+pub use convert::pdf_to_markdown;
+pub use convert::Converted;
+pub use figures::extract_figures;
+pub use figures::Figure;
+
 /// The one-page PDF `runtime check` opens.
 pub const PROBE_PDF: &[u8] = include_bytes!("../../assets/runtime/probe.pdf");
 /// The text PROBE_PDF carries.
@@ -27,12 +40,26 @@ pub enum PdfError {
     Open { name: String, reason: String },
     #[error("{name}: {reason}")]
     Read { name: String, reason: String },
+    #[error("{name}: the PDF is encrypted (password-protected); save an unprotected copy (e.g. `qpdf --decrypt --password=PASSWORD in.pdf out.pdf`) and use that")]
+    Encrypted { name: String },
+    #[error("{name}: not a readable PDF ({reason}); the file is corrupt — download or export it again")]
+    Corrupt { name: String, reason: String },
+    #[error("{name}: the file ends early (no %%EOF marker in its last bytes), so it is truncated — download it again")]
+    Truncated { name: String },
+    #[error("{name}: the PDF has no pages")]
+    NoPages { name: String },
+    #[error("{name}: no extractable text — scanned or image-only PDF; there is no OCR (its highlights and notes can still be extracted)")]
+    NoText { name: String },
 }
 
 /// A loaded PDFium. There is at most one per process: PDFium's global state
 /// is initialised once and pdfium-render keeps its bindings in a static.
 pub struct PdfEngine {
     pdfium: Pdfium,
+    /// A second handle on the same library for the few calls pdfium-render
+    /// does not wrap (following an annotation's /IRT link). It goes through
+    /// the same process-wide lock as `pdfium`.
+    raw: Box<dyn PdfiumLibraryBindings>,
     path: PathBuf,
 }
 
@@ -56,8 +83,13 @@ impl PdfEngine {
             path: lib.to_path_buf(),
             reason: e.to_string(),
         })?;
+        let raw = Pdfium::bind_to_library(lib).map_err(|e| PdfError::Load {
+            path: lib.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         let engine = PdfEngine {
             pdfium: Pdfium::new(bindings),
+            raw,
             path: lib.to_path_buf(),
         };
         // A racing thread may have won; either way one engine exists.
@@ -70,6 +102,75 @@ impl PdfEngine {
 
     pub fn library_path(&self) -> &Path {
         &self.path
+    }
+
+    /// For each annotation on page `page` (0-based), the index of the
+    /// annotation it replies to (/IRT), if any. pdfium-render exposes no
+    /// linked annotations, so this opens the document a second time through
+    /// the raw bindings; it only runs for pages with Text notes. Any failure
+    /// means "no replies": the notes then stand alone as comments.
+    #[allow(unsafe_code)]
+    pub(crate) fn reply_targets(&self, bytes: &[u8], page: usize, count: usize) -> Vec<Option<usize>> {
+        let b = self.raw.as_ref();
+        let mut out = vec![None; count];
+        let Ok(page) = i32::try_from(page) else { return out };
+        // SAFETY: every handle is checked for null before use and closed
+        // after its last use, children before parents; `bytes` outlives the
+        // document; PDFium was initialised by `Pdfium::new` in `load`.
+        unsafe {
+            let doc = b.FPDF_LoadMemDocument64(bytes, None);
+            if doc.is_null() {
+                return out;
+            }
+            let p = b.FPDF_LoadPage(doc, page);
+            if !p.is_null() {
+                let n = usize::try_from(b.FPDFPage_GetAnnotCount(p)).unwrap_or(0).min(count);
+                for (i, slot) in out.iter_mut().enumerate().take(n) {
+                    let a = b.FPDFPage_GetAnnot(p, i as i32);
+                    if a.is_null() {
+                        continue;
+                    }
+                    if b.FPDFAnnot_HasKey(a, "IRT") != 0 {
+                        let parent = b.FPDFAnnot_GetLinkedAnnot(a, "IRT");
+                        if !parent.is_null() {
+                            *slot = usize::try_from(b.FPDFPage_GetAnnotIndex(p, parent)).ok();
+                            b.FPDFPage_CloseAnnot(parent);
+                        }
+                    }
+                    b.FPDFPage_CloseAnnot(a);
+                }
+                b.FPDF_ClosePage(p);
+            }
+            b.FPDF_CloseDocument(doc);
+        }
+        out
+    }
+
+    /// Open a PDF for reading, turning PDFium's error codes into errors
+    /// that name the file and say what is wrong with it.
+    pub(crate) fn open<'a>(&'a self, name: &str, bytes: &'a [u8]) -> Result<PdfDocument<'a>, PdfError> {
+        let head = &bytes[..bytes.len().min(1024)];
+        if !head.windows(5).any(|w| w == b"%PDF-") {
+            return Err(PdfError::Corrupt {
+                name: name.into(),
+                reason: "no %PDF- header".into(),
+            });
+        }
+        let doc = self
+            .pdfium
+            .load_pdf_from_byte_slice(bytes, None)
+            .map_err(|e| open_error(name, e))?;
+        // PDFium quietly rebuilds a missing cross-reference table, so a
+        // half-downloaded file would "open" with pages missing. Every
+        // complete PDF ends with %%EOF (possibly followed by a little junk).
+        let tail = &bytes[bytes.len().saturating_sub(2048)..];
+        if !tail.windows(5).any(|w| w == b"%%EOF") {
+            return Err(PdfError::Truncated { name: name.into() });
+        }
+        if doc.pages().is_empty() {
+            return Err(PdfError::NoPages { name: name.into() });
+        }
+        Ok(doc)
     }
 
     /// Open a PDF from memory and return its page count and the text of its
@@ -105,8 +206,143 @@ impl PdfEngine {
     }
 }
 
+fn open_error(name: &str, e: PdfiumError) -> PdfError {
+    let name = name.to_string();
+    match e {
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::PasswordError)
+        | PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::SecurityError) => PdfError::Encrypted { name },
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FormatError) => PdfError::Corrupt {
+            name,
+            reason: "PDFium cannot parse its structure".into(),
+        },
+        PdfiumError::PdfiumLibraryInternalError(PdfiumInternalError::FileError) => PdfError::Corrupt {
+            name,
+            reason: "PDFium cannot read it as a file".into(),
+        },
+        other => PdfError::Open {
+            name,
+            reason: other.to_string(),
+        },
+    }
+}
+
+pub(crate) fn read_error(name: &str, what: &str, e: PdfiumError) -> PdfError {
+    PdfError::Read {
+        name: name.into(),
+        reason: format!("{what}: {e}"),
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Probe {
     pub pages: usize,
     pub first_page_text: String,
 }
+
+/// Every character of a page as a [`layout::Glyph`], in content order,
+/// normalised (ligatures split, odd spaces folded), in top-down coordinates.
+/// Rotated characters (margin stamps such as arXiv's) are left out: they
+/// are not part of the running text.
+pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::Glyph>, PdfError> {
+    let height = page.height().value;
+    let text = page.text().map_err(|e| read_error(name, "page text", e))?;
+    let chars = text.chars();
+    let mut out = Vec::with_capacity(chars.len());
+    let mut space = false;
+    let mut font_cache: Option<(String, bool)> = None;
+    for ch in chars.iter() {
+        let Some(c) = ch.unicode_char() else { continue };
+        let piece = match text::normalise(c) {
+            text::Norm::Skip => continue,
+            text::Norm::Space => {
+                space = true;
+                continue;
+            }
+            text::Norm::Text(t) => t,
+            text::Norm::Keep(_) => "",
+        };
+        if ch
+            .angle_degrees()
+            .is_ok_and(|a| (a % 360.0).abs() > 1.0 && (a % 360.0 - 360.0).abs() > 1.0)
+        {
+            space = true;
+            continue;
+        }
+        let Ok(b) = ch.loose_bounds() else { continue };
+        let size = ch.scaled_font_size().value;
+        let bold = match ch.font_weight() {
+            Some(w) if weight_value(w) >= 600 => true,
+            _ => {
+                // Embedded subset fonts often report weight 400 whatever they
+                // look like; the PostScript name says "Bold" or "CMBX".
+                let fname = ch.font_name();
+                match &font_cache {
+                    Some((n, b)) if *n == fname => *b,
+                    _ => {
+                        let b = bold_name(&fname);
+                        font_cache = Some((fname, b));
+                        b
+                    }
+                }
+            }
+        };
+        let (x0, x1) = (b.left().value, b.right().value);
+        let (top, bottom) = (height - b.top().value, height - b.bottom().value);
+        if piece.is_empty() {
+            out.push(layout::Glyph {
+                c,
+                x0,
+                x1,
+                top,
+                bottom,
+                size,
+                bold,
+                space_before: space,
+            });
+        } else {
+            // A ligature: share its box among the letters it stands for.
+            let n = piece.chars().count() as f32;
+            let w = (x1 - x0) / n;
+            for (i, pc) in piece.chars().enumerate() {
+                out.push(layout::Glyph {
+                    c: pc,
+                    x0: x0 + w * i as f32,
+                    x1: x0 + w * (i + 1) as f32,
+                    top,
+                    bottom,
+                    size,
+                    bold,
+                    space_before: space && i == 0,
+                });
+            }
+        }
+        space = false;
+    }
+    Ok(out)
+}
+
+fn weight_value(w: PdfFontWeight) -> u32 {
+    match w {
+        PdfFontWeight::Weight100 => 100,
+        PdfFontWeight::Weight200 => 200,
+        PdfFontWeight::Weight300 => 300,
+        PdfFontWeight::Weight400Normal => 400,
+        PdfFontWeight::Weight500 => 500,
+        PdfFontWeight::Weight600 => 600,
+        PdfFontWeight::Weight700Bold => 700,
+        PdfFontWeight::Weight800 => 800,
+        PdfFontWeight::Weight900 => 900,
+        PdfFontWeight::Custom(v) => v,
+    }
+}
+
+fn bold_name(font: &str) -> bool {
+    let f = font.to_ascii_lowercase();
+    // Subset prefixes ("ABCDEF+") don't matter; the style words do.
+    ["bold", "black", "heavy", "semibold", "demi", "cmbx", "cmb10", "-bx"]
+        .iter()
+        .any(|k| f.contains(k))
+}
+
+#[cfg(test)]
+mod tests;

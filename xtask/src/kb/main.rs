@@ -3,6 +3,7 @@
 //! evaluation ([`eval`]). Both only print figures; neither asserts on time.
 
 mod bench;
+mod bench_pdf;
 mod common;
 mod eval;
 mod vault;
@@ -16,8 +17,12 @@ fn main() -> ExitCode {
         ["bench", "kb", rest @ ..] => bench::run(&root, rest),
         ["eval", "scifact", rest @ ..] => eval::run(&root, rest),
         ["bench", "vault", rest @ ..] => vault::run(&root, rest),
+        ["bench", "pdf", rest @ ..] => {
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            bench_pdf::run(&root, &rest)
+        }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb eval scifact [--data DIR] [--rebuild]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench pdf [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]");
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,430 @@
+//! Page geometry → reading order, with no PDFium in sight.
+//!
+//! Input is the positioned glyphs of one page (already normalised, in
+//! top-down coordinates); output is words grouped into lines, in the order a
+//! person reads them: full-width bands (titles, abstracts spanning the page)
+//! top to bottom, and inside a multi-column band every column completely
+//! before the next. Keeping this pure makes the heuristics unit-testable and
+//! lets annotations reuse exactly the order the converter uses.
+
+/// One character with its box, in points, y growing downwards from the top
+/// of the page.
+#[derive(Debug, Clone)]
+pub(crate) struct Glyph {
+    pub c: char,
+    pub x0: f32,
+    pub x1: f32,
+    pub top: f32,
+    pub bottom: f32,
+    pub size: f32,
+    pub bold: bool,
+    /// PDFium saw whitespace (or a generated space/line break) right before
+    /// this glyph in content order.
+    pub space_before: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Word {
+    pub text: String,
+    pub x0: f32,
+    pub x1: f32,
+    pub top: f32,
+    pub bottom: f32,
+    pub size: f32,
+    pub bold: bool,
+}
+
+impl Word {
+    pub fn cx(&self) -> f32 {
+        (self.x0 + self.x1) / 2.0
+    }
+    pub fn cy(&self) -> f32 {
+        (self.top + self.bottom) / 2.0
+    }
+    fn height(&self) -> f32 {
+        (self.bottom - self.top).max(0.1)
+    }
+}
+
+/// A run of words on one baseline inside one column (or across the page for
+/// spanning lines).
+#[derive(Debug, Clone)]
+pub(crate) struct Line {
+    pub words: Vec<Word>,
+    pub x0: f32,
+    pub x1: f32,
+    pub top: f32,
+    pub bottom: f32,
+    /// Index of the column this line sits in; `None` when it spans a gutter.
+    pub column: Option<usize>,
+}
+
+impl Line {
+    fn from_words(mut words: Vec<Word>, column: Option<usize>) -> Line {
+        words.sort_by(|a, b| a.x0.total_cmp(&b.x0));
+        let x0 = words.iter().map(|w| w.x0).fold(f32::MAX, f32::min);
+        let x1 = words.iter().map(|w| w.x1).fold(f32::MIN, f32::max);
+        let top = words.iter().map(|w| w.top).fold(f32::MAX, f32::min);
+        let bottom = words.iter().map(|w| w.bottom).fold(f32::MIN, f32::max);
+        Line {
+            words,
+            x0,
+            x1,
+            top,
+            bottom,
+            column,
+        }
+    }
+
+    /// Words joined by single spaces.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        for (i, w) in self.words.iter().enumerate() {
+            if i > 0 {
+                s.push(' ');
+            }
+            s.push_str(&w.text);
+        }
+        s
+    }
+
+    /// The dominant font size (by characters).
+    pub fn size(&self) -> f32 {
+        let (mut sum, mut n) = (0.0, 0.0);
+        for w in &self.words {
+            let k = w.text.chars().count() as f32;
+            sum += w.size * k;
+            n += k;
+        }
+        if n > 0.0 {
+            sum / n
+        } else {
+            0.0
+        }
+    }
+
+    pub fn all_bold(&self) -> bool {
+        self.words.iter().all(|w| w.bold)
+    }
+
+    /// Horizontal gaps wider than `min_gap` split the line into cells; a
+    /// line with two or more cells is a candidate table row.
+    pub fn cells(&self, min_gap: f32) -> Vec<String> {
+        let mut cells: Vec<String> = Vec::new();
+        let mut prev_x1: Option<f32> = None;
+        for w in &self.words {
+            match (prev_x1, cells.last_mut()) {
+                (Some(p), Some(cell)) if w.x0 - p < min_gap => {
+                    cell.push(' ');
+                    cell.push_str(&w.text);
+                }
+                _ => cells.push(w.text.clone()),
+            }
+            prev_x1 = Some(w.x1);
+        }
+        cells
+    }
+}
+
+/// Group glyphs (in content order) into words. A word ends at whitespace,
+/// at a jump to another line, or at a horizontal gap too wide for
+/// letter spacing — some producers position every word without emitting a
+/// space character.
+pub(crate) fn words_from_glyphs(glyphs: &[Glyph]) -> Vec<Word> {
+    let mut words = Vec::new();
+    let mut cur: Option<Word> = None;
+    for g in glyphs {
+        let breaks = match &cur {
+            None => false,
+            Some(w) => {
+                let h = (g.bottom - g.top).max(w.height()).max(1.0);
+                let same_line =
+                    (g.top + g.bottom) / 2.0 > w.top - 0.2 * h && (g.top + g.bottom) / 2.0 < w.bottom + 0.2 * h;
+                let gap = g.x0 - w.x1;
+                // Ligatures mapped to several characters share one box, so a
+                // glyph starting left of the previous one is normal; only one
+                // wholly left of the word's start is a jump.
+                g.space_before || !same_line || gap > 0.25 * g.size.max(1.0) || g.x1 <= w.x0
+            }
+        };
+        if breaks {
+            if let Some(w) = cur.take() {
+                words.push(w);
+            }
+        }
+        match &mut cur {
+            Some(w) => {
+                w.text.push(g.c);
+                w.x0 = w.x0.min(g.x0);
+                w.x1 = w.x1.max(g.x1);
+                w.top = w.top.min(g.top);
+                w.bottom = w.bottom.max(g.bottom);
+                w.size = w.size.max(g.size);
+                w.bold &= g.bold;
+            }
+            None => {
+                cur = Some(Word {
+                    text: g.c.to_string(),
+                    x0: g.x0,
+                    x1: g.x1,
+                    top: g.top,
+                    bottom: g.bottom,
+                    size: g.size,
+                    bold: g.bold,
+                })
+            }
+        }
+    }
+    words.extend(cur);
+    words
+}
+
+/// Vertical gutters (x ranges) that few text rows cross, with text on
+/// both sides: the gaps between columns. Coverage is counted in rows, not
+/// words, so a short last column (a dozen rows) still stands out from the
+/// gutter beside it, which only a title or a running header crosses.
+pub(crate) fn find_gutters(rows: &[Vec<Word>]) -> Vec<(f32, f32)> {
+    let words: Vec<&Word> = rows.iter().flatten().collect();
+    if words.len() < 40 || rows.len() < 8 {
+        return Vec::new();
+    }
+    let minx = words.iter().map(|w| w.x0).fold(f32::MAX, f32::min).max(0.0);
+    let maxx = words.iter().map(|w| w.x1).fold(f32::MIN, f32::max);
+    let width = maxx - minx;
+    // Hostile coordinates must not turn into a huge allocation; no real
+    // page is wider than PDF's 200-inch limit.
+    if !(100.0..=14_400.0).contains(&width) {
+        return Vec::new();
+    }
+    let bins = width.ceil() as usize + 1;
+    let mut cover = vec![0u32; bins];
+    let mut row_cover = vec![false; bins];
+    for row in rows {
+        row_cover.iter_mut().for_each(|b| *b = false);
+        for w in row {
+            let a = ((w.x0 - minx).max(0.0) as usize).min(bins - 1);
+            let b = ((w.x1 - minx).max(0.0) as usize).min(bins - 1);
+            row_cover[a.min(b)..=b.max(a)].iter_mut().for_each(|c| *c = true);
+        }
+        for (c, hit) in cover.iter_mut().zip(&row_cover) {
+            *c += u32::from(*hit);
+        }
+    }
+    let allowed = (rows.len() as f32 * 0.1).max(2.0) as u32;
+    let body = median(words.iter().map(|w| w.size)).max(4.0);
+    let lo = (width * 0.2) as usize;
+    let hi = (width * 0.8) as usize;
+    let mut gutters = Vec::new();
+    let mut i = lo;
+    while i < hi {
+        if cover[i] > allowed {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bins && cover[i] <= allowed {
+            i += 1;
+        }
+        // Inside a sparse stretch (which may run into a very short last
+        // column), the gutter is its emptiest part, give or take a page
+        // number or header crossing it.
+        let least = cover[start..i].iter().copied().min().unwrap_or(0) + (rows.len() as f32 * 0.05).max(2.0) as u32;
+        let mut j = start;
+        while j < i {
+            if cover[j] > least {
+                j += 1;
+                continue;
+            }
+            let s0 = j;
+            while j < i && cover[j] <= least {
+                j += 1;
+            }
+            let (g0, g1) = (minx + s0 as f32, minx + j as f32);
+            let mid = (g0 + g1) / 2.0;
+            if g1 - g0 >= 0.6 * body && mid > minx + width * 0.2 && mid < minx + width * 0.8 {
+                let left = words.iter().filter(|w| w.x1 <= g0).count();
+                let right = words.iter().filter(|w| w.x0 >= g1).count();
+                let n = words.len();
+                if left * 20 >= n && right * 20 >= n {
+                    gutters.push((g0, g1));
+                }
+            }
+        }
+    }
+    gutters
+}
+
+fn median(it: impl Iterator<Item = f32>) -> f32 {
+    let mut v: Vec<f32> = it.collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f32::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Words → lines in reading order.
+pub(crate) fn reading_order(words: Vec<Word>) -> Vec<Line> {
+    // Baselines: cluster words by vertical overlap, top to bottom.
+    let mut sorted = words;
+    sorted.sort_by(|a, b| a.cy().total_cmp(&b.cy()));
+    let mut rows: Vec<Vec<Word>> = Vec::new();
+    for w in sorted {
+        let joined = rows.last_mut().and_then(|row| {
+            let top = row.iter().map(|x| x.top).fold(f32::MAX, f32::min);
+            let bottom = row.iter().map(|x| x.bottom).fold(f32::MIN, f32::max);
+            let overlap = bottom.min(w.bottom) - top.max(w.top);
+            let h = (bottom - top).min(w.height());
+            (overlap > 0.5 * h).then_some(row)
+        });
+        match joined {
+            Some(row) => row.push(w),
+            None => rows.push(vec![w]),
+        }
+    }
+
+    let gutters = find_gutters(&rows);
+    let all = rows.iter().flatten();
+    let text_x0 = all.clone().map(|w| w.x0).fold(f32::MAX, f32::min);
+    let text_x1 = all.map(|w| w.x1).fold(f32::MIN, f32::max);
+    let column_of = |w: &Word| -> Option<usize> {
+        let mut col = 0;
+        for (g0, g1) in &gutters {
+            let mid = (g0 + g1) / 2.0;
+            // Touching the middle half of the gutter: the word belongs to
+            // neither column (a centred title, a wide equation).
+            let q = (g1 - g0) / 4.0;
+            if w.x0 < mid + q && w.x1 > mid - q {
+                return None;
+            }
+            if w.x0 >= mid {
+                col += 1;
+            }
+        }
+        Some(col)
+    };
+
+    // Split each row at the gutters unless one of its words spans one, or
+    // it continues a spanning block as a row of short centred pieces (the
+    // author names side by side under a title).
+    let mut lines = Vec::new();
+    let mut prev_spanning: Option<f32> = None;
+    for row in rows {
+        let spans = row.iter().any(|w| column_of(w).is_none());
+        let top = row.iter().map(|w| w.top).fold(f32::MAX, f32::min);
+        let h = row.iter().map(Word::height).fold(0.0, f32::max);
+        let continues_title = prev_spanning.is_some_and(|bottom| top - bottom < 2.5 * h) && {
+            let cols: std::collections::HashSet<Option<usize>> = row.iter().map(column_of).collect();
+            let narrow = (text_x1 - text_x0) * 0.3;
+            cols.len() > 1
+                && cols.iter().all(|c| {
+                    let ws: Vec<&Word> = row.iter().filter(|w| column_of(w) == *c).collect();
+                    let x0 = ws.iter().map(|w| w.x0).fold(f32::MAX, f32::min);
+                    let x1 = ws.iter().map(|w| w.x1).fold(f32::MIN, f32::max);
+                    x1 - x0 < narrow && x0 > text_x0 + h
+                })
+        };
+        if gutters.is_empty() || spans || continues_title {
+            let col = if gutters.is_empty() { Some(0) } else { None };
+            prev_spanning = (!gutters.is_empty()).then(|| row.iter().map(|w| w.bottom).fold(f32::MIN, f32::max));
+            lines.push(Line::from_words(row, col));
+            continue;
+        }
+        prev_spanning = None;
+        let mut per_col: Vec<Vec<Word>> = vec![Vec::new(); gutters.len() + 1];
+        for w in row {
+            let c = column_of(&w).unwrap_or(0);
+            per_col[c].push(w);
+        }
+        for (c, ws) in per_col.into_iter().enumerate() {
+            if !ws.is_empty() {
+                lines.push(Line::from_words(ws, Some(c)));
+            }
+        }
+    }
+
+    // Bands: spanning lines stand alone; between them, columns are read in
+    // full one after the other.
+    lines.sort_by(|a, b| a.top.total_cmp(&b.top));
+    let mut out = Vec::with_capacity(lines.len());
+    let mut band: Vec<Line> = Vec::new();
+    let flush = |band: &mut Vec<Line>, out: &mut Vec<Line>| {
+        band.sort_by(|a, b| a.column.cmp(&b.column).then(a.top.total_cmp(&b.top)));
+        out.append(band);
+    };
+    for line in lines {
+        if line.column.is_none() {
+            flush(&mut band, &mut out);
+            out.push(line);
+        } else {
+            band.push(line);
+        }
+    }
+    flush(&mut band, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(text: &str, x0: f32, top: f32) -> Word {
+        Word {
+            text: text.into(),
+            x0,
+            x1: x0 + 6.0 * text.len() as f32,
+            top,
+            bottom: top + 10.0,
+            size: 10.0,
+            bold: false,
+        }
+    }
+
+    #[test]
+    fn two_columns_are_read_one_after_the_other() {
+        let mut words = vec![word("Title", 250.0, 20.0), word("spanning", 290.0, 20.0)];
+        for i in 0..30 {
+            let y = 50.0 + 12.0 * i as f32;
+            words.push(word("left", 50.0, y));
+            words.push(word(&format!("L{i}"), 80.0, y));
+            words.push(word("right", 320.0, y));
+            words.push(word(&format!("R{i}"), 356.0, y));
+        }
+        let lines = reading_order(words);
+        let texts: Vec<String> = lines.iter().map(Line::text).collect();
+        assert_eq!(texts[0], "Title spanning");
+        assert_eq!(texts[1], "left L0");
+        assert_eq!(texts[30], "left L29");
+        assert_eq!(texts[31], "right R0");
+    }
+
+    #[test]
+    fn one_column_stays_in_line_order() {
+        let mut words = Vec::new();
+        for i in 0..30 {
+            let y = 50.0 + 12.0 * i as f32;
+            // Ragged word positions, as in justified prose.
+            let mut x = 50.0 + (i % 3) as f32 * 7.0;
+            for t in ["one", "two", "three", "four", "five", "six", "seven"] {
+                words.push(word(t, x, y));
+                x += 6.0 * t.len() as f32 + 4.0 + (i % 5) as f32;
+            }
+        }
+        let lines = reading_order(words);
+        assert_eq!(lines.len(), 30);
+        assert!(lines.iter().all(|l| l.words.len() == 7));
+    }
+
+    #[test]
+    fn wide_gaps_make_cells() {
+        let line = Line::from_words(
+            vec![
+                word("Name", 10.0, 0.0),
+                word("Pages/s", 100.0, 0.0),
+                word("x", 130.0, 0.0),
+            ],
+            Some(0),
+        );
+        assert_eq!(line.cells(15.0), vec!["Name", "Pages/s x"]);
+    }
+}
