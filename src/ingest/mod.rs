@@ -9,4 +9,5 @@
 pub mod arxiv;
 pub mod frontmatter;
 pub mod metadata;
+pub mod paper;
 pub mod vault;

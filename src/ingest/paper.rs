@@ -1,0 +1,484 @@
+//! Adding a paper — a local PDF or an arXiv id — as one staged, atomic
+//! commit: annotations first (so a scanned PDF keeps its highlights), then
+//! the body (a ~1000-word LLM summary, or the full converted text), then
+//! figure captions when asked for, then one `Kb::commit`.
+//!
+//! Owns: the `add_document` flow, duplicate handling (same source →
+//! replace in the same commit, after confirmation; same title, different
+//! source → a separate entry), and the invariant that papers are always
+//! public (there is no visibility or doc_type choice).
+//! Must not: run PDFium in this process for real ingest — PDF work goes
+//! through a [`PdfTools`] the caller provides (the app's isolated child
+//! process); nor write anything before the final commit.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use super::arxiv::{ArxivClient, ArxivError, ArxivId};
+use super::metadata::{self, PdfMetadata};
+use crate::kb::ops::paper_header;
+use crate::kb::stage::{build_text_documents, Document};
+use crate::kb::{Kb, KbError, ReplaceBy};
+use crate::llm::{CallError, CancelToken, ChatProvider, SummarySource};
+use crate::pdf::{Annotation, AnnotationKind, Converted, Figure};
+use crate::store::Metadata;
+
+/// PDF work, wherever it runs (the app runs it in a child process).
+pub trait PdfTools {
+    fn convert(&self, name: &str, bytes: &[u8]) -> Result<Converted, PdfFailure>;
+    fn annotations(&self, name: &str, bytes: &[u8]) -> Result<Vec<Annotation>, PdfFailure>;
+    fn figures(&self, name: &str, bytes: &[u8], max: usize, min_pixels: u64) -> Result<Vec<Figure>, PdfFailure>;
+}
+
+/// A PDF step that failed, with a message naming the file and the reason.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct PdfFailure {
+    pub message: String,
+    /// The PDF has no text layer (scanned); annotations may still exist.
+    pub no_text: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AddError {
+    #[error(
+        "{0} is not a PDF file or an arXiv id/URL — give a path to a .pdf or e.g. https://arxiv.org/abs/2301.01234"
+    )]
+    BadInput(String),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Arxiv(#[from] ArxivError),
+    #[error("{0}")]
+    Pdf(PdfFailure),
+    #[error("the summary could not be written: {0} — nothing was added (use --full-text to add without an LLM)")]
+    Summary(String),
+    #[error("no LLM is available for the summary — configure `chat.provider`, or use --full-text")]
+    NoProvider,
+    #[error(transparent)]
+    Kb(#[from] KbError),
+    #[error("stopped; nothing was added")]
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Summary,
+    FullText,
+}
+
+#[derive(Debug, Clone)]
+pub enum Input {
+    Local(PathBuf),
+    Arxiv(ArxivId),
+}
+
+impl Input {
+    /// A local path when one exists, else an arXiv id or URL.
+    pub fn parse(s: &str) -> Result<Input, AddError> {
+        let p = Path::new(s);
+        if p.exists() {
+            return Ok(Input::Local(p.to_path_buf()));
+        }
+        super::arxiv::parse_arxiv_url(s)
+            .map(Input::Arxiv)
+            .map_err(|_| AddError::BadInput(s.to_string()))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct AddRequest {
+    pub input: Input,
+    pub mode: Mode,
+    /// `--title/--authors/--doi`.
+    pub explicit: PdfMetadata,
+    /// Caption figures for this document (`--figures`).
+    pub figures: bool,
+}
+
+/// Settings the flow needs from config.
+#[derive(Debug, Clone)]
+pub struct AddSettings {
+    pub figure_captions: bool,
+    pub figure_max_per_doc: usize,
+    pub figure_min_pixels: u64,
+    /// The pdf_metadata prompt (`{text}` placeholder).
+    pub metadata_prompt: String,
+    pub provider_is_cloud: bool,
+}
+
+/// Where the flow is; the CLI turns these into progress lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stage {
+    Downloading,
+    Annotations,
+    Converting,
+    Metadata,
+    Summarising,
+    Figures(usize),
+    Embedding(usize),
+    Committing,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct AddReport {
+    pub source: String,
+    pub title: String,
+    pub authors: String,
+    pub doi: Option<String>,
+    pub body_chunks: usize,
+    pub annotation_chunks: usize,
+    pub figure_chunks: usize,
+    /// Replaced an existing entry with the same source.
+    pub replaced: bool,
+    /// Not added (a duplicate the user declined).
+    pub skipped: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Everything the flow talks to.
+pub struct AddContext<'a> {
+    pub kb: &'a Kb,
+    pub pdf: &'a dyn PdfTools,
+    pub provider: Option<&'a dyn ChatProvider>,
+    pub arxiv: &'a ArxivClient,
+    pub settings: &'a AddSettings,
+    /// Asked on a duplicate; `true` goes ahead.
+    pub confirm: &'a dyn Fn(&str) -> bool,
+    pub progress: &'a dyn Fn(Stage),
+    pub cancel: &'a CancelToken,
+}
+
+fn check(cancel: &CancelToken) -> Result<(), AddError> {
+    if cancel.is_stopped() {
+        Err(AddError::Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+fn llm_err(e: CallError) -> AddError {
+    match e {
+        CallError::Cancelled(_) => AddError::Cancelled,
+        CallError::Llm(e) => AddError::Summary(e.to_string()),
+    }
+}
+
+/// Add one paper. Nothing is written until the single commit at the end,
+/// so an error or a stop at any earlier step leaves the knowledge base as
+/// it was.
+pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, AddError> {
+    let mut report = AddReport::default();
+    // 1. The PDF and what we know about it before reading it.
+    let (name, bytes, source, file_path, mut meta, abstract_text) = match &req.input {
+        Input::Local(path) => {
+            let abs = std::fs::canonicalize(path).map_err(|source| AddError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let bytes = std::fs::read(&abs).map_err(|source| AddError::Read {
+                path: abs.clone(),
+                source,
+            })?;
+            if !bytes.starts_with(b"%PDF") {
+                return Err(AddError::BadInput(abs.display().to_string()));
+            }
+            let name = abs
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let source = format!("file://{}", abs.display());
+            (
+                name,
+                bytes,
+                source,
+                Some(abs.display().to_string()),
+                PdfMetadata::default(),
+                None,
+            )
+        }
+        Input::Arxiv(id) => {
+            (cx.progress)(Stage::Downloading);
+            let paper = cx.arxiv.fetch_metadata(id)?;
+            check(cx.cancel)?;
+            let bytes = cx.arxiv.download_pdf(id)?;
+            let meta = PdfMetadata {
+                title: Some(paper.title.clone()).filter(|t| !t.is_empty()),
+                authors: Some(paper.authors.join(", ")).filter(|a| !a.is_empty()),
+                doi: paper.doi.clone(),
+            };
+            (
+                format!("arXiv:{}", id.versioned()),
+                bytes,
+                id.abs_url(),
+                None,
+                meta,
+                Some(paper.summary),
+            )
+        }
+    };
+    check(cx.cancel)?;
+    // Explicit values always win over arXiv's and inferred ones.
+    meta = PdfMetadata {
+        title: req.explicit.title.clone().or(meta.title),
+        authors: req.explicit.authors.clone().or(meta.authors),
+        doi: req.explicit.doi.clone().or(meta.doi),
+    };
+
+    // 2. Annotations before the body: a scanned PDF still keeps them.
+    (cx.progress)(Stage::Annotations);
+    let annotations = match cx.pdf.annotations(&name, &bytes) {
+        Ok(a) => a,
+        Err(e) => {
+            report.warnings.push(format!("annotations: {e}"));
+            Vec::new()
+        }
+    };
+    check(cx.cancel)?;
+
+    // 3. The text (needed for full text, metadata inference and non-upload summaries).
+    (cx.progress)(Stage::Converting);
+    let converted = match cx.pdf.convert(&name, &bytes) {
+        Ok(c) => Some(c),
+        Err(e) if e.no_text && !annotations.is_empty() => {
+            report.warnings.push(format!("{e}; only its annotations are added"));
+            None
+        }
+        Err(e) if e.no_text && req.mode == Mode::Summary && abstract_text.is_some() => {
+            report
+                .warnings
+                .push(format!("{e}; summarising from the arXiv abstract"));
+            None
+        }
+        Err(e) => return Err(AddError::Pdf(e)),
+    };
+    check(cx.cancel)?;
+
+    // 4. Metadata for local PDFs: explicit values win; inference fills gaps.
+    if matches!(req.input, Input::Local(_)) && !meta.complete() {
+        (cx.progress)(Stage::Metadata);
+        let first_pages: String = converted
+            .as_ref()
+            .map(|c| c.page_texts.iter().take(2).cloned().collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default();
+        meta = metadata::resolve(&meta, || {
+            metadata::infer(&first_pages, cx.provider, &cx.settings.metadata_prompt, Some(cx.cancel))
+        });
+        check(cx.cancel)?;
+    }
+    let title = meta
+        .title
+        .clone()
+        .unwrap_or_else(|| name.trim_end_matches(".pdf").to_string());
+    let authors = meta.authors.clone().unwrap_or_default();
+
+    // 5. Duplicates: same source → replace after confirmation; same title
+    //    elsewhere → a separate entry after confirmation.
+    let mut replace = None;
+    if let Some(why) = cx.kb.paper_exists(&source, &title)? {
+        let same_source = !cx
+            .kb
+            .store()
+            .ids_by(crate::store::LookupField::Source, &source)
+            .map_err(KbError::from)?
+            .is_empty();
+        let question = if same_source {
+            format!("{why}. Replace it (body, annotations and figures)?")
+        } else {
+            format!("{why}. Add this one as a separate entry?")
+        };
+        if !(cx.confirm)(&question) {
+            report.skipped = Some(why);
+            report.source = source;
+            report.title = title;
+            return Ok(report);
+        }
+        if same_source {
+            replace = Some(ReplaceBy::Source(source.clone()));
+            report.replaced = true;
+        }
+    }
+
+    // 6. The body.
+    let mut docs: Vec<Document> = Vec::new();
+    let header = paper_header(&title, &authors);
+    let mut caller = Metadata::new();
+    caller.insert("title".into(), json!(title));
+    caller.insert("authors".into(), json!(authors));
+    if let Some(d) = &meta.doi {
+        caller.insert("doi".into(), json!(d));
+    }
+    let mut own = Metadata::new();
+    own.insert("doc_type".into(), json!("paper"));
+    own.insert("visibility".into(), json!("public"));
+    own.insert("source".into(), json!(source));
+    if let Some(p) = &file_path {
+        own.insert("file_path".into(), json!(p));
+    }
+    own.insert("content_hash".into(), json!(hex::encode(Sha256::digest(&bytes))));
+    let body_text = match req.mode {
+        Mode::FullText => converted.as_ref().map(|c| c.markdown.clone()),
+        Mode::Summary => {
+            let provider = cx.provider.ok_or(AddError::NoProvider)?;
+            (cx.progress)(Stage::Summarising);
+            let src = match (&req.input, provider.provider_name(), &converted, &abstract_text) {
+                // Anthropic reads the PDF itself (papers are always public).
+                (Input::Local(p), "anthropic", _, _) => SummarySource::Pdf(p.clone()),
+                (_, _, Some(c), _) => SummarySource::Text(c.markdown.clone()),
+                (_, _, None, Some(a)) => SummarySource::Text(a.clone()),
+                (_, _, None, None) => return Err(AddError::Summary("the PDF has no text to summarise".into())),
+            };
+            let summary = provider
+                .summarize(&title, &src, 2000, Some(cx.cancel))
+                .map_err(llm_err)?;
+            Some(summary)
+        }
+    };
+    check(cx.cancel)?;
+    let mut body_caller = caller.clone();
+    body_caller.insert(
+        "storage_mode".into(),
+        json!(if req.mode == Mode::Summary {
+            "summary"
+        } else {
+            "full_text"
+        }),
+    );
+    if let Some(text) = body_text {
+        let body = build_text_documents(&text, &body_caller, &own, &header, cx.kb.chunker_config())?;
+        report.body_chunks = body.len();
+        docs.extend(body);
+    }
+
+    // 7. Annotation chunks, each its own searchable chunk.
+    for a in &annotations {
+        let mut m = caller.clone();
+        m.insert(
+            "annotation_kind".into(),
+            json!(match a.kind {
+                AnnotationKind::Highlight => "highlight",
+                AnnotationKind::Comment => "comment",
+            }),
+        );
+        m.insert("page".into(), json!(a.page));
+        m.insert("note_text".into(), json!(a.note_text));
+        docs.push(annotation_doc(a.chunk_text(), &header, m, &own));
+        report.annotation_chunks += 1;
+    }
+
+    // 8. Figures, captioned only when enabled and never sent to a cloud
+    //    model from a private document (papers are public; the guard stays).
+    if req.figures || cx.settings.figure_captions {
+        let private = own.get("visibility").and_then(|v| v.as_str()) == Some("private");
+        match cx.provider {
+            _ if private && cx.settings.provider_is_cloud => report
+                .warnings
+                .push("figures not captioned: a private document's images never go to a cloud model".into()),
+            None => report
+                .warnings
+                .push("figures not captioned: no vision model is configured".into()),
+            Some(provider) => {
+                let figures = cx
+                    .pdf
+                    .figures(
+                        &name,
+                        &bytes,
+                        cx.settings.figure_max_per_doc,
+                        cx.settings.figure_min_pixels,
+                    )
+                    .unwrap_or_else(|e| {
+                        report.warnings.push(format!("figures: {e}"));
+                        Vec::new()
+                    });
+                for (i, f) in figures.iter().enumerate() {
+                    check(cx.cancel)?;
+                    (cx.progress)(Stage::Figures(i + 1));
+                    match provider.describe_image(&f.png, &title, Some(cx.cancel)) {
+                        Ok(caption) => {
+                            let mut m = caller.clone();
+                            m.insert("annotation_kind".into(), json!("figure"));
+                            m.insert("page".into(), json!(f.page));
+                            m.insert("note_text".into(), json!(""));
+                            docs.push(annotation_doc(
+                                format!("[FIGURE p.{}] {}", f.page, caption.trim()),
+                                &header,
+                                m,
+                                &own,
+                            ));
+                            report.figure_chunks += 1;
+                        }
+                        Err(CallError::Cancelled(_)) => return Err(AddError::Cancelled),
+                        Err(e) => report.warnings.push(format!("figure on page {} skipped: {e}", f.page)),
+                    }
+                }
+            }
+        }
+    }
+    if docs.is_empty() {
+        return Err(AddError::Pdf(PdfFailure {
+            message: format!("{name}: nothing to add — no text, no annotations"),
+            no_text: true,
+        }));
+    }
+
+    // 9. Embed (stoppable), then the one commit (never stopped).
+    (cx.progress)(Stage::Embedding(docs.len()));
+    let prepared = cx.kb.prepare(docs, &|| cx.cancel.is_stopped()).map_err(|e| match e {
+        KbError::Cancelled => AddError::Cancelled,
+        other => other.into(),
+    })?;
+    check(cx.cancel)?;
+    (cx.progress)(Stage::Committing);
+    cx.kb.commit(prepared, replace.as_ref())?;
+    report.source = source;
+    report.title = title;
+    report.authors = authors;
+    report.doi = meta.doi;
+    Ok(report)
+}
+
+fn annotation_doc(text: String, header: &str, mut meta: Metadata, own: &Metadata) -> Document {
+    meta.entry("date_added".to_string())
+        .or_insert_with(|| json!(crate::kb::stage::now_iso()));
+    for (k, v) in own {
+        meta.insert(k.clone(), v.clone());
+    }
+    let embed_text = crate::kb::chunker::compose_embed_text(header, "", &text);
+    Document { text, embed_text, meta }
+}
+
+/// PDF work in this process. Used by the isolated worker itself and by
+/// tests; real ingest goes through the app's child-process tools.
+pub struct InProcessPdf {
+    pub engine: &'static crate::pdf::PdfEngine,
+}
+
+fn failure(e: crate::pdf::PdfError) -> PdfFailure {
+    let no_text = matches!(e, crate::pdf::PdfError::NoText { .. });
+    PdfFailure {
+        message: e.to_string(),
+        no_text,
+    }
+}
+
+impl PdfTools for InProcessPdf {
+    fn convert(&self, name: &str, bytes: &[u8]) -> Result<Converted, PdfFailure> {
+        crate::pdf::pdf_to_markdown(self.engine, name, bytes).map_err(failure)
+    }
+    fn annotations(&self, name: &str, bytes: &[u8]) -> Result<Vec<Annotation>, PdfFailure> {
+        crate::pdf::extract_annotations(self.engine, name, bytes).map_err(failure)
+    }
+    fn figures(&self, name: &str, bytes: &[u8], max: usize, min_pixels: u64) -> Result<Vec<Figure>, PdfFailure> {
+        crate::pdf::extract_figures(self.engine, name, bytes, max, min_pixels).map_err(failure)
+    }
+}
+
+#[cfg(test)]
+mod tests;

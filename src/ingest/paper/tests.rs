@@ -1,0 +1,407 @@
+//! `add_document` with the real PDF engine (in process), the real model and
+//! stores, a fake arXiv server on loopback, and a stub chat provider.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::*;
+use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
+use crate::embed::test_support::natives;
+use crate::embed::Embedder;
+use crate::index::Filter;
+use crate::ingest::arxiv::ArxivSettings;
+use crate::kb::search::SearchRequest;
+use crate::kb::KbSettings;
+use crate::llm::provider::{ToolCall, ToolError, ToolOutcome, ToolSpec, TurnEnd, Usage};
+use crate::llm::transcript::Message;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pdf")
+        .join(name)
+}
+
+fn pdf_tools() -> InProcessPdf {
+    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = HOME.get_or_init(|| tempfile::tempdir().unwrap());
+    let lib =
+        crate::runtime::ensure_bundled(&crate::paths::JarvisHome::at(dir.path()), crate::runtime::PDFIUM_LIB).unwrap();
+    InProcessPdf {
+        engine: crate::pdf::PdfEngine::load(&lib.path).unwrap(),
+    }
+}
+
+fn kb(dir: &Path) -> Kb {
+    let n = natives();
+    let e = Embedder::load(&n.ort_dylib, &n.files, lookup(DEFAULT_MODEL_ID).unwrap(), None, 2).unwrap();
+    Kb::open(dir, e, None, KbSettings::default()).unwrap()
+}
+
+/// A provider that answers from a script and records what it was asked.
+#[derive(Default)]
+struct Stub {
+    calls: Mutex<Vec<String>>,
+    fail_images_on_page_call: Option<usize>,
+}
+
+impl ChatProvider for Stub {
+    fn provider_name(&self) -> &str {
+        "ollama"
+    }
+    fn model(&self) -> &str {
+        "stub"
+    }
+    fn complete(&self, m: &[Message], _: u32, _: Option<u32>, _: Option<&CancelToken>) -> Result<String, CallError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("complete:{}", m[0].text().len()));
+        Ok("{\"title\": \"Inferred Title\", \"authors\": [\"Ada Example\", \"Brian Sample\"]}".into())
+    }
+    fn summarize(
+        &self,
+        title: &str,
+        src: &SummarySource,
+        _: u32,
+        _: Option<&CancelToken>,
+    ) -> Result<String, CallError> {
+        let kind = match src {
+            SummarySource::Text(t) => format!("text:{}", t.len()),
+            SummarySource::Pdf(_) => "pdf".into(),
+        };
+        self.calls.lock().unwrap().push(format!("summarize:{title}:{kind}"));
+        Ok("This paper studies reading order in two-column layouts and proposes a gutter detector.".into())
+    }
+    fn agentic_turn(
+        &self,
+        _: &mut Vec<Message>,
+        _: &[ToolSpec],
+        _: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
+        _: &str,
+        _: Option<&CancelToken>,
+    ) -> Result<TurnEnd, CallError> {
+        unreachable!("not used by add_document")
+    }
+    fn describe_image(&self, image: &[u8], _: &str, _: Option<&CancelToken>) -> Result<String, CallError> {
+        let mut calls = self.calls.lock().unwrap();
+        calls.push(format!("image:{}", image.len()));
+        if self.fail_images_on_page_call == Some(calls.iter().filter(|c| c.starts_with("image")).count()) {
+            return Err(CallError::Llm(crate::llm::LlmError::config("vision model refused")));
+        }
+        assert!(image.starts_with(b"\x89PNG"), "figures are sent as PNG");
+        Ok("A bar chart comparing throughput of two converters.".into())
+    }
+    fn pop_usage(&self) -> Option<Usage> {
+        None
+    }
+}
+
+fn settings() -> AddSettings {
+    AddSettings {
+        figure_captions: false,
+        figure_max_per_doc: 20,
+        figure_min_pixels: 1000,
+        metadata_prompt: crate::prompts::default_of(crate::prompts::PDF_METADATA).unwrap(),
+        provider_is_cloud: false,
+    }
+}
+
+fn arxiv_client(base: &str) -> ArxivClient {
+    ArxivClient::new(ArxivSettings {
+        api_base: base.into(),
+        pdf_base: base.into(),
+        courtesy_delay: Duration::from_millis(10),
+        max_attempts: 3,
+        backoff: Duration::from_millis(10),
+        timeout: Duration::from_secs(5),
+    })
+}
+
+fn no_arxiv() -> ArxivClient {
+    arxiv_client("http://127.0.0.1:9")
+}
+
+fn run(kb: &Kb, provider: Option<&dyn ChatProvider>, req: &AddRequest, confirm: bool) -> Result<AddReport, AddError> {
+    run_with(
+        kb,
+        provider,
+        req,
+        confirm,
+        &no_arxiv(),
+        &settings(),
+        &CancelToken::new(),
+    )
+}
+
+fn run_with(
+    kb: &Kb,
+    provider: Option<&dyn ChatProvider>,
+    req: &AddRequest,
+    confirm: bool,
+    arxiv: &ArxivClient,
+    s: &AddSettings,
+    cancel: &CancelToken,
+) -> Result<AddReport, AddError> {
+    let pdf = pdf_tools();
+    let cx = AddContext {
+        kb,
+        pdf: &pdf,
+        provider,
+        arxiv,
+        settings: s,
+        confirm: &|_| confirm,
+        progress: &|_| {},
+        cancel,
+    };
+    add_document(&cx, req)
+}
+
+fn local(name: &str, mode: Mode) -> AddRequest {
+    AddRequest {
+        input: Input::Local(fixture(name)),
+        mode,
+        explicit: PdfMetadata::default(),
+        figures: false,
+    }
+}
+
+#[test]
+fn full_text_add_stores_body_and_each_annotation_as_its_own_chunk() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let stub = Stub::default();
+    let r = run(&kb, Some(&stub), &local("paper_annotated.pdf", Mode::FullText), true).unwrap();
+    assert!(r.body_chunks > 1, "{r:?}");
+    assert!(r.annotation_chunks >= 1, "{r:?}");
+    assert_eq!(r.title, "Inferred Title", "metadata inferred with one completion");
+    assert_eq!(
+        stub.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.starts_with("complete"))
+            .count(),
+        1
+    );
+    assert!(r.source.starts_with("file:///") && r.source.ends_with("paper_annotated.pdf"));
+    let mut req = SearchRequest::new("faithfully converted documents", 5);
+    req.filter = Filter {
+        annotation_kind: Some("highlight".into()),
+        ..Filter::default()
+    };
+    let hits = kb.search(&req).unwrap();
+    let h = &hits[0].record;
+    assert!(h.text.starts_with("[HIGHLIGHT p.1]"), "{}", h.text);
+    assert_eq!(h.meta_str("note_text"), Some("Core claim of the paper."));
+    assert_eq!(h.meta_str("doc_type"), Some("paper"));
+    assert_eq!(h.meta_str("visibility"), Some("public"));
+    assert_eq!(h.meta_str("source"), Some(r.source.as_str()));
+    assert_eq!(h.meta_i64("page"), Some(1));
+    let body = kb.get_document_chunks(&r.source, 1).unwrap();
+    assert_eq!(body.total_chunks, r.body_chunks + r.annotation_chunks);
+    assert_eq!(body.chunks[0].meta_str("storage_mode"), Some("full_text"));
+}
+
+#[test]
+fn a_same_source_re_add_asks_and_replaces_in_one_commit() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let mut req = local("annotated.pdf", Mode::FullText);
+    req.explicit = PdfMetadata {
+        title: Some("Notes".into()),
+        authors: Some("Me".into()),
+        doi: Some("10.1234/n".into()),
+    };
+    let first = run(&kb, None, &req, true).unwrap();
+    let before = kb.count().unwrap();
+    let ids_before = kb.store().all_ids().unwrap();
+    let declined = run(&kb, None, &req, false).unwrap();
+    assert!(declined.skipped.is_some());
+    assert_eq!(kb.store().all_ids().unwrap(), ids_before, "declining changes nothing");
+    let again = run(&kb, None, &req, true).unwrap();
+    assert!(again.replaced);
+    assert_eq!(kb.count().unwrap(), before, "replaced, not duplicated");
+    assert!(kb.store().all_ids().unwrap().iter().all(|id| !ids_before.contains(id)));
+    assert_eq!(first.source, again.source);
+    assert!(kb.agreement().unwrap().ok());
+}
+
+#[test]
+fn a_scanned_pdf_keeps_its_highlights_and_a_bad_file_adds_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let r = run(&kb, None, &local("scanned.pdf", Mode::FullText), true).unwrap();
+    assert_eq!(r.body_chunks, 0);
+    assert!(r.annotation_chunks >= 1);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("no extractable text")),
+        "{:?}",
+        r.warnings
+    );
+    let before = kb.count().unwrap();
+    let err = run(&kb, None, &local("encrypted.pdf", Mode::FullText), true)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("encrypted.pdf") && err.contains("encrypted"), "{err}");
+    let junk = t.path().join("junk.pdf");
+    std::fs::write(&junk, b"%PDF-1.4 truncated garbage").unwrap();
+    let req = AddRequest {
+        input: Input::Local(junk),
+        ..local("annotated.pdf", Mode::FullText)
+    };
+    assert!(run(&kb, None, &req, true).is_err());
+    assert_eq!(kb.count().unwrap(), before);
+}
+
+#[test]
+fn summary_mode_stores_the_summary_and_fails_cleanly_without_a_model() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let stub = Stub::default();
+    let r = run(&kb, Some(&stub), &local("paper.pdf", Mode::Summary), true).unwrap();
+    assert_eq!(r.body_chunks, 1);
+    let calls = stub.calls.lock().unwrap().clone();
+    assert!(
+        calls.iter().any(|c| c.starts_with("summarize:Inferred Title:text:")),
+        "{calls:?}"
+    );
+    let docs = kb.list_documents(&Filter::default(), 5).unwrap();
+    assert_eq!(
+        docs[0].meta.get("storage_mode").and_then(|v| v.as_str()),
+        Some("summary")
+    );
+
+    // An unreachable model: metadata inference gives up quickly, the summary
+    // fails with the provider's actionable error, and nothing is stored.
+    let before = kb.store().all_ids().unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let s = crate::llm::settings::LlmSettings {
+        ollama_host: url,
+        ..Default::default()
+    };
+    let dead = crate::llm::spec::make_provider("ollama", &s).unwrap();
+    let err = run(&kb, Some(dead.as_ref()), &local("annotated.pdf", Mode::Summary), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ollama serve") && err.contains("nothing was added"),
+        "{err}"
+    );
+    assert_eq!(kb.store().all_ids().unwrap(), before);
+    // Full text with the same dead model still works: inference degrades.
+    let r = run(&kb, Some(dead.as_ref()), &local("annotated.pdf", Mode::FullText), true).unwrap();
+    assert_eq!(r.title, "annotated");
+}
+
+#[test]
+fn figures_are_captioned_one_chunk_each_and_a_failure_skips_one() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let stub = Stub {
+        fail_images_on_page_call: Some(1),
+        ..Stub::default()
+    };
+    let mut req = local("figures.pdf", Mode::FullText);
+    req.figures = true;
+    req.explicit = PdfMetadata {
+        title: Some("Figs".into()),
+        authors: Some("A".into()),
+        doi: Some("10.1/f".into()),
+    };
+    let r = run(&kb, Some(&stub), &req, true).unwrap();
+    let images = stub
+        .calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.starts_with("image"))
+        .count();
+    assert!(images >= 2, "{images} images sent");
+    assert_eq!(r.figure_chunks, images - 1, "the failing one is skipped");
+    assert!(r.warnings.iter().any(|w| w.contains("skipped")), "{:?}", r.warnings);
+    let mut sr = SearchRequest::new("bar chart throughput", 3);
+    sr.filter.annotation_kind = Some("figure".into());
+    let hits = kb.search(&sr).unwrap();
+    assert!(hits[0].record.text.starts_with("[FIGURE p."), "{}", hits[0].record.text);
+}
+
+#[test]
+fn an_arxiv_add_survives_an_empty_feed_and_a_stop_adds_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let pdf = std::fs::read(fixture("paper.pdf")).unwrap();
+    let entry = r#"<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/2301.01234v1</id>
+        <title>Reading Order in Two-Column Papers</title><summary>We study reading order.</summary>
+        <author><name>Ada Example</name></author></entry></feed>"#;
+    let empty = r#"<feed xmlns="http://www.w3.org/2005/Atom"><title>q</title></feed>"#;
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    let script: Vec<Vec<u8>> = vec![empty.into(), entry.into(), pdf];
+    let server = std::thread::spawn(move || {
+        let mut paths = Vec::new();
+        for body in script {
+            let (mut s, _) = l.accept().unwrap();
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            paths.push(line.split_whitespace().nth(1).unwrap_or("").to_string());
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap() == 0 || h == "\r\n" {
+                    break;
+                }
+            }
+            write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            )
+            .unwrap();
+            s.write_all(&body).unwrap();
+        }
+        paths
+    });
+    let req = AddRequest {
+        input: Input::parse("https://arxiv.org/abs/2301.01234v1").unwrap(),
+        mode: Mode::FullText,
+        explicit: PdfMetadata::default(),
+        figures: false,
+    };
+    let r = run_with(
+        &kb,
+        None,
+        &req,
+        true,
+        &arxiv_client(&base),
+        &settings(),
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(r.source, "https://arxiv.org/abs/2301.01234");
+    assert_eq!(r.title, "Reading Order in Two-Column Papers");
+    assert_eq!(r.authors, "Ada Example");
+    assert!(r.body_chunks > 1);
+    let paths = server.join().unwrap();
+    assert_eq!(paths.len(), 3, "empty feed retried, then the PDF: {paths:?}");
+    assert_eq!(paths[2], "/pdf/2301.01234v1");
+
+    // Stopped before the commit: nothing is added.
+    let before = kb.store().all_ids().unwrap();
+    let cancel = CancelToken::new();
+    cancel.stop();
+    let err = run_with(
+        &kb,
+        None,
+        &local("annotated.pdf", Mode::FullText),
+        true,
+        &no_arxiv(),
+        &settings(),
+        &cancel,
+    );
+    assert!(matches!(err, Err(AddError::Cancelled)));
+    assert_eq!(kb.store().all_ids().unwrap(), before);
+}
