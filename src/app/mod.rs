@@ -7,4 +7,5 @@
 
 pub mod kb;
 pub mod llm;
+pub mod papers;
 pub mod runtime_check;

@@ -2,6 +2,7 @@
 //! Every test runs with a temporary JARVIS_HOME and HOME; none reaches
 //! beyond loopback or touches the real ~/.jarvis.
 
+mod cli_add;
 mod cli_config;
 mod cli_kb;
 mod cli_runtime;

@@ -8,6 +8,7 @@
 //! another process holds it, the command fails with that process's pid and
 //! what to do.
 
+mod add;
 mod edit;
 mod info;
 mod maintain;
@@ -67,6 +68,8 @@ pub enum KbCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Add a paper: a local PDF or an arXiv id/URL, with its highlights, notes and (optionally) figures.
+    Add(add::AddArgs),
     /// Index the Obsidian vault incrementally: new and changed notes, deletions, visibility changes.
     IndexVault(vault::IndexVaultArgs),
     /// The search probe `kb doctor` runs in a child process (internal).
@@ -86,6 +89,7 @@ pub fn run(cmd: KbCmd, config: &Config) -> anyhow::Result<ExitCode> {
         KbCmd::Doctor { json } => maintain::doctor(json, config),
         KbCmd::Probe => maintain::probe(config),
         KbCmd::IndexVault(a) => vault::index_vault(a, config),
+        KbCmd::Add(a) => add::add(a, config),
     }
 }
 
