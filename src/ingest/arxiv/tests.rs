@@ -134,7 +134,11 @@ fn an_empty_feed_is_retried_with_the_courtesy_delay() {
     // The client spaces the *starts* of its requests; arrival times seen by
     // the server can shrink that by connection-setup jitter, so allow 20%.
     for w in log.windows(2) {
-        assert!(w[1].1 - w[0].1 >= Duration::from_millis(120), "courtesy delay not kept: {:?}", w[1].1 - w[0].1);
+        assert!(
+            w[1].1 - w[0].1 >= Duration::from_millis(120),
+            "courtesy delay not kept: {:?}",
+            w[1].1 - w[0].1
+        );
     }
 }
 
