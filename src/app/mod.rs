@@ -7,4 +7,5 @@
 
 pub mod kb;
 pub mod llm;
+pub mod pdf_isolated;
 pub mod runtime_check;

@@ -11,5 +11,6 @@ mod fake_wires;
 mod kb_crash;
 mod llm;
 mod metadata;
+mod pdf_isolation;
 mod support;
 mod tidy;
