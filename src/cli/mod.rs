@@ -48,6 +48,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Convert a PDF (a file, or an arXiv id or URL) to Markdown.
+    ConvertPdf {
+        /// A PDF's path, or an arXiv id or URL (e.g. 2301.01234,
+        /// https://arxiv.org/abs/2301.01234).
+        input: String,
+        /// Write the Markdown here instead of stdout.
+        #[arg(short, long)]
+        output: Option<std::path::PathBuf>,
+    },
     /// Check the native runtime (ONNX Runtime, PDFium, embedding model).
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCmd),
@@ -128,8 +137,27 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runtime(c) => runtime_cmd::run(c, &config),
         Command::Kb(c) => kb::run(c, &config),
         Command::Models { json } => models_cmd::run(json, &config),
+        Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),
     }
+}
+
+fn convert_pdf(input: &str, output: Option<&std::path::Path>, config: &Config) -> anyhow::Result<ExitCode> {
+    let converted = crate::app::convert_pdf::convert_pdf(config, input)?;
+    match output {
+        Some(path) => {
+            std::fs::write(path, &converted.markdown)
+                .map_err(|e| anyhow::anyhow!("cannot write the Markdown to {}: {e}", path.display()))?;
+            eprintln!(
+                "wrote {} ({} page{}) from {input}",
+                path.display(),
+                converted.page_count,
+                if converted.page_count == 1 { "" } else { "s" }
+            );
+        }
+        None => emit(&converted.markdown)?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn pdf_worker() -> anyhow::Result<ExitCode> {

@@ -4,6 +4,7 @@
 
 mod cli_config;
 mod cli_kb;
+mod cli_pdf;
 mod cli_runtime;
 mod cli_vault;
 mod fake_llm;
