@@ -5,7 +5,9 @@
 //! and cross-cutting checks such as `runtime check`.
 //! Must not: parse arguments, print, or speak HTTP — that is `cli` and `web`.
 
+pub mod convert_pdf;
 pub mod kb;
 pub mod llm;
 pub mod papers;
+pub mod pdf_isolated;
 pub mod runtime_check;

@@ -48,6 +48,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Convert a PDF (a file, or an arXiv id or URL) to Markdown.
+    ConvertPdf {
+        /// A PDF's path, or an arXiv id or URL (e.g. 2301.01234,
+        /// https://arxiv.org/abs/2301.01234).
+        input: String,
+        /// Write the Markdown here instead of stdout.
+        #[arg(short, long)]
+        output: Option<std::path::PathBuf>,
+    },
     /// Check the native runtime (ONNX Runtime, PDFium, embedding model).
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCmd),
@@ -56,6 +65,11 @@ pub enum Command {
         /// bash, zsh or fish.
         shell: CompletionShell,
     },
+    /// Internal: read one PDF with PDFium for the parent process (request
+    /// JSON on stdin, reply JSON on stdout). Runs under time and memory
+    /// limits so a hostile PDF costs one file, not the caller.
+    #[command(name = "__pdf-worker", hide = true)]
+    PdfWorker,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -100,6 +114,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         clap_complete::generate(shell, &mut cmd, "jarvis", &mut std::io::stdout());
         return Ok(ExitCode::SUCCESS);
     }
+    if let Command::PdfWorker = cli.command {
+        // Before config and logging: the parent already resolved everything
+        // the worker needs, and the worker must not touch $JARVIS_HOME.
+        return pdf_worker();
+    }
     let home = JarvisHome::from_env()?;
     if let Command::Config(config_cmd::ConfigCmd::Path) = cli.command {
         emit(&format!("{}\n", home.config_file().display()))?;
@@ -118,6 +137,37 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runtime(c) => runtime_cmd::run(c, &config),
         Command::Kb(c) => kb::run(c, &config),
         Command::Models { json } => models_cmd::run(json, &config),
-        Command::Completions { .. } => Ok(ExitCode::SUCCESS),
+        Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
+        Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),
     }
+}
+
+fn convert_pdf(input: &str, output: Option<&std::path::Path>, config: &Config) -> anyhow::Result<ExitCode> {
+    let converted = crate::app::convert_pdf::convert_pdf(config, input)?;
+    match output {
+        Some(path) => {
+            std::fs::write(path, &converted.markdown)
+                .map_err(|e| anyhow::anyhow!("cannot write the Markdown to {}: {e}", path.display()))?;
+            eprintln!(
+                "wrote {} ({} page{}) from {input}",
+                path.display(),
+                converted.page_count,
+                if converted.page_count == 1 { "" } else { "s" }
+            );
+        }
+        None => emit(&converted.markdown)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pdf_worker() -> anyhow::Result<ExitCode> {
+    use std::io::Read;
+    let mut input = Vec::new();
+    std::io::stdin().read_to_end(&mut input)?;
+    let (reply, code) = crate::app::pdf_isolated::serve_worker(&input);
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&reply)?;
+    out.flush()?;
+    Ok(ExitCode::from(code))
 }

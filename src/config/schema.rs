@@ -366,6 +366,25 @@ pub const FIELDS: &[Field] = &[
         Default::Int(40000),
         "skip embedded images smaller than this many pixels"
     ),
+    field!(
+        "rag",
+        "pdf_timeout_seconds",
+        None,
+        Kind::Int { min: 1, max: 86400 },
+        Default::Int(120),
+        "time limit for reading one PDF (PDFium runs in a child process that is killed past it)"
+    ),
+    field!(
+        "rag",
+        "pdf_memory_mb",
+        None,
+        Kind::Int {
+            min: 64,
+            max: 1_048_576
+        },
+        Default::Int(2048),
+        "address-space limit in MiB for the child process that reads a PDF"
+    ),
     // [vault]
     field!(
         "vault",

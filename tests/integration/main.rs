@@ -5,6 +5,7 @@
 mod cli_add;
 mod cli_config;
 mod cli_kb;
+mod cli_pdf;
 mod cli_runtime;
 mod cli_vault;
 mod fake_llm;
@@ -12,5 +13,6 @@ mod fake_wires;
 mod kb_crash;
 mod llm;
 mod metadata;
+mod pdf_isolation;
 mod support;
 mod tidy;

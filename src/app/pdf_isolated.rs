@@ -1,0 +1,456 @@
+//! PDF work in a child process: the only way ingest and `convert-pdf` reach
+//! PDFium.
+//!
+//! Owns: the request and reply that cross the pipe to the hidden
+//! `jarvis __pdf-worker` subcommand, the worker's side ([`serve_worker`]),
+//! and the parent's side ([`run_pdf_job`]) which turns how the child ended
+//! — a reported `PdfError`, a crash, a hang past `rag.pdf_timeout_seconds`,
+//! an allocation past `rag.pdf_memory_mb` — into one error naming the file.
+//! PDFium is C++ and real PDFs are hostile; a fault there must cost one
+//! file, never the web server or the scheduler that asked.
+//! Must not: touch the knowledge base or print; the CLI does the pipes.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::pdf::{Annotation, Converted, Figure, PdfEngine, PdfError};
+use crate::runtime::{self, RuntimeError};
+use crate::sandbox::{self, ChildSpec, Ending, SandboxError};
+
+/// The hidden subcommand the parent runs.
+pub const WORKER_SUBCOMMAND: &str = "__pdf-worker";
+/// Worker exit code: the reply on stdout is a reported `PdfError`.
+pub const EXIT_PDF_ERROR: u8 = 3;
+/// Worker exit code: the request on stdin could not be read.
+pub const EXIT_BAD_REQUEST: u8 = 2;
+
+/// What to read from the PDF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PdfOp {
+    Convert,
+    Annotations,
+    Figures,
+    /// All three in one open. A scanned PDF's "no extractable text" does not
+    /// fail the job: its annotations and figures still come back, with the
+    /// reason in [`PdfJobOutput::text_error`].
+    All,
+}
+
+impl PdfOp {
+    fn doing(self) -> &'static str {
+        match self {
+            PdfOp::Convert => "converting it",
+            PdfOp::Annotations => "reading its annotations",
+            PdfOp::Figures => "extracting its figures",
+            PdfOp::All => "reading it",
+        }
+    }
+}
+
+/// One file's worth of PDF work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PdfJob {
+    pub op: PdfOp,
+    pub path: PathBuf,
+    /// How messages name the file (the file name, or e.g. `arXiv:2301.01234`
+    /// for a download held in a temporary file).
+    pub name: String,
+    pub max_figures: usize,
+    pub min_pixels: u64,
+}
+
+impl PdfJob {
+    /// A job named after the file, with the figure limits from config.
+    pub fn new(cfg: &Config, op: PdfOp, path: &Path) -> Self {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        PdfJob {
+            op,
+            path: path.to_path_buf(),
+            name,
+            max_figures: usize::try_from(cfg.int("rag.figure_max_per_doc")).unwrap_or(0),
+            min_pixels: u64::try_from(cfg.int("rag.figure_min_pixels")).unwrap_or(0),
+        }
+    }
+}
+
+/// What the worker read. Fields the op did not ask for are `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PdfJobOutput {
+    pub converted: Option<Converted>,
+    pub annotations: Option<Vec<Annotation>>,
+    #[serde(with = "figures_b64")]
+    pub figures: Option<Vec<Figure>>,
+    /// For [`PdfOp::All`] only: why there is no `converted` (a scanned PDF).
+    pub text_error: Option<String>,
+}
+
+/// What crosses stdin.
+#[derive(Debug, Serialize, Deserialize)]
+struct WorkerRequest {
+    job: PdfJob,
+    /// Resolved by the parent so the child never unpacks the runtime bundle
+    /// or reads config.
+    pdfium: PathBuf,
+}
+
+/// What crosses stdout.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum WorkerReply {
+    Ok(Box<PdfJobOutput>),
+    Error { message: String },
+}
+
+/// PNG bytes as base64: JSON arrays of numbers would be ~3.5× the size.
+mod figures_b64 {
+    use base64::Engine as _;
+    use serde::{Deserialize, Serialize};
+
+    use crate::pdf::Figure;
+
+    #[derive(Serialize, Deserialize)]
+    struct Wire {
+        page: u32,
+        png: String,
+        width: u32,
+        height: u32,
+    }
+
+    pub fn serialize<S: serde::Serializer>(v: &Option<Vec<Figure>>, s: S) -> Result<S::Ok, S::Error> {
+        let wire: Option<Vec<Wire>> = v.as_ref().map(|figs| {
+            figs.iter()
+                .map(|f| Wire {
+                    page: f.page,
+                    png: base64::engine::general_purpose::STANDARD.encode(&f.png),
+                    width: f.width,
+                    height: f.height,
+                })
+                .collect()
+        });
+        wire.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<Figure>>, D::Error> {
+        let wire: Option<Vec<Wire>> = Option::deserialize(d)?;
+        wire.map(|figs| {
+            figs.into_iter()
+                .map(|w| {
+                    let png = base64::engine::general_purpose::STANDARD
+                        .decode(w.png.as_bytes())
+                        .map_err(serde::de::Error::custom)?;
+                    Ok(Figure {
+                        page: w.page,
+                        png,
+                        width: w.width,
+                        height: w.height,
+                    })
+                })
+                .collect()
+        })
+        .transpose()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IsolatedPdfError {
+    /// PDFium (or reading the file) failed cleanly; the message names the
+    /// file and says what to do.
+    #[error("{message}")]
+    Pdf { name: String, message: String },
+    #[error("{name}: PDFium crashed ({signal}) while {doing} — the file is probably malformed; nothing was extracted from it")]
+    Crashed {
+        name: String,
+        doing: &'static str,
+        signal: String,
+        pid: u32,
+    },
+    #[error("{name}: PDFium ran out of memory (limit {limit_mb} MiB) while {doing} — the file is probably malformed or very large; nothing was extracted from it (raise `rag.pdf_memory_mb` if the file is genuine)")]
+    OutOfMemory {
+        name: String,
+        doing: &'static str,
+        limit_mb: u64,
+        pid: u32,
+    },
+    #[error("{name}: PDFium did not finish within {seconds} s while {doing} and was stopped — the file is probably malformed or very large; nothing was extracted from it (raise `rag.pdf_timeout_seconds` if the file is genuine)")]
+    TimedOut {
+        name: String,
+        doing: &'static str,
+        seconds: u64,
+        pid: u32,
+    },
+    #[error(
+        "{name}: the PDF worker process failed unexpectedly ({ending}): {detail} — see the log in $JARVIS_HOME/logs"
+    )]
+    Worker {
+        name: String,
+        ending: String,
+        detail: String,
+        pid: u32,
+    },
+    #[error("{name}: cannot find PDFium: {source}")]
+    Runtime {
+        name: String,
+        #[source]
+        source: RuntimeError,
+    },
+    #[error("{name}: cannot run the PDF worker process: {source}")]
+    Sandbox {
+        name: String,
+        #[source]
+        source: SandboxError,
+    },
+}
+
+impl IsolatedPdfError {
+    /// The worker's pid, when one ran and ended abnormally.
+    pub fn pid(&self) -> Option<u32> {
+        match self {
+            IsolatedPdfError::Crashed { pid, .. }
+            | IsolatedPdfError::OutOfMemory { pid, .. }
+            | IsolatedPdfError::TimedOut { pid, .. }
+            | IsolatedPdfError::Worker { pid, .. } => Some(*pid),
+            _ => None,
+        }
+    }
+}
+
+/// Which program runs the worker, with what extra environment. Production
+/// uses [`WorkerCommand::current`]; tests, whose own executable is the test
+/// harness, point it at the built `jarvis` binary and may set failpoints.
+#[derive(Debug, Clone)]
+pub struct WorkerCommand {
+    pub exe: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl WorkerCommand {
+    pub fn current() -> Result<Self, SandboxError> {
+        Ok(WorkerCommand {
+            exe: sandbox::current_exe()?,
+            env: Vec::new(),
+        })
+    }
+}
+
+/// Run `req` in a child `jarvis __pdf-worker` with the time and memory
+/// limits from `[rag]`.
+pub fn run_pdf_job(cfg: &Config, req: &PdfJob) -> Result<PdfJobOutput, IsolatedPdfError> {
+    let worker = WorkerCommand::current().map_err(|source| IsolatedPdfError::Sandbox {
+        name: req.name.clone(),
+        source,
+    })?;
+    run_pdf_job_with(&worker, cfg, req)
+}
+
+/// [`run_pdf_job`] with an explicit worker program.
+pub fn run_pdf_job_with(worker: &WorkerCommand, cfg: &Config, req: &PdfJob) -> Result<PdfJobOutput, IsolatedPdfError> {
+    let name = req.name.clone();
+    let lib = runtime::resolve_pdfium(&cfg.home, &super::runtime_check::overrides(cfg)).map_err(|source| {
+        IsolatedPdfError::Runtime {
+            name: name.clone(),
+            source,
+        }
+    })?;
+    let request = WorkerRequest {
+        job: req.clone(),
+        pdfium: lib.path,
+    };
+    let input = serde_json::to_vec(&request).map_err(|e| IsolatedPdfError::Worker {
+        name: name.clone(),
+        ending: "not started".into(),
+        detail: format!("cannot encode the request: {e}"),
+        pid: 0,
+    })?;
+    let seconds = u64::try_from(cfg.int("rag.pdf_timeout_seconds")).unwrap_or(120).max(1);
+    let limit_mb = u64::try_from(cfg.int("rag.pdf_memory_mb")).unwrap_or(2048).max(1);
+    let outcome = sandbox::run_child(
+        &worker.exe,
+        &ChildSpec {
+            args: &[WORKER_SUBCOMMAND],
+            env: &worker.env,
+            stdin: Some(&input),
+            timeout: Duration::from_secs(seconds),
+            memory_limit: Some(limit_mb.saturating_mul(1024 * 1024)),
+        },
+    )
+    .map_err(|source| IsolatedPdfError::Sandbox {
+        name: name.clone(),
+        source,
+    })?;
+    let pid = outcome.pid;
+    let doing = req.op.doing();
+    tracing::debug!(file = %name, pid, ending = %outcome.ending, elapsed_ms = outcome.elapsed_ms, "PDF worker ended");
+    let reply = || serde_json::from_slice::<WorkerReply>(&outcome.stdout);
+    match &outcome.ending {
+        Ending::Exited { code } if *code == 0 || *code == i32::from(EXIT_PDF_ERROR) => match reply() {
+            Ok(WorkerReply::Ok(out)) if *code == 0 => Ok(*out),
+            Ok(WorkerReply::Error { message }) => Err(IsolatedPdfError::Pdf { name, message }),
+            Ok(WorkerReply::Ok(_)) => Err(IsolatedPdfError::Worker {
+                name,
+                ending: outcome.ending.to_string(),
+                detail: "it reported success with a failure exit code".into(),
+                pid,
+            }),
+            Err(e) => Err(IsolatedPdfError::Worker {
+                name,
+                ending: outcome.ending.to_string(),
+                detail: format!("its reply cannot be read ({e}); stderr: {}", tail(&outcome.stderr)),
+                pid,
+            }),
+        },
+        Ending::TimedOut { .. } => Err(IsolatedPdfError::TimedOut {
+            name,
+            doing,
+            seconds,
+            pid,
+        }),
+        // Past RLIMIT_AS an allocation fails: Rust's allocator aborts with
+        // this message, PDFium's C++ `new` throws bad_alloc and terminates.
+        Ending::Signalled { signal, .. }
+            if *signal == libc::SIGABRT
+                && ["memory allocation of", "bad_alloc", "out of memory"]
+                    .iter()
+                    .any(|m| outcome.stderr.contains(m)) =>
+        {
+            Err(IsolatedPdfError::OutOfMemory {
+                name,
+                doing,
+                limit_mb,
+                pid,
+            })
+        }
+        Ending::Signalled { signal, .. } => Err(IsolatedPdfError::Crashed {
+            name,
+            doing,
+            signal: short_signal(*signal),
+            pid,
+        }),
+        Ending::Exited { .. } => Err(IsolatedPdfError::Worker {
+            name,
+            ending: outcome.ending.to_string(),
+            detail: tail(&outcome.stderr),
+            pid,
+        }),
+    }
+}
+
+fn short_signal(sig: i32) -> String {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGILL => "SIGILL".into(),
+        libc::SIGFPE => "SIGFPE".into(),
+        libc::SIGKILL => "SIGKILL, possibly the system's out-of-memory killer".into(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// The last few lines of a child's stderr, for a message.
+fn tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(3);
+    match lines[start..].join(" | ") {
+        s if s.is_empty() => "no output".into(),
+        s => s,
+    }
+}
+
+/// The worker's side: read the request from `input`, do the work, and
+/// return the bytes for stdout and the exit code. Failpoints
+/// (`JARVIS_FAILPOINT=pdf_worker_crash | pdf_worker_hang | pdf_worker_oom`)
+/// let tests prove the parent survives each way a child can go wrong.
+pub fn serve_worker(input: &[u8]) -> (Vec<u8>, u8) {
+    let request: WorkerRequest = match serde_json::from_slice(input) {
+        Ok(r) => r,
+        Err(e) => {
+            return (
+                encode(&WorkerReply::Error {
+                    message: format!("the PDF worker got an unreadable request ({e}); this is a bug in jarvis"),
+                }),
+                EXIT_BAD_REQUEST,
+            )
+        }
+    };
+    failpoints();
+    match work(&request) {
+        Ok(out) => (encode(&WorkerReply::Ok(Box::new(out))), 0),
+        Err(e) => (encode(&WorkerReply::Error { message: e.to_string() }), EXIT_PDF_ERROR),
+    }
+}
+
+fn encode(reply: &WorkerReply) -> Vec<u8> {
+    // Serialising plain data cannot fail; an empty reply would still be
+    // reported by the parent as unreadable rather than lost.
+    serde_json::to_vec(reply).unwrap_or_default()
+}
+
+fn failpoints() {
+    crate::kb::failpoint("pdf_worker_crash");
+    let fp = std::env::var("JARVIS_FAILPOINT").unwrap_or_default();
+    if fp == "pdf_worker_hang" {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    if fp == "pdf_worker_oom" {
+        // Allocate and touch 64 MiB blocks until the address-space limit
+        // makes an allocation fail (which aborts).
+        let mut hoard: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let mut block = vec![0u8; 64 << 20];
+            for b in block.iter_mut().step_by(4096) {
+                *b = 1;
+            }
+            hoard.push(std::hint::black_box(block));
+        }
+    }
+}
+
+fn work(req: &WorkerRequest) -> Result<PdfJobOutput, PdfError> {
+    let job = &req.job;
+    let engine = PdfEngine::load(&req.pdfium)?;
+    let bytes = std::fs::read(&job.path).map_err(|e| PdfError::Read {
+        name: job.name.clone(),
+        reason: format!("cannot read {}: {e}", job.path.display()),
+    })?;
+    let name = job.name.as_str();
+    let mut out = PdfJobOutput::default();
+    match job.op {
+        PdfOp::Convert => out.converted = Some(crate::pdf::pdf_to_markdown(engine, name, &bytes)?),
+        PdfOp::Annotations => out.annotations = Some(crate::pdf::extract_annotations(engine, name, &bytes)?),
+        PdfOp::Figures => {
+            out.figures = Some(crate::pdf::extract_figures(
+                engine,
+                name,
+                &bytes,
+                job.max_figures,
+                job.min_pixels,
+            )?)
+        }
+        PdfOp::All => {
+            match crate::pdf::pdf_to_markdown(engine, name, &bytes) {
+                Ok(c) => out.converted = Some(c),
+                Err(e @ PdfError::NoText { .. }) => out.text_error = Some(e.to_string()),
+                Err(e) => return Err(e),
+            }
+            out.annotations = Some(crate::pdf::extract_annotations(engine, name, &bytes)?);
+            out.figures = Some(crate::pdf::extract_figures(
+                engine,
+                name,
+                &bytes,
+                job.max_figures,
+                job.min_pixels,
+            )?);
+        }
+    }
+    Ok(out)
+}

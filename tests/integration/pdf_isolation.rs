@@ -1,0 +1,185 @@
+//! PDFium runs in a child `jarvis __pdf-worker` under time and memory
+//! limits. These tests call the library's parent side from this (the test)
+//! process, with the built `jarvis` binary as the worker, and check that
+//! good files convert, bad files fail with a message naming them, and a
+//! worker that crashes, hangs or runs out of memory becomes a clear error
+//! while this process carries on and the child is reaped.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use jarvis::app::pdf_isolated::{run_pdf_job_with, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp, WorkerCommand};
+use jarvis::config::Config;
+use jarvis::paths::JarvisHome;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pdf")
+        .join(name)
+}
+
+/// PDFium unpacked once for this test binary; every config points at it.
+fn shared_pdfium() -> &'static str {
+    static LIB: OnceLock<String> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let home = JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("pdf_isolation_runtime"));
+        let lib =
+            jarvis::runtime::resolve_pdfium(&home, &jarvis::runtime::Overrides::default()).expect("unpack pdfium");
+        lib.path.display().to_string()
+    })
+}
+
+fn config(extra: &str) -> (tempfile::TempDir, Config) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!("[runtime]\npdfium = {:?}\n[rag]\n{extra}\n", shared_pdfium());
+    let user_home = dir.path().join("home");
+    let env = move |k: &str| (k == "HOME").then(|| user_home.display().to_string());
+    let file = dir.path().join("config.toml");
+    let cfg = Config::from_parts(&JarvisHome::at(dir.path()), &file, Some(&text), &env).expect("config");
+    (dir, cfg)
+}
+
+fn worker(failpoint: Option<&str>) -> WorkerCommand {
+    WorkerCommand {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_jarvis")),
+        env: failpoint
+            .map(|f| vec![("JARVIS_FAILPOINT".to_string(), f.to_string())])
+            .unwrap_or_default(),
+    }
+}
+
+fn run(cfg: &Config, op: PdfOp, path: &Path, failpoint: Option<&str>) -> Result<PdfJobOutput, IsolatedPdfError> {
+    run_pdf_job_with(&worker(failpoint), cfg, &PdfJob::new(cfg, op, path))
+}
+
+/// The child is gone: no process with that pid is still our child (alive or
+/// a zombie waiting to be reaped).
+fn assert_reaped(pid: u32) {
+    let me = std::process::id().to_string();
+    if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        let ppid = status.lines().find_map(|l| l.strip_prefix("PPid:")).map(str::trim);
+        assert_ne!(ppid, Some(me.as_str()), "child {pid} is still ours:\n{status}");
+    }
+}
+
+#[test]
+fn a_good_pdf_converts_through_the_child_under_the_default_limits() {
+    let (_d, cfg) = config("");
+    assert_eq!(cfg.int("rag.pdf_memory_mb"), 2048);
+    assert_eq!(cfg.int("rag.pdf_timeout_seconds"), 120);
+    let out = run(&cfg, PdfOp::Convert, &fixture("paper.pdf"), None).expect("convert in the child");
+    let c = out.converted.expect("converted");
+    assert!(c.page_count >= 1);
+    assert!(
+        c.markdown
+            .contains("The efficient office staff found the affine flow figures difficult."),
+        "{}",
+        c.markdown
+    );
+    assert!(out.annotations.is_none() && out.figures.is_none());
+}
+
+#[test]
+fn all_returns_annotations_and_figures_with_their_png_bytes() {
+    let (_d, cfg) = config("");
+    let out = run(&cfg, PdfOp::All, &fixture("figures.pdf"), None).expect("all");
+    let figs = out.figures.expect("figures");
+    assert!(!figs.is_empty());
+    assert!(figs.iter().all(|f| f.png.starts_with(b"\x89PNG") && f.width > 0));
+    assert!(out.converted.is_some() && out.annotations.is_some());
+
+    // A scanned PDF has no text, but its notes still come back.
+    let out = run(&cfg, PdfOp::All, &fixture("scanned.pdf"), None).expect("all on a scan");
+    assert!(out.converted.is_none());
+    assert!(out.text_error.expect("text error").contains("no extractable text"));
+    assert!(!out.annotations.expect("annotations").is_empty());
+}
+
+#[test]
+fn bad_files_give_clear_per_file_errors() {
+    let (dir, cfg) = config("");
+    let garbage = dir.path().join("garbage.pdf");
+    std::fs::write(&garbage, b"this is not a PDF at all\n".repeat(100)).expect("write");
+    let truncated = dir.path().join("half.pdf");
+    let paper = std::fs::read(fixture("paper.pdf")).expect("read");
+    std::fs::write(&truncated, &paper[..paper.len() / 2]).expect("write");
+    // Cut in half, PDFium cannot parse what is left (corrupt); cut just
+    // before the end, it rebuilds the cross-references and the missing
+    // %%EOF gives it away (truncated). Either is a clear per-file error.
+    let cases: [(PathBuf, &str, &[&str]); 5] = [
+        (garbage, "garbage.pdf", &["corrupt"]),
+        (truncated, "half.pdf", &["truncated", "corrupt"]),
+        (fixture("encrypted.pdf"), "encrypted.pdf", &["password"]),
+        (fixture("empty.pdf"), "empty.pdf", &["no pages"]),
+        (dir.path().join("missing.pdf"), "missing.pdf", &["cannot read"]),
+    ];
+    for (path, name, what) in cases {
+        match run(&cfg, PdfOp::Convert, &path, None) {
+            Err(e @ IsolatedPdfError::Pdf { .. }) => {
+                let msg = e.to_string();
+                assert!(
+                    msg.starts_with(&format!("{name}: ")) && what.iter().any(|w| msg.contains(w)),
+                    "{name}: {msg}"
+                );
+            }
+            other => panic!("{name}: expected a PDF error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_crashing_worker_is_a_clear_error_and_is_reaped() {
+    let (_d, cfg) = config("");
+    let err = run(&cfg, PdfOp::Convert, &fixture("paper.pdf"), Some("pdf_worker_crash")).expect_err("crash");
+    let msg = err.to_string();
+    assert!(matches!(err, IsolatedPdfError::Crashed { .. }), "{err:?}");
+    assert!(
+        msg.starts_with("paper.pdf: PDFium crashed (SIGABRT) while converting it") && msg.contains("malformed"),
+        "{msg}"
+    );
+    assert_reaped(err.pid().expect("pid"));
+}
+
+#[test]
+fn a_hanging_worker_is_killed_at_the_timeout_and_reaped() {
+    let (_d, cfg) = config("pdf_timeout_seconds = 2");
+    let t = Instant::now();
+    let err = run(&cfg, PdfOp::Annotations, &fixture("paper.pdf"), Some("pdf_worker_hang")).expect_err("hang");
+    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert!(matches!(err, IsolatedPdfError::TimedOut { seconds: 2, .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("paper.pdf: PDFium did not finish within 2 s while reading its annotations"),
+        "{msg}"
+    );
+    assert_reaped(err.pid().expect("pid"));
+}
+
+#[test]
+fn a_worker_past_the_memory_limit_is_a_clear_error_and_is_reaped() {
+    let (_d, cfg) = config("pdf_memory_mb = 512");
+    let t = Instant::now();
+    let err = run(&cfg, PdfOp::Figures, &fixture("figures.pdf"), Some("pdf_worker_oom")).expect_err("oom");
+    assert!(
+        matches!(err, IsolatedPdfError::OutOfMemory { limit_mb: 512, .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("figures.pdf: PDFium ran out of memory (limit 512 MiB) while extracting its figures"),
+        "{err}"
+    );
+    // The limit, not the machine, stopped it: well before any OOM killer.
+    assert!(t.elapsed() < Duration::from_secs(30), "took {:?}", t.elapsed());
+    assert_reaped(err.pid().expect("pid"));
+}
+
+#[test]
+fn real_work_fits_under_a_tight_memory_limit() {
+    // Far below the 2 GiB default: PDFium plus the binary need little
+    // address space when ONNX Runtime is not loaded.
+    let (_d, cfg) = config("pdf_memory_mb = 512");
+    let out = run(&cfg, PdfOp::All, &fixture("paper_annotated.pdf"), None).expect("all under 512 MiB");
+    assert!(out.converted.is_some());
+}
