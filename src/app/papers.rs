@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
+use crate::app::pdf_isolated::{run_pdf_job, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp};
 use crate::config::Config;
 use crate::ingest::arxiv::{ArxivClient, ArxivSettings};
-use crate::ingest::paper::AddSettings;
+use crate::ingest::paper::{AddSettings, PdfFailure, PdfTools};
 use crate::llm::{spec, ChatProvider};
+use crate::pdf::{Annotation, Converted, Figure};
 
 pub fn arxiv_client(cfg: &Config) -> ArxivClient {
     ArxivClient::new(ArxivSettings {
@@ -47,19 +49,69 @@ pub fn provider(cfg: &Config) -> Option<Box<dyn ChatProvider>> {
     }
 }
 
-/// The PDF tools ingest uses.
-pub fn pdf_tools(cfg: &Config) -> Result<Box<dyn crate::ingest::paper::PdfTools>, PdfToolsError> {
-    let lib = crate::runtime::resolve_pdfium(&cfg.home, &super::runtime_check::overrides(cfg))?;
-    let engine = crate::pdf::PdfEngine::load(&lib.path)?;
-    Ok(Box::new(crate::ingest::paper::InProcessPdf { engine }))
+/// The PDF tools ingest uses: every PDFium call runs in a `jarvis
+/// __pdf-worker` child under the configured time and memory limits, so a
+/// hostile PDF can crash or hang only that child.
+pub fn pdf_tools(cfg: &Config) -> Box<dyn PdfTools + '_> {
+    Box::new(IsolatedPdf { cfg })
 }
 
-/// Errors of [`pdf_tools`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PdfToolsError {
-    #[error(transparent)]
-    Runtime(#[from] crate::runtime::RuntimeError),
-    #[error(transparent)]
-    Pdf(#[from] crate::pdf::PdfError),
+pub struct IsolatedPdf<'a> {
+    cfg: &'a Config,
+}
+
+impl IsolatedPdf<'_> {
+    fn job(
+        &self,
+        op: PdfOp,
+        name: &str,
+        bytes: &[u8],
+        max: usize,
+        min_pixels: u64,
+    ) -> Result<PdfJobOutput, PdfFailure> {
+        let fail = |message: String| PdfFailure {
+            message,
+            no_text: false,
+        };
+        // The worker reads a path; an arXiv download only exists in memory.
+        let mut tmp = tempfile::Builder::new()
+            .prefix("jarvis-pdf-")
+            .suffix(".pdf")
+            .tempfile()
+            .map_err(|e| fail(format!("{name}: cannot stage the PDF for the worker: {e}")))?;
+        std::io::Write::write_all(&mut tmp, bytes).map_err(|e| fail(format!("{name}: {e}")))?;
+        let mut req = PdfJob::new(self.cfg, op, tmp.path());
+        req.name = name.to_string();
+        req.max_figures = max;
+        req.min_pixels = min_pixels;
+        run_pdf_job(self.cfg, &req).map_err(|e| {
+            let message = e.to_string();
+            // A scanned PDF: its annotations may still be worth keeping.
+            let no_text = matches!(e, IsolatedPdfError::Pdf { .. }) && message.contains("no extractable text");
+            PdfFailure { message, no_text }
+        })
+    }
+}
+
+impl PdfTools for IsolatedPdf<'_> {
+    fn convert(&self, name: &str, bytes: &[u8]) -> Result<Converted, PdfFailure> {
+        self.job(PdfOp::Convert, name, bytes, 0, 0)?
+            .converted
+            .ok_or_else(|| PdfFailure {
+                message: format!("{name}: the PDF worker returned no text"),
+                no_text: false,
+            })
+    }
+    fn annotations(&self, name: &str, bytes: &[u8]) -> Result<Vec<Annotation>, PdfFailure> {
+        Ok(self
+            .job(PdfOp::Annotations, name, bytes, 0, 0)?
+            .annotations
+            .unwrap_or_default())
+    }
+    fn figures(&self, name: &str, bytes: &[u8], max: usize, min_pixels: u64) -> Result<Vec<Figure>, PdfFailure> {
+        Ok(self
+            .job(PdfOp::Figures, name, bytes, max, min_pixels)?
+            .figures
+            .unwrap_or_default())
+    }
 }

@@ -172,3 +172,31 @@ fn ctrl_c_in_the_middle_of_an_add_leaves_nothing() {
     let r = run(c);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
 }
+
+#[test]
+fn a_pdf_that_crashes_the_worker_is_a_per_file_error_and_adds_nothing() {
+    let sb = Sandbox::new();
+    let mut c = sb.jarvis();
+    // The failpoint makes the PDF worker child abort as a malformed file
+    // crashing PDFium would; `jarvis` itself must survive and say so.
+    c.args([
+        "kb",
+        "add",
+        fixture("paper.pdf").to_str().unwrap(),
+        "--full-text",
+        "--title",
+        "T",
+        "--authors",
+        "A",
+    ])
+    .args(["--doi", "10.1/t"])
+    .env("JARVIS_FAILPOINT", "pdf_worker_crash");
+    let r = run(c);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("paper.pdf") && r.stderr.contains("crashed"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(chunk_count(&sb), 0);
+}

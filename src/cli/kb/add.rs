@@ -58,7 +58,7 @@ pub fn add(a: AddArgs, config: &Config) -> anyhow::Result<ExitCode> {
         figures: a.figures,
     };
     let kb = open(config)?;
-    let pdf = crate::app::papers::pdf_tools(config)?;
+    let pdf = crate::app::papers::pdf_tools(config);
     let provider = crate::app::papers::provider(config);
     let arxiv = crate::app::papers::arxiv_client(config);
     let settings = crate::app::papers::add_settings(config);
