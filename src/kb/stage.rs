@@ -117,17 +117,7 @@ impl Kb {
                 crate::embed::EmbedError::Cancelled => KbError::Cancelled,
                 other => other.into(),
             })?;
-        Ok(Prepared(
-            docs.into_iter()
-                .zip(vectors)
-                .map(|(d, vector)| NewChunk {
-                    text: d.text,
-                    embed_text: d.embed_text,
-                    meta: d.meta,
-                    vector,
-                })
-                .collect(),
-        ))
+        self.prepare_with_vectors(docs, vectors)
     }
 
     /// Pair documents with vectors computed elsewhere (a cache of a
