@@ -53,7 +53,13 @@ pub fn environment(dylib: &Path) -> Result<Environment, EmbedError> {
     })?;
     let mut guard = lock();
     if let Some(loaded) = guard.as_ref() {
-        if loaded.path == path {
+        // The same library unpacked in two places (two JARVIS_HOMEs in one
+        // process, as in tests) is the same library.
+        let same_bytes = || {
+            let hash = |p: &Path| crate::runtime::sha256_file(p).ok();
+            hash(&loaded.path).is_some_and(|a| Some(a) == hash(&path))
+        };
+        if loaded.path == path || same_bytes() {
             return Ok(loaded.env.clone());
         }
         return Err(EmbedError::RuntimeConflict {

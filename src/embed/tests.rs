@@ -167,10 +167,16 @@ fn the_runtime_loads_once_and_refuses_a_different_library() {
     }
     eprintln!("{info} from {:?}", runtime::loaded_path());
 
-    // Another file (a copy of the same library) is refused, naming both.
+    // A copy of the same library elsewhere is the same library.
     let dir = tempfile::tempdir().unwrap();
-    let other = dir.path().join("libonnxruntime.so");
-    std::fs::copy(&n.ort_dylib, &other).unwrap();
+    let copy = dir.path().join("libonnxruntime.so");
+    std::fs::copy(&n.ort_dylib, &copy).unwrap();
+    assert!(runtime::environment(&copy).is_ok());
+    // A different library is refused, naming both.
+    let other = dir.path().join("libother.so");
+    let mut bytes = std::fs::read(&n.ort_dylib).unwrap();
+    bytes.push(0);
+    std::fs::write(&other, bytes).unwrap();
     let err = runtime::environment(&other).unwrap_err();
     assert!(matches!(err, EmbedError::RuntimeConflict { .. }), "{err}");
     assert!(err.to_string().contains("already loaded"), "{err}");
