@@ -212,6 +212,14 @@ impl Bm25Index {
                 source: other,
             },
         })?;
+        // A process killed mid-commit leaves files tantivy wrote but never
+        // committed (e.g. `<segment>.<opstamp>.del`). The next writer reuses
+        // those opstamps, so its commit would collide with the leftovers
+        // ("FileAlreadyExists"). Collect them before any write.
+        writer
+            .garbage_collect_files()
+            .wait()
+            .map_err(tantivy_err("remove files left by an interrupted commit"))?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -293,6 +301,11 @@ impl Bm25Index {
     /// same atomic commit. Not cancellable: it either happens or it doesn't.
     pub fn commit(&mut self, seq: u64) -> Result<()> {
         let mut prepared = self.writer.prepare_commit().map_err(tantivy_err("prepare a commit"))?;
+        // Crash tests kill the process here, after tantivy wrote this
+        // commit's files but before meta.json names them.
+        if std::env::var("JARVIS_FAILPOINT").is_ok_and(|v| v == "bm25_prepared") {
+            std::process::abort();
+        }
         prepared.set_payload(&seq.to_string());
         prepared.commit().map_err(tantivy_err("commit"))?;
         self.reader

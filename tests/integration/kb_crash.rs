@@ -500,6 +500,10 @@ fn kb_survives_kills_at_random_points() {
         (30, Kill::Failpoint("after_bm25_commit")),
         (40, Kill::Failpoint("after_store_commit")),
         (48, Kill::Failpoint("after_bm25_commit")),
+        // Files written, meta.json not: the next writer must not trip over them.
+        (15, Kill::Failpoint("bm25_prepared")),
+        (35, Kill::Failpoint("bm25_prepared")),
+        (45, Kill::Failpoint("bm25_prepared")),
     ] {
         schedule.insert(at, ("stream", kill));
     }
