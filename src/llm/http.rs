@@ -3,6 +3,7 @@
 //! Only the providers' request helpers call into this module.
 
 use std::io::{BufRead, BufReader};
+use std::net::IpAddr;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -93,7 +94,7 @@ fn transport_failure(e: ureq::Error) -> TransportFailure {
 
 /// Whether a URL's host is a loopback address (or `localhost`).
 pub(crate) fn is_loopback_url(url: &str) -> bool {
-    crate::llm::spec::url_host(url).is_some_and(|h| crate::llm::spec::is_loopback_host(&h))
+    url_host(url).is_some_and(|h| is_loopback_host(&h))
 }
 
 /// POSTs `body` as JSON and returns the streaming body on 2xx, or the status
@@ -153,4 +154,21 @@ pub(crate) fn post_stream(
         retry_after,
         body,
     }))
+}
+
+/// The host of a URL, lowercased (userinfo, port and IPv6 brackets removed).
+pub fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(stripped) = host_port.strip_prefix('[') {
+        stripped.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+pub fn is_loopback_host(host: &str) -> bool {
+    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }

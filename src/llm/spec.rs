@@ -1,7 +1,7 @@
 //! `provider` / `provider:model` specs, the cloud/local privacy predicate and
 //! the provider factory.
 
-use std::net::IpAddr;
+pub use crate::llm::http::{is_loopback_host, url_host};
 
 use crate::llm::error::LlmError;
 use crate::llm::provider::ChatProvider;
@@ -57,23 +57,6 @@ pub fn is_cloud_provider(spec: &str, settings: &LlmSettings) -> bool {
         }
         None => true,
     }
-}
-
-/// The host part of an `http(s)://` URL, without port or brackets.
-pub fn url_host(url: &str) -> Option<String> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(stripped) = host_port.strip_prefix('[') {
-        stripped.split(']').next()?
-    } else {
-        host_port.split(':').next()?
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
-
-pub fn is_loopback_host(host: &str) -> bool {
-    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The model a spec resolves to, before any provider is built.
