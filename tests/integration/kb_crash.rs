@@ -457,8 +457,8 @@ fn kb_survives_kills_at_random_points() {
     std::fs::create_dir_all(dir.join("home/home")).expect("home");
     // Children run a private copy of this binary: with a shared target
     // directory a concurrent build can replace (or remove) the original
-    // while the test runs.
-    std::fs::copy(std::env::current_exe().expect("current exe"), dir.join("child-exe")).expect("copy the test binary");
+    // while the test runs. /proc/self/exe is the running image even then.
+    std::fs::copy("/proc/self/exe", dir.join("child-exe")).expect("copy the test binary");
     let rag = dir.join("rag");
     let seed: u64 = std::env::var("JARVIS_CRASH_SEED")
         .ok()
