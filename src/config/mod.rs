@@ -138,7 +138,7 @@ impl Config {
             if let Some(item) = root.and_then(|r| file_item(r, f)) {
                 let origin = Origin::File(f.dotted());
                 resolved = (parse_item(f, item, &origin, user_home.as_deref())?, origin);
-            } else if let Some((ls, lk, canon)) = LEGACY.iter().find(|(_, _, c)| *c == f.dotted()) {
+            } else if let Some((ls, lk, _)) = LEGACY.iter().find(|(_, _, c)| *c == f.dotted()) {
                 if let Some(item) = root.and_then(|r| r.get(ls)).and_then(|s| s.get(lk)) {
                     let origin = Origin::File(format!("{ls}.{lk}"));
                     resolved = (parse_item(f, item, &origin, user_home.as_deref())?, origin);
@@ -148,7 +148,6 @@ impl Config {
                         f.section,
                         f.key
                     ));
-                    let _ = canon;
                 }
             }
             if let Some(var) = f.env {

@@ -228,7 +228,9 @@ fn replace_delete_and_metadata_only_updates() {
     assert_eq!(kb.update_visibility("n.md", "private").unwrap(), 1);
     assert_eq!(kb.store().vector(new[0].0).unwrap().unwrap(), before_vec);
     let j = kb.store().journal_since(seq).unwrap();
-    assert!(j.is_empty() || (j[0].added.is_empty() && j[0].meta_updated == vec![new[0].0]));
+    assert_eq!(j.len(), 1, "one metadata-only journal entry");
+    assert!(j[0].added.is_empty() && j[0].deleted.is_empty());
+    assert_eq!(j[0].meta_updated, vec![new[0].0]);
     let mut req = SearchRequest::new("weather", 5);
     req.filter = Filter::public_only();
     assert!(

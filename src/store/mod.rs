@@ -114,6 +114,9 @@ pub struct Store {
     journal: Keyspace,
     meta: Keyspace,
     dir: PathBuf,
+    /// The current embedding generation, read once at open: `get` runs for
+    /// every search hit and must not re-read it from fjall each time.
+    gen: std::sync::atomic::AtomicU32,
     _lock: OwnerLock,
 }
 
@@ -193,14 +196,17 @@ impl Store {
             reason: e.to_string(),
         })?;
         let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+        let meta = ks("meta")?;
+        let gen = meta.get(GEN)?.and_then(|v| read_u64(&v)).unwrap_or(0) as u32;
         Ok(Store {
             chunks: ks("chunks")?,
             embeds: ks("embeds")?,
             by_key: ks("by_key")?,
             journal: ks("journal")?,
-            meta: ks("meta")?,
+            meta,
             db,
             dir: dir.to_path_buf(),
+            gen: std::sync::atomic::AtomicU32::new(gen),
             _lock: lock,
         })
     }
@@ -231,7 +237,7 @@ impl Store {
 
     /// The current embedding generation.
     pub fn generation(&self) -> Result<u32, StoreError> {
-        Ok(self.meta_u64(GEN)? as u32)
+        Ok(self.gen.load(std::sync::atomic::Ordering::Acquire))
     }
 
     /// A chunk with its embedded text from the current generation.
@@ -291,6 +297,7 @@ impl Store {
         b.insert(&self.meta, "embed_model", model.as_bytes());
         b.insert(&self.meta, SEQ, be(seq).as_slice());
         b.commit()?;
+        self.gen.store(gen, std::sync::atomic::Ordering::Release);
         Ok(seq)
     }
 
