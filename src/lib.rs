@@ -26,6 +26,7 @@ pub mod runtime;
 pub mod sandbox;
 
 pub mod config;
+pub mod error_kind;
 pub mod logging;
 pub mod paths;
 pub mod prompts;

@@ -30,6 +30,17 @@ pub enum PathsError {
     },
 }
 
+impl PathsError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            PathsError::NoHome => ErrorKind::User,
+            PathsError::Io { source, .. } => crate::error_kind::io_kind(source),
+        }
+    }
+}
+
 /// The directories Jarvis owns. Holding one does not create anything: each
 /// accessor that returns a directory creates it (with its mode) on first use.
 #[derive(Debug, Clone, PartialEq, Eq)]

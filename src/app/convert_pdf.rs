@@ -34,6 +34,19 @@ pub enum ConvertPdfError {
     Pdf(#[from] IsolatedPdfError),
 }
 
+impl ConvertPdfError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            ConvertPdfError::NotFound(_) => ErrorKind::NotFound,
+            ConvertPdfError::Arxiv(e) => e.kind(),
+            ConvertPdfError::Temp { .. } => ErrorKind::Unavailable,
+            ConvertPdfError::Pdf(e) => e.kind(),
+        }
+    }
+}
+
 /// `[papers]` settings for talking to arXiv (retry policy stays the
 /// client's default).
 pub fn arxiv_settings(cfg: &Config) -> ArxivSettings {

@@ -21,6 +21,20 @@ pub enum OpenError {
     ModelMissing { model: String, bundled: String },
 }
 
+impl OpenError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            OpenError::Runtime(e) => e.kind(),
+            OpenError::Registry(e) => e.kind(),
+            OpenError::Embed(e) => e.kind(),
+            OpenError::Kb(e) => e.kind(),
+            OpenError::ModelMissing { .. } => ErrorKind::User,
+        }
+    }
+}
+
 pub fn kb_settings(cfg: &Config) -> KbSettings {
     KbSettings {
         hybrid: cfg.bool("rag.hybrid"),

@@ -1,9 +1,14 @@
-//! The application layer: composes the engines and features into the
-//! operations the CLI and the web server call.
+//! The application layer: the one place things are put together.
 //!
-//! Owns: wiring configuration into engines (which library, which model),
-//! and cross-cutting checks such as `runtime check`.
+//! Owns: [`App`], the long-lived handle every edge (`cli`, the coming `web`
+//! server, the coming jobs) goes through — the resolved configuration
+//! (re-readable), the paths, the knowledge base (opened once, shared), a
+//! provider cache keyed by model spec, the prompts, the shutdown switch and
+//! the PDF worker settings — and the operations edges share, as `App`
+//! methods. Also wiring configuration into engines (which library, which
+//! model) and cross-cutting checks such as `runtime check`.
 //! Must not: parse arguments, print, or speak HTTP — that is `cli` and `web`.
+//! Features (`ingest`, `kb`, …) sit below and never import `app`.
 
 pub mod convert_pdf;
 pub mod kb;
@@ -11,3 +16,202 @@ pub mod llm;
 pub mod papers;
 pub mod pdf_isolated;
 pub mod runtime_check;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use crate::config::{Config, ConfigError, Env};
+use crate::error_kind::ErrorKind;
+use crate::kb::Kb;
+use crate::llm::cancel::CancelToken;
+use crate::llm::spec::ModelSpec;
+use crate::llm::{ChatProvider, LlmError};
+use crate::paths::JarvisHome;
+
+/// Why the application could not do what an edge asked of it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppError {
+    /// The configuration could not be (re)loaded.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The knowledge base could not be opened.
+    #[error("cannot open the knowledge base at {dir}: {source}")]
+    Open {
+        dir: std::path::PathBuf,
+        #[source]
+        source: kb::OpenError,
+    },
+    /// A model provider could not be built from its spec.
+    #[error(transparent)]
+    Provider(#[from] LlmError),
+}
+
+impl AppError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AppError::Config(e) => e.kind(),
+            AppError::Open { source, .. } => source.kind(),
+            AppError::Provider(e) => e.error_kind(),
+        }
+    }
+}
+
+/// Limits for the isolated `jarvis __pdf-worker` child (from `[rag]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PdfWorkerSettings {
+    pub timeout: Duration,
+    pub memory_limit_mb: u64,
+}
+
+impl PdfWorkerSettings {
+    pub fn from_config(cfg: &Config) -> Self {
+        PdfWorkerSettings {
+            timeout: Duration::from_secs(u64::try_from(cfg.int("rag.pdf_timeout_seconds")).unwrap_or(120).max(1)),
+            memory_limit_mb: u64::try_from(cfg.int("rag.pdf_memory_mb")).unwrap_or(2048).max(1),
+        }
+    }
+}
+
+/// How the configuration is read again on [`App::reload_config`]: the
+/// environment lookup the first load used (tests pass a closure; the CLI
+/// passes the process environment).
+type EnvFn = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The long-lived application handle. `Send + Sync`; share it as `Arc<App>`.
+pub struct App {
+    home: JarvisHome,
+    env: EnvFn,
+    config: RwLock<Arc<Config>>,
+    /// Opened on first use: `config show` or `models` never pay for it.
+    kb: Mutex<Option<Arc<Kb>>>,
+    providers: Mutex<HashMap<String, Arc<dyn ChatProvider>>>,
+    shutdown: CancelToken,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("home", &self.home)
+            .field("kb_open", &self.kb_if_open().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// Load the configuration for `home` and build the handle. Nothing heavy
+    /// happens here: the knowledge base opens on the first [`App::kb`].
+    pub fn open(
+        home: JarvisHome,
+        env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Result<Arc<App>, AppError> {
+        let env: EnvFn = Box::new(env);
+        let config = Config::load(&home, &*env as Env<'_>)?;
+        Ok(Self::with_config(home, env, config))
+    }
+
+    /// Build the handle around a configuration the caller already loaded
+    /// (the CLI prints its warnings before dispatching).
+    pub fn from_config(config: Config, env: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Arc<App> {
+        Self::with_config(config.home.clone(), Box::new(env), config)
+    }
+
+    fn with_config(home: JarvisHome, env: EnvFn, config: Config) -> Arc<App> {
+        Arc::new(App {
+            home,
+            env,
+            config: RwLock::new(Arc::new(config)),
+            kb: Mutex::new(None),
+            providers: Mutex::new(HashMap::new()),
+            shutdown: CancelToken::default(),
+        })
+    }
+
+    pub fn home(&self) -> &JarvisHome {
+        &self.home
+    }
+
+    /// The configuration in effect now. Hold the `Arc` for one operation so
+    /// a reload in between cannot change settings half-way through it.
+    pub fn config(&self) -> Arc<Config> {
+        Arc::clone(&self.config.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Read `config.toml` and the environment again. Settings read per
+    /// operation (models, prompts, limits) apply from the next operation on;
+    /// the knowledge base keeps the embedding model it was opened with (a
+    /// model change needs `jarvis kb reindex` anyway). Cached providers are
+    /// dropped so a changed key or host is used. Returns the new warnings.
+    pub fn reload_config(&self) -> Result<Vec<String>, AppError> {
+        let fresh = Config::load(&self.home, &*self.env as Env<'_>)?;
+        let warnings = fresh.warnings.clone();
+        *self.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+        self.providers.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        Ok(warnings)
+    }
+
+    /// The knowledge base, opened (and locked) on first use and kept for
+    /// the life of the App.
+    pub fn kb(&self) -> Result<Arc<Kb>, AppError> {
+        let mut slot = self.kb.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(kb) = slot.as_ref() {
+            return Ok(Arc::clone(kb));
+        }
+        let cfg = self.config();
+        let kb = Arc::new(kb::open_kb(&cfg).map_err(|source| AppError::Open {
+            dir: cfg.rag_dir(),
+            source,
+        })?);
+        *slot = Some(Arc::clone(&kb));
+        Ok(kb)
+    }
+
+    /// The knowledge base if it is already open (never opens it).
+    pub fn kb_if_open(&self) -> Option<Arc<Kb>> {
+        self.kb.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Close the knowledge base (releasing its lock once the last operation
+    /// holding an `Arc` to it finishes). The next [`App::kb`] reopens it.
+    pub fn close_kb(&self) -> Option<Arc<Kb>> {
+        self.kb.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// The provider for a model spec (`provider` or `provider:model`),
+    /// built once per spec and shared: two sessions on different models
+    /// each get their own.
+    pub fn provider(&self, spec: &ModelSpec) -> Result<Arc<dyn ChatProvider>, AppError> {
+        let key = spec.to_string();
+        if let Some(p) = self.providers.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(Arc::clone(p));
+        }
+        let settings = llm::llm_settings(&self.config());
+        let built: Arc<dyn ChatProvider> = Arc::from(crate::llm::spec::make_provider(&key, &settings)?);
+        let mut cache = self.providers.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(Arc::clone(cache.entry(key).or_insert(built)))
+    }
+
+    /// A prompt by name from the user's `$JARVIS_HOME/prompts/` (seeded
+    /// from the shipped default on first use), else the shipped default.
+    pub fn prompt(&self, name: &str) -> Option<String> {
+        crate::prompts::load(&self.home, name)
+            .map_err(|e| tracing::warn!(prompt = name, error = %e, "cannot read the prompt; using the built-in one"))
+            .ok()
+            .or_else(|| crate::prompts::default_of(name))
+    }
+
+    /// The switch a shutdown (SIGINT/SIGTERM in an owner) flips; long
+    /// operations watch it.
+    pub fn shutdown(&self) -> &CancelToken {
+        &self.shutdown
+    }
+
+    pub fn pdf_worker(&self) -> PdfWorkerSettings {
+        PdfWorkerSettings::from_config(&self.config())
+    }
+}
+
+#[cfg(test)]
+mod tests;

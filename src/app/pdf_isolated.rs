@@ -210,6 +210,22 @@ pub enum IsolatedPdfError {
 }
 
 impl IsolatedPdfError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            IsolatedPdfError::Pdf { .. }
+            | IsolatedPdfError::Crashed { .. }
+            | IsolatedPdfError::OutOfMemory { .. }
+            | IsolatedPdfError::TimedOut { .. } => ErrorKind::User,
+            IsolatedPdfError::Worker { .. } => ErrorKind::Internal,
+            IsolatedPdfError::Runtime { source, .. } => source.kind(),
+            IsolatedPdfError::Sandbox { source, .. } => source.kind(),
+        }
+    }
+}
+
+impl IsolatedPdfError {
     /// The worker's pid, when one ran and ended abnormally.
     pub fn pid(&self) -> Option<u32> {
         match self {

@@ -68,6 +68,20 @@ pub enum ConfigError {
     Write(#[from] crate::paths::PathsError),
 }
 
+impl ConfigError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            ConfigError::Syntax { .. } | ConfigError::Invalid { .. } | ConfigError::UnknownKey { .. } => {
+                ErrorKind::User
+            }
+            ConfigError::Read { source, .. } => crate::error_kind::io_kind(source),
+            ConfigError::Write(e) => e.kind(),
+        }
+    }
+}
+
 /// One OpenAI-compatible server from `[servers.<name>]`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ServerConfig {

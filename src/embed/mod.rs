@@ -93,6 +93,26 @@ pub enum EmbedError {
     Cancelled,
 }
 
+impl EmbedError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            EmbedError::RuntimeNotFound { .. }
+            | EmbedError::RuntimeLoad { .. }
+            | EmbedError::FileNotFound { .. }
+            | EmbedError::Session { .. }
+            | EmbedError::Tokenizer { .. }
+            | EmbedError::UnsupportedModel { .. } => ErrorKind::User,
+            EmbedError::RuntimeConflict { .. } => ErrorKind::Conflict,
+            EmbedError::Tokenize(_) | EmbedError::DimsMismatch { .. } | EmbedError::Inference { .. } => {
+                ErrorKind::Internal
+            }
+            EmbedError::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}
+
 /// Loads `tokenizer.json` and replaces its baked-in padding/truncation (the
 /// MiniLM file pins both at 128) with batch-longest padding and truncation at
 /// `max_tokens`, keeping its pad token.

@@ -158,6 +158,18 @@ pub enum RegistryError {
     Empty { url: String },
 }
 
+impl RegistryError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            RegistryError::UnknownModel { .. } | RegistryError::Bundled { .. } => ErrorKind::User,
+            RegistryError::Http { .. } | RegistryError::Empty { .. } => ErrorKind::Unavailable,
+            RegistryError::Io { source, .. } => crate::error_kind::io_kind(source),
+        }
+    }
+}
+
 /// Every model the registry knows, the bundled default first.
 pub fn known_models() -> &'static [ModelSpec] {
     MODELS

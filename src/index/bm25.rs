@@ -105,6 +105,18 @@ pub enum Bm25Error {
     },
 }
 
+impl Bm25Error {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            Bm25Error::Open { .. } => ErrorKind::Unavailable,
+            Bm25Error::SchemaMismatch { .. } | Bm25Error::Locked { .. } => ErrorKind::Conflict,
+            Bm25Error::BadPayload { .. } | Bm25Error::Tantivy { .. } => ErrorKind::Internal,
+        }
+    }
+}
+
 type Result<T> = std::result::Result<T, Bm25Error>;
 
 fn tantivy_err(action: &'static str) -> impl FnOnce(TantivyError) -> Bm25Error {

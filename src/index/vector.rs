@@ -125,6 +125,23 @@ pub enum VectorError {
     },
 }
 
+impl VectorError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            VectorError::Open { .. } => ErrorKind::Unavailable,
+            VectorError::DimensionMismatch { .. } => ErrorKind::Conflict,
+            VectorError::Cancelled => ErrorKind::Cancelled,
+            VectorError::WrongLength { .. }
+            | VectorError::Degenerate { .. }
+            | VectorError::IdOutOfRange(_)
+            | VectorError::BadMetadata { .. }
+            | VectorError::Engine { .. } => ErrorKind::Internal,
+        }
+    }
+}
+
 type Result<T> = std::result::Result<T, VectorError>;
 
 fn engine(action: &'static str) -> impl FnOnce(arroy::Error) -> VectorError {

@@ -35,6 +35,18 @@ pub enum ArxivError {
     BadFeed { id: String, reason: String },
 }
 
+impl ArxivError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            ArxivError::NotAnId(_) => ErrorKind::User,
+            ArxivError::NotFound(..) => ErrorKind::NotFound,
+            ArxivError::Fetch { .. } | ArxivError::NotPdf(_) | ArxivError::BadFeed { .. } => ErrorKind::Unavailable,
+        }
+    }
+}
+
 /// A normalised arXiv identifier: `2301.01234` or `hep-ex/0307015`, with the
 /// version kept separately when one was given.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -68,6 +68,21 @@ pub enum AddError {
     Cancelled,
 }
 
+impl AddError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            AddError::BadInput(_) | AddError::Pdf(_) | AddError::NoProvider => ErrorKind::User,
+            AddError::Read { source, .. } => crate::error_kind::io_kind(source),
+            AddError::Arxiv(e) => e.kind(),
+            AddError::Summary(_) => ErrorKind::Unavailable,
+            AddError::Kb(e) => e.kind(),
+            AddError::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Summary,

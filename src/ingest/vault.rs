@@ -39,6 +39,19 @@ pub enum VaultError {
     Cancelled,
 }
 
+impl VaultError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            VaultError::NoVault(_) => ErrorKind::User,
+            VaultError::Io { source, .. } => crate::error_kind::io_kind(source),
+            VaultError::Kb(e) => e.kind(),
+            VaultError::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Visibility {
     Public,

@@ -65,6 +65,14 @@ pub enum ChunkerError {
     },
 }
 
+impl ChunkerError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        ErrorKind::User
+    }
+}
+
 /// Chunk size and overlap, both in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkerConfig {

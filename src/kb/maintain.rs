@@ -101,7 +101,7 @@ impl Kb {
     /// and switch in one store batch. A crash before the switch leaves the
     /// old generation working; the leftovers are removed on the next open.
     /// Paper body chunks lacking the `title — authors` header get it.
-    pub fn reindex(&mut self, progress: &dyn Fn(usize, usize), cancelled: &dyn Fn() -> bool) -> Result<ReindexReport> {
+    pub fn reindex(&self, progress: &dyn Fn(usize, usize), cancelled: &dyn Fn() -> bool) -> Result<ReindexReport> {
         let w = self.write.lock().unwrap_or_else(|p| p.into_inner());
         let rag = self.store.dir().to_path_buf();
         let old = self.store.generation()?;
@@ -169,7 +169,7 @@ impl Kb {
             bm25,
             vectors: Some(vectors),
         };
-        self.mismatch = None;
+        *super::lock(&self.mismatch) = None;
         drop(w);
         remove_stale_generations(self, &rag, gen);
         if let Err(e) = self.store.prune_journal(seq) {

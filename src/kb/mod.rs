@@ -77,6 +77,23 @@ pub enum KbError {
     Invalid(String),
 }
 
+impl KbError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            KbError::ModelMismatch { .. } => ErrorKind::Conflict,
+            KbError::Store(e) => e.kind(),
+            KbError::Bm25(e) => e.kind(),
+            KbError::Vector(e) => e.kind(),
+            KbError::Embed(e) => e.kind(),
+            KbError::Chunker(e) => e.kind(),
+            KbError::Cancelled => ErrorKind::Cancelled,
+            KbError::Invalid(_) => ErrorKind::User,
+        }
+    }
+}
+
 pub type Result<T, E = KbError> = std::result::Result<T, E>;
 
 pub(crate) struct Indexes {
@@ -91,8 +108,9 @@ pub struct Kb {
     embedder: Mutex<Embedder>,
     reranker: Option<Mutex<CrossEncoder>>,
     settings: KbSettings,
-    /// Set when the store's model differs from the embedder's.
-    mismatch: Option<(String, String)>,
+    /// Set when the store's model differs from the embedder's; cleared by
+    /// a reindex through a shared handle, hence the lock.
+    mismatch: Mutex<Option<(String, String)>>,
     /// Serialises writers; readers only take `indexes` briefly.
     write: Mutex<()>,
 }
@@ -135,7 +153,7 @@ impl Kb {
             embedder: Mutex::new(embedder),
             reranker: reranker.map(Mutex::new),
             settings,
-            mismatch,
+            mismatch: Mutex::new(mismatch),
             write: Mutex::new(()),
         };
         kb.catch_up()?;
@@ -164,7 +182,7 @@ impl Kb {
 
     /// The refusal every search and write gives while the model differs.
     pub fn check_model(&self) -> Result<()> {
-        match &self.mismatch {
+        match &*lock(&self.mismatch) {
             Some((stored, configured)) => Err(KbError::ModelMismatch {
                 stored: stored.clone(),
                 configured: configured.clone(),

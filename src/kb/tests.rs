@@ -305,7 +305,7 @@ fn the_model_guard_refuses_until_reindex() {
             .set_meta_string("embed_model", "BAAI/bge-small-en-v1.5")
             .unwrap();
     }
-    let mut kb = open(t.path(), false);
+    let kb = open(t.path(), false);
     let err = kb.search(&SearchRequest::new("dogs", 1)).unwrap_err().to_string();
     assert!(err.contains("jarvis kb reindex") && err.contains("bge-small"), "{err}");
     let err = kb
@@ -335,7 +335,7 @@ fn the_model_guard_refuses_until_reindex() {
 #[test]
 fn reindex_adds_missing_paper_headers_idempotently() {
     let t = tempfile::tempdir().unwrap();
-    let mut kb = open(t.path(), false);
+    let kb = open(t.path(), false);
     // A legacy paper chunk without the header in its embedded text.
     let mut caller = Metadata::new();
     caller.insert("title".into(), json!("Old Paper"));

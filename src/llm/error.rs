@@ -299,6 +299,30 @@ pub fn classify_status(c: &StatusContext<'_>) -> LlmError {
     }
 }
 
+impl LlmError {
+    /// This failure on the crate-wide axis edges report by (exit codes,
+    /// HTTP statuses); [`LlmError::kind`] stays the finer LLM-call axis.
+    pub fn error_kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind as K;
+        match self.kind() {
+            ErrorKind::Network | ErrorKind::Timeout | ErrorKind::RateLimit | ErrorKind::Server => K::Unavailable,
+            ErrorKind::Auth | ErrorKind::Payment | ErrorKind::Config | ErrorKind::BadRequest => K::User,
+            ErrorKind::ModelNotFound => K::NotFound,
+            ErrorKind::ContextTooLong => K::User,
+        }
+    }
+}
+
+impl CallError {
+    /// See [`LlmError::error_kind`].
+    pub fn error_kind(&self) -> crate::error_kind::ErrorKind {
+        match self {
+            CallError::Cancelled(_) => crate::error_kind::ErrorKind::Cancelled,
+            CallError::Llm(e) => e.error_kind(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

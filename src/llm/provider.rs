@@ -67,6 +67,18 @@ pub enum ToolError {
     Failed(String),
 }
 
+impl ToolError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            ToolError::Privacy(_) => ErrorKind::User,
+            ToolError::Cancelled(_) => ErrorKind::Cancelled,
+            ToolError::Failed(_) => ErrorKind::Internal,
+        }
+    }
+}
+
 /// How an agentic turn ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEnd {

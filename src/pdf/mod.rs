@@ -52,6 +52,24 @@ pub enum PdfError {
     NoText { name: String },
 }
 
+impl PdfError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            PdfError::Load { .. } => ErrorKind::User,
+            PdfError::AlreadyLoaded { .. } => ErrorKind::Conflict,
+            PdfError::Open { .. }
+            | PdfError::Read { .. }
+            | PdfError::Encrypted { .. }
+            | PdfError::Corrupt { .. }
+            | PdfError::Truncated { .. }
+            | PdfError::NoPages { .. }
+            | PdfError::NoText { .. } => ErrorKind::User,
+        }
+    }
+}
+
 /// A loaded PDFium. There is at most one per process: PDFium's global state
 /// is initialised once and pdfium-render keeps its bindings in a static.
 pub struct PdfEngine {

@@ -67,6 +67,21 @@ pub enum RuntimeError {
     Paths(#[from] PathsError),
 }
 
+impl RuntimeError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            RuntimeError::ChecksumMismatch { .. } | RuntimeError::Corrupt { .. } | RuntimeError::Unknown(_) => {
+                ErrorKind::Internal
+            }
+            RuntimeError::MissingOverride { .. } => ErrorKind::User,
+            RuntimeError::Io { .. } => ErrorKind::Unavailable,
+            RuntimeError::Paths(e) => e.kind(),
+        }
+    }
+}
+
 /// Where a piece was found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

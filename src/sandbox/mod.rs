@@ -30,6 +30,17 @@ pub enum SandboxError {
     Wait(#[source] std::io::Error),
 }
 
+impl SandboxError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            SandboxError::CurrentExe(_) | SandboxError::Spawn { .. } => ErrorKind::Unavailable,
+            SandboxError::Wait(_) => ErrorKind::Internal,
+        }
+    }
+}
+
 /// How a child ended.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

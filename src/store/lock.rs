@@ -39,6 +39,17 @@ pub enum LockError {
     },
 }
 
+impl LockError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            LockError::Held { .. } => ErrorKind::Conflict,
+            LockError::Io { source, .. } => crate::error_kind::io_kind(source),
+        }
+    }
+}
+
 /// Held for the owner's lifetime; dropping it releases the directory.
 #[derive(Debug)]
 pub struct OwnerLock {

@@ -100,6 +100,18 @@ pub enum StoreError {
     IdsExhausted,
 }
 
+impl StoreError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            StoreError::Locked(e) => e.kind(),
+            StoreError::Open { .. } | StoreError::Fjall(_) => ErrorKind::Unavailable,
+            StoreError::Corrupt { .. } | StoreError::IdsExhausted => ErrorKind::Internal,
+        }
+    }
+}
+
 impl From<fjall::Error> for StoreError {
     fn from(e: fjall::Error) -> Self {
         StoreError::Fjall(e.to_string())

@@ -182,7 +182,7 @@ fn crash_child() {
         log.write_all(format!("{s}\n").as_bytes()).expect("log");
         log.sync_data().expect("fsync log");
     };
-    let mut kb = Kb::open(&dir.join("rag"), load_embedder(&dir.join("home")), None, settings()).expect("open kb");
+    let kb = Kb::open(&dir.join("rag"), load_embedder(&dir.join("home")), None, settings()).expect("open kb");
     line("ready");
     if mode == "reindex" {
         kb.reindex(&|_, _| {}, &|| false).expect("reindex");
@@ -566,7 +566,7 @@ fn kb_survives_kills_at_random_points() {
     }
 
     // Finally a reindex that completes, on what the crashes left behind.
-    let mut kb = Kb::open(&rag, embedder.take().expect("embedder"), None, settings()).expect("open");
+    let kb = Kb::open(&rag, embedder.take().expect("embedder"), None, settings()).expect("open");
     let gen = kb.store().generation().expect("gen");
     kb.reindex(&|_, _| {}, &|| false).expect("reindex");
     assert_eq!(kb.store().generation().expect("gen"), gen + 1);

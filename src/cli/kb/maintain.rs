@@ -29,7 +29,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
 const PROBE_FAILED: i32 = 3;
 
 pub fn reindex(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
-    let mut kb = open(config)?;
+    let kb = open(config)?;
     let bar = if std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
     } else {

@@ -1,0 +1,53 @@
+use std::sync::Arc;
+
+use super::*;
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+#[test]
+fn provider_cache_is_per_spec_and_reload_applies_edits() {
+    let t = tempfile::tempdir().unwrap();
+    let home = JarvisHome::at(t.path());
+    std::fs::write(home.config_file(), "[chat]\nollama_model = \"first\"\n").unwrap();
+    let app = App::open(home.clone(), no_env).unwrap();
+    assert_eq!(app.config().str("chat.ollama_model"), "first");
+
+    let a = app.provider(&ModelSpec::parse("ollama:m1")).unwrap();
+    let b = app.provider(&ModelSpec::parse("ollama:m1")).unwrap();
+    let c = app.provider(&ModelSpec::parse("ollama:m2")).unwrap();
+    assert!(Arc::ptr_eq(&a, &b), "one provider per spec");
+    assert!(!Arc::ptr_eq(&a, &c), "another model is another provider");
+
+    std::fs::write(home.config_file(), "[chat]\nollama_model = \"second\"\n").unwrap();
+    assert_eq!(app.config().str("chat.ollama_model"), "first", "no reload yet");
+    app.reload_config().unwrap();
+    assert_eq!(app.config().str("chat.ollama_model"), "second");
+    let d = app.provider(&ModelSpec::parse("ollama:m1")).unwrap();
+    assert!(!Arc::ptr_eq(&a, &d), "reload drops cached providers");
+}
+
+#[test]
+fn a_broken_edit_keeps_the_running_config() {
+    let t = tempfile::tempdir().unwrap();
+    let home = JarvisHome::at(t.path());
+    let app = App::open(home.clone(), no_env).unwrap();
+    std::fs::write(home.config_file(), "[chat\n").unwrap();
+    let err = app.reload_config().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::User);
+    assert_eq!(
+        app.config().str("chat.provider"),
+        App::open(JarvisHome::at(tempfile::tempdir().unwrap().path()), no_env)
+            .unwrap()
+            .config()
+            .str("chat.provider")
+    );
+    assert!(app.kb_if_open().is_none(), "nothing opened the knowledge base");
+}
+
+#[test]
+fn app_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<App>();
+}
