@@ -293,8 +293,13 @@ pub fn run_pdf_job_with(worker: &WorkerCommand, cfg: &Config, req: &PdfJob) -> R
             args: &[WORKER_SUBCOMMAND],
             env: &worker.env,
             stdin: Some(&input),
+            inherit: sandbox::env::SELF_INHERIT,
             timeout: Duration::from_secs(seconds),
             memory_limit: Some(limit_mb.saturating_mul(1024 * 1024)),
+            // The reply carries figures as PNG bytes; it can be no larger
+            // than what the worker could hold in memory.
+            output_limit: usize::try_from(limit_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
+            ..ChildSpec::default()
         },
     )
     .map_err(|source| IsolatedPdfError::Sandbox {
@@ -322,6 +327,12 @@ pub fn run_pdf_job_with(worker: &WorkerCommand, cfg: &Config, req: &PdfJob) -> R
                 pid,
             }),
         },
+        Ending::Stopped { .. } => Err(IsolatedPdfError::Worker {
+            name,
+            ending: outcome.ending.to_string(),
+            detail: "the work was stopped before it finished".into(),
+            pid,
+        }),
         Ending::TimedOut { .. } => Err(IsolatedPdfError::TimedOut {
             name,
             doing,

@@ -1,20 +1,31 @@
 //! Child processes. This is the only module that spawns processes
 //! (`std::process::Command`); everything else asks it.
 //!
-//! Owns: running this same binary as a child ([`run_self`], or
-//! [`run_child`] with stdin bytes and an address-space limit) with a
-//! timeout, capturing its output, and reporting how it ended — exit code,
-//! signal or timeout — so a crash inside a native library in the child
-//! becomes a diagnosis for the parent instead of taking the parent down with
-//! it. A timed-out child is killed and every child is reaped before these
-//! functions return.
-//! Must not: know what the child does (callers pass the arguments).
+//! Owns: running a program (this same binary via [`run_self`], or any
+//! program via [`run_child`]) with arguments, a working directory, stdin
+//! bytes, an address-space limit and a timeout; the child's environment
+//! (an allowlist — see [`env`]: children never inherit API keys or other
+//! secrets); capturing stdout and stderr up to a cap; and reporting how the
+//! child ended — exit code, signal, timeout or stop — so a crash inside a
+//! native library in the child becomes a diagnosis for the parent instead of
+//! taking the parent down with it.
+//!
+//! Every child leads its own process group. On timeout, on a stop request,
+//! and also once the leader has exited, the whole group is killed, so a
+//! grandchild (latexmk's pdflatex, a shell's background job) never outlives
+//! the call; the group is killed while the leader is still unreaped, so its
+//! id cannot have been reused. Each child also gets `PR_SET_PDEATHSIG`: if
+//! the parent dies (even by SIGKILL) the child is killed by the kernel. Every
+//! child is reaped before these functions return.
+//! Must not: know what the child does (callers pass the arguments), or pass
+//! the parent's environment through wholesale.
+
+pub mod env;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SandboxError {
@@ -54,8 +65,12 @@ pub enum Ending {
         signal: i32,
         name: String,
     },
-    /// Still running after the timeout; it was killed.
+    /// Still running after the timeout; its group was killed.
     TimedOut {
+        after_ms: u64,
+    },
+    /// The caller asked to stop (Ctrl-C, shutdown); its group was killed.
+    Stopped {
         after_ms: u64,
     },
 }
@@ -66,6 +81,7 @@ impl std::fmt::Display for Ending {
             Ending::Exited { code } => write!(f, "exit status {code}"),
             Ending::Signalled { signal, name } => write!(f, "killed by signal {signal} ({name})"),
             Ending::TimedOut { after_ms } => write!(f, "no answer after {:.0} s; killed", *after_ms as f64 / 1000.0),
+            Ending::Stopped { after_ms } => write!(f, "stopped after {:.1} s", *after_ms as f64 / 1000.0),
         }
     }
 }
@@ -85,12 +101,24 @@ impl ChildOutcome {
     }
 }
 
-/// What to give a child besides its arguments.
-#[derive(Debug, Clone)]
+/// Default cap on each of stdout and stderr (bytes kept; the rest is read
+/// and dropped so the child never blocks on a full pipe).
+pub const DEFAULT_OUTPUT_LIMIT: usize = 16 << 20;
+
+/// What to give a child besides the program. Build with struct update from
+/// [`ChildSpec::default`] so new fields do not break callers.
+#[derive(Clone)]
 pub struct ChildSpec<'a> {
     pub args: &'a [&'a str],
-    /// Extra environment variables on top of the inherited environment.
+    /// Variables set for the child on top of the allowlisted ones (the
+    /// caller's deliberate choice; these are not filtered).
     pub env: &'a [(String, String)],
+    /// Extra names (or `PREFIX*` / `*SUFFIX` patterns) the child may inherit
+    /// from this process beyond [`env::BASE_INHERIT`]. Anything that
+    /// [`env::looks_secret`] is dropped regardless.
+    pub inherit: &'a [&'a str],
+    /// Working directory; `None` keeps the parent's.
+    pub cwd: Option<&'a Path>,
     /// Written to the child's stdin, which is then closed; `None` gives it a
     /// closed stdin.
     pub stdin: Option<&'a [u8]>,
@@ -101,6 +129,43 @@ pub struct ChildSpec<'a> {
     /// PDFium does not catch), so the parent sees SIGABRT, not the OOM
     /// killer taking something else down.
     pub memory_limit: Option<u64>,
+    /// Bytes of stdout, and separately of stderr, kept.
+    pub output_limit: usize,
+    /// Polled while the child runs; when it returns true the group is
+    /// killed and the call ends with [`Ending::Stopped`] (Ctrl-C, shutdown).
+    pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
+}
+
+impl Default for ChildSpec<'_> {
+    fn default() -> Self {
+        ChildSpec {
+            args: &[],
+            env: &[],
+            inherit: &[],
+            cwd: None,
+            stdin: None,
+            timeout: Duration::from_secs(60),
+            memory_limit: None,
+            output_limit: DEFAULT_OUTPUT_LIMIT,
+            stop: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ChildSpec<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildSpec")
+            .field("args", &self.args)
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("inherit", &self.inherit)
+            .field("cwd", &self.cwd)
+            .field("stdin_bytes", &self.stdin.map(<[u8]>::len))
+            .field("timeout", &self.timeout)
+            .field("memory_limit", &self.memory_limit)
+            .field("output_limit", &self.output_limit)
+            .field("stop", &self.stop.is_some())
+            .finish()
+    }
 }
 
 /// [`run_child`]'s result, with stdout kept as bytes.
@@ -110,21 +175,24 @@ pub struct RawOutcome {
     pub ending: Ending,
     pub stdout: Vec<u8>,
     pub stderr: String,
+    /// The child wrote more than [`ChildSpec::output_limit`] to stdout.
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
     pub elapsed_ms: u64,
 }
 
-/// Run this binary again with `args` (inheriting the environment, stdin
-/// closed), wait at most `timeout`, and report how it ended.
+/// Run this binary again with `args` (stdin closed, the environment
+/// allowlist plus [`env::SELF_INHERIT`]), wait at most `timeout`, and
+/// report how it ended.
 pub fn run_self(args: &[&str], timeout: Duration) -> Result<ChildOutcome, SandboxError> {
     let exe = std::env::current_exe().map_err(SandboxError::CurrentExe)?;
     let raw = run_child(
         &exe,
         &ChildSpec {
             args,
-            env: &[],
-            stdin: None,
+            inherit: env::SELF_INHERIT,
             timeout,
-            memory_limit: None,
+            ..ChildSpec::default()
         },
     )?;
     Ok(ChildOutcome {
@@ -141,15 +209,46 @@ pub fn current_exe() -> Result<std::path::PathBuf, SandboxError> {
     std::env::current_exe().map_err(SandboxError::CurrentExe)
 }
 
-/// Run `exe` (normally [`current_exe`]; tests pass the built `jarvis`
-/// binary because their own executable is the test harness) as described by
-/// `spec`, inheriting the environment. Returns once the child has ended and
-/// been reaped.
-pub fn run_child(exe: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, SandboxError> {
+/// Kills the child's whole group and reaps the leader if the call leaves
+/// early (an error, a panic), so no path out of [`run_child`] leaks a
+/// process.
+struct GroupGuard {
+    child: Option<Child>,
+}
+
+impl GroupGuard {
+    fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// Kill the group (the leader is not reaped yet, so its id is still
+    /// ours), then reap the leader.
+    fn kill_and_reap(&mut self) -> Result<std::process::ExitStatus, SandboxError> {
+        let Some(mut child) = self.child.take() else {
+            return Err(SandboxError::Wait(std::io::Error::other("child already reaped")));
+        };
+        unix::kill_group(child.id());
+        child.wait().map_err(SandboxError::Wait)
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let _ = self.kill_and_reap();
+        }
+    }
+}
+
+/// Run `program` (a path, or a bare name looked up on `PATH`) as described
+/// by `spec`. Returns once the child has ended, its group has been killed
+/// and the child reaped.
+pub fn run_child(program: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, SandboxError> {
     let start = Instant::now();
-    let mut cmd = Command::new(exe);
+    let mut cmd = Command::new(program);
     cmd.args(spec.args)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env_clear()
+        .envs(env::child_environment(std::env::vars_os(), spec.inherit, spec.env))
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -157,19 +256,28 @@ pub fn run_child(exe: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, Sandbox
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(bytes) = spec.memory_limit {
-        limit_address_space(&mut cmd, bytes);
+    if let Some(dir) = spec.cwd {
+        cmd.current_dir(dir);
     }
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    unix::prepare(&mut cmd, spec.memory_limit);
     let mut child = cmd.spawn().map_err(|source| SandboxError::Spawn {
-        exe: exe.display().to_string(),
+        exe: program.display().to_string(),
         source,
     })?;
-    let pid = child.id();
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let mut guard = GroupGuard { child: Some(child) };
+    let pid = guard.pid();
     // Feed stdin and drain both pipes on threads so neither side can block
     // on a full pipe while we wait. A child that dies before reading all of
     // stdin gives a broken pipe here (Rust ignores SIGPIPE), which is not
     // an error: how the child ended says what happened.
-    let feeder = match (child.stdin.take(), spec.stdin) {
+    let feeder = match (stdin, spec.stdin) {
         (Some(mut pipe), Some(bytes)) => {
             let bytes = bytes.to_vec();
             Some(std::thread::spawn(move || {
@@ -178,34 +286,29 @@ pub fn run_child(exe: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, Sandbox
         }
         _ => None,
     };
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let status = loop {
-        match child.try_wait().map_err(SandboxError::Wait)? {
-            Some(status) => break Some(status),
-            None if start.elapsed() >= spec.timeout => {
-                if let Err(e) = child.kill() {
-                    tracing::warn!(pid, error = %e, "cannot kill a timed-out child");
-                }
-                child.wait().map_err(SandboxError::Wait)?;
-                break None;
-            }
-            None => std::thread::sleep(Duration::from_millis(20)),
+    let limit = spec.output_limit;
+    let out = drain(stdout.map(|p| Box::new(p) as Box<dyn Read + Send>), limit);
+    let err = drain(stderr.map(|p| Box::new(p) as Box<dyn Read + Send>), limit);
+    let (status, cut_short) = loop {
+        if unix::has_exited(pid).map_err(SandboxError::Wait)? {
+            // Leader gone but unreaped: take any grandchildren with it.
+            break (Some(guard.kill_and_reap()?), None);
         }
+        if start.elapsed() >= spec.timeout {
+            guard.kill_and_reap()?;
+            break (None, Some(false));
+        }
+        if spec.stop.is_some_and(|stop| stop()) {
+            guard.kill_and_reap()?;
+            break (None, Some(true));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     };
     let elapsed_ms = start.elapsed().as_millis() as u64;
-    let ending = match status {
-        None => Ending::TimedOut { after_ms: elapsed_ms },
-        Some(s) => {
+    let ending = match (status, cut_short) {
+        (_, Some(true)) => Ending::Stopped { after_ms: elapsed_ms },
+        (None, _) => Ending::TimedOut { after_ms: elapsed_ms },
+        (Some(s), _) => {
             use std::os::unix::process::ExitStatusExt;
             match (s.code(), s.signal()) {
                 (Some(code), _) => Ending::Exited { code },
@@ -220,39 +323,47 @@ pub fn run_child(exe: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, Sandbox
     if let Some(f) = feeder {
         let _ = f.join();
     }
+    let (stdout, stdout_truncated) = out.join().unwrap_or_default();
+    let (stderr, stderr_truncated) = err.join().unwrap_or_default();
     Ok(RawOutcome {
         pid,
         ending,
-        stdout: out.join().unwrap_or_default(),
-        stderr: String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned(),
+        stdout,
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        stdout_truncated,
+        stderr_truncated,
         elapsed_ms,
     })
 }
 
-/// Make the child set its own `RLIMIT_AS` between fork and exec.
-#[allow(unsafe_code)]
-fn limit_address_space(cmd: &mut Command, bytes: u64) {
-    use std::os::unix::process::CommandExt;
-    let limit = libc::rlimit {
-        rlim_cur: bytes as libc::rlim_t,
-        rlim_max: bytes as libc::rlim_t,
-    };
-    // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe calls are allowed. It captures a plain `rlimit` by
-    // value, calls only setrlimit(2) (async-signal-safe), does not allocate
-    // or lock, and builds its error from errno (`last_os_error` is an
-    // allocation-free Os variant). The limit only tightens the child's own
-    // resources; the parent is untouched.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
+/// Read a pipe to its end on a thread, keeping at most `limit` bytes.
+fn drain(pipe: Option<Box<dyn Read + Send>>, limit: usize) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut truncated = false;
+        let Some(mut p) = pipe else {
+            return (kept, truncated);
+        };
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            match p.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let room = limit.saturating_sub(kept.len());
+                    if n > room {
+                        truncated = true;
+                    }
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
             }
-        });
-    }
+        }
+        (kept, truncated)
+    })
 }
+
+mod unix;
 
 fn signal_name(sig: i32) -> &'static str {
     match sig {

@@ -14,5 +14,6 @@ mod kb_crash;
 mod llm;
 mod metadata;
 mod pdf_isolation;
+mod sandbox;
 mod support;
 mod tidy;

@@ -156,7 +156,7 @@ pub fn doctor(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
                 "the search probe hung ({}) — check `jarvis runtime check`, then try `jarvis kb reindex`",
                 outcome.ending
             ),
-            Ending::Exited { .. } => format!(
+            Ending::Exited { .. } | Ending::Stopped { .. } => format!(
                 "the search probe failed unexpectedly ({}) — see the output above and the log in $JARVIS_HOME/logs",
                 outcome.ending
             ),
