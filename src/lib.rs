@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod web;
 
 pub mod app;
 

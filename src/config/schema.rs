@@ -151,6 +151,7 @@ pub const SECTIONS: &[&str] = &[
     "papers",
     "digest",
     "drafts",
+    "web",
     "runtime",
 ];
 
@@ -533,6 +534,15 @@ pub const FIELDS: &[Field] = &[
         "hour of the day the digest runs"
     ),
     // [drafts]
+    // [web]
+    field!(
+        "web",
+        "port",
+        Some("JARVIS_PORT"),
+        Kind::Int { min: 1, max: 65535 },
+        Default::Int(8080),
+        "port of the web app on 127.0.0.1 (`jarvis serve --port` overrides; never a public address)"
+    ),
     field!(
         "drafts",
         "dir",

@@ -17,3 +17,5 @@ mod pdf_isolation;
 mod sandbox;
 mod support;
 mod tidy;
+mod web_http;
+mod web_support;

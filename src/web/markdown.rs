@@ -1,0 +1,1 @@
+//! Model text → safe HTML (filled in with the chat routes).

@@ -1,0 +1,28 @@
+//! The router: one file per resource. Others (chat, drafts, mcp) add a file
+//! here and one line to [`router`].
+
+pub mod health;
+pub mod settings;
+
+use std::sync::Arc;
+
+use axum::routing::get;
+use axum::Router;
+
+use super::assets;
+use super::error::ApiError;
+use super::state::WebState;
+
+pub fn router(state: Arc<WebState>) -> Router {
+    Router::new()
+        .route("/", get(assets::index))
+        .route("/static/{*path}", get(assets::file))
+        .merge(health::routes())
+        .merge(settings::routes())
+        .fallback(not_found)
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("no such route")
+}
