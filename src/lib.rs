@@ -13,6 +13,7 @@ pub mod web;
 
 pub mod app;
 
+pub mod chat;
 pub mod ingest;
 pub mod kb;
 

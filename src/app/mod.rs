@@ -10,6 +10,7 @@
 //! Must not: parse arguments, print, or speak HTTP — that is `cli` and `web`.
 //! Features (`ingest`, `kb`, …) sit below and never import `app`.
 
+pub mod chat;
 pub mod convert_pdf;
 pub mod kb;
 pub mod llm;

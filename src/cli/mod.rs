@@ -6,6 +6,7 @@
 //! Must not: hold logic a test would want to call without a process; that
 //! lives in the library modules below.
 
+mod ask_cmd;
 mod config_cmd;
 mod kb;
 mod models_cmd;
@@ -42,6 +43,8 @@ pub enum Command {
     /// Search and maintain the knowledge base.
     #[command(subcommand)]
     Kb(kb::KbCmd),
+    /// Ask the chat agent one question (the same turn the web app runs); the answer goes to stdout, tool lines to stderr.
+    Ask(ask_cmd::AskArgs),
     /// List the switchable LLMs from config, each marked local or cloud.
     Models {
         /// Machine-readable output.
@@ -136,6 +139,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(c) => config_cmd::run(c, &home, config),
         Command::Runtime(c) => runtime_cmd::run(c, &config),
         Command::Kb(c) => kb::run(c, &config),
+        Command::Ask(a) => ask_cmd::run(a, &config),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),

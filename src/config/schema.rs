@@ -225,6 +225,14 @@ pub const FIELDS: &[Field] = &[
         Default::Int(6),
         "recent exchanges kept verbatim when compacting"
     ),
+    field!(
+        "chat",
+        "max_tool_rounds",
+        None,
+        Kind::Int { min: 1, max: 100 },
+        Default::Int(12),
+        "tool calls one chat turn may make before it is ended with a message"
+    ),
     // [openrouter]
     field!(
         "openrouter",

@@ -2,6 +2,8 @@
 //! Every test runs with a temporary JARVIS_HOME and HOME; none reaches
 //! beyond loopback or touches the real ~/.jarvis.
 
+mod chat_privacy;
+mod chat_support;
 mod cli_add;
 mod cli_config;
 mod cli_kb;

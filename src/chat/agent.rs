@@ -1,0 +1,329 @@
+//! The agent handle: its plain dependencies, the running-turn registry, the
+//! pending confirmations, and the human-side session operations (new,
+//! resume, pin, rename, delete, switch model, stop, confirm).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use crate::kb::Kb;
+use crate::llm::CancelToken;
+use crate::paths::JarvisHome;
+
+use super::models::{validate_switch, ProviderSource};
+use super::session::{clean_title, Session, SessionMeta, SessionStore, KEEP_UNPINNED};
+use super::tools::{PendingRemoval, ToolDeps};
+use super::{history, ChatError, SharedSession};
+
+/// Knobs from `[chat]`.
+#[derive(Debug, Clone)]
+pub struct ChatSettings {
+    pub response_style: String,
+    pub compact_after_tokens: usize,
+    pub compact_keep_exchanges: usize,
+    /// Model requests that may ask for tools in one turn before the turn is
+    /// ended with a clear message.
+    pub max_tool_rounds: usize,
+    /// Hits per search.
+    pub search_results: usize,
+    /// `kb_only` of brand-new sessions.
+    pub default_kb_only: bool,
+}
+
+/// Default cap on tool rounds per turn. A real question rarely needs more
+/// than a handful (search, read, maybe search again); twelve leaves room for
+/// a thorough one while ending a model that loops on tools before it spends
+/// real money.
+pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 12;
+
+impl Default for ChatSettings {
+    fn default() -> Self {
+        ChatSettings {
+            response_style: String::new(),
+            compact_after_tokens: 12_000,
+            compact_keep_exchanges: 6,
+            max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
+            search_results: 8,
+            default_kb_only: true,
+        }
+    }
+}
+
+/// Everything the agent is built from. No App: whoever composes passes
+/// these in.
+pub struct ChatDeps {
+    pub tools: ToolDeps,
+    pub providers: Arc<dyn ProviderSource>,
+    /// For the prompts directory.
+    pub home: JarvisHome,
+    pub sessions: SessionStore,
+    pub settings: ChatSettings,
+}
+
+pub(crate) struct Running {
+    pub session: SharedSession,
+    pub cancel: CancelToken,
+    pub generation: u64,
+}
+
+/// What a stop did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopOutcome {
+    /// False when a finished reply won the race and stands.
+    pub rolled_back: bool,
+}
+
+pub struct ChatAgent {
+    pub(crate) deps: ChatDeps,
+    pub(crate) settings: RwLock<ChatSettings>,
+    pub(crate) running: Mutex<HashMap<String, Running>>,
+    pub(crate) pending: Mutex<HashMap<String, PendingRemoval>>,
+    next_generation: AtomicU64,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl ChatAgent {
+    pub fn new(deps: ChatDeps) -> ChatAgent {
+        let settings = RwLock::new(deps.settings.clone());
+        ChatAgent {
+            deps,
+            settings,
+            running: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            next_generation: AtomicU64::new(1),
+        }
+    }
+
+    pub fn kb(&self) -> &Arc<Kb> {
+        &self.deps.tools.kb
+    }
+
+    pub fn store(&self) -> &SessionStore {
+        &self.deps.sessions
+    }
+
+    pub fn settings(&self) -> ChatSettings {
+        self.settings.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Change settings for the next turn (e.g. the response style).
+    pub fn set_settings(&self, s: ChatSettings) {
+        *self.settings.write().unwrap_or_else(PoisonError::into_inner) = s;
+    }
+
+    /// A fresh, unsaved session on `spec` (the default when `None`).
+    pub fn new_session(&self, spec: Option<&str>, kb_only: Option<bool>) -> Result<Session, ChatError> {
+        let spec = spec.map_or_else(|| self.deps.providers.default_spec(), str::to_string);
+        let (provider, model) = self.deps.providers.resolve(&spec)?;
+        Ok(Session::new(
+            &provider,
+            &model,
+            kb_only.unwrap_or(self.settings().default_kb_only),
+        ))
+    }
+
+    /// The session to continue: the live object when a turn is running on
+    /// it (a disk copy would be stale), else the file. A private session
+    /// is refused under a cloud model.
+    pub fn resume(&self, id: &str) -> Result<(SharedSession, bool), ChatError> {
+        if let Some(r) = lock(&self.running).get(id) {
+            return Ok((r.session.clone(), true));
+        }
+        let s = self.deps.sessions.load(id)?;
+        self.check_resume(&s)?;
+        Ok((Arc::new(Mutex::new(s)), false))
+    }
+
+    /// Refuse a private session under a cloud model.
+    pub fn check_resume(&self, s: &Session) -> Result<(), ChatError> {
+        let spec = s.model_spec();
+        if s.private && self.deps.providers.is_cloud(&spec) {
+            return Err(ChatError::PrivateUnderCloud(s.id.clone(), spec));
+        }
+        Ok(())
+    }
+
+    pub fn list(&self) -> Result<Vec<SessionMeta>, ChatError> {
+        Ok(self.deps.sessions.list()?)
+    }
+
+    /// Ids with a turn in flight.
+    pub fn busy(&self) -> Vec<String> {
+        let mut v: Vec<String> = lock(&self.running).keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    pub fn is_busy(&self, id: &str) -> bool {
+        lock(&self.running).contains_key(id)
+    }
+
+    /// Move a session to another model from its next turn. Validated the
+    /// same way every time; `served_model` is cleared (a routed pick belongs
+    /// to the model being replaced).
+    pub fn switch_model(&self, session: &SharedSession, spec: &str) -> Result<String, ChatError> {
+        let mut s = lock(session);
+        let (provider, model) = validate_switch(self.deps.providers.as_ref(), s.private, spec)?;
+        if s.provider != provider || s.model != model {
+            s.provider = provider;
+            s.model = model;
+            s.served_model = None;
+            if !s.is_empty() {
+                self.deps.sessions.save(&s)?;
+            }
+        }
+        Ok(s.model_spec())
+    }
+
+    /// Set a session's knowledge-source mode from its next turn.
+    pub fn set_kb_only(&self, session: &SharedSession, kb_only: bool) -> Result<(), ChatError> {
+        let mut s = lock(session);
+        s.kb_only = kb_only;
+        if !s.is_empty() {
+            self.deps.sessions.save(&s)?;
+        }
+        Ok(())
+    }
+
+    pub fn pin(&self, id: &str, pinned: bool) -> Result<(), ChatError> {
+        if let Some(r) = lock(&self.running).get(id) {
+            lock(&r.session).pinned = pinned;
+        }
+        self.deps.sessions.set_pinned(id, pinned)?;
+        Ok(())
+    }
+
+    /// Rename (trimmed, ≤ 120 characters, non-empty): the file, the live
+    /// session if a turn is running, and the indexed chat chunks'
+    /// titles (metadata only).
+    pub fn rename(&self, id: &str, title: &str) -> Result<String, ChatError> {
+        let title = clean_title(title)?;
+        if let Some(r) = lock(&self.running).get(id) {
+            lock(&r.session).title = title.clone();
+        }
+        self.deps.sessions.rename(id, &title)?;
+        history::propagate_title(self.kb(), id, &title)?;
+        Ok(title)
+    }
+
+    /// Delete a session's file and its chat chunks; refused mid-turn.
+    pub fn delete(&self, id: &str) -> Result<(), ChatError> {
+        self.deps.sessions.path(id)?;
+        if self.is_busy(id) {
+            return Err(ChatError::Busy(id.to_string()));
+        }
+        let existed = self.deps.sessions.delete_file(id)?;
+        let chunks = history::delete_chunks(self.kb(), id)?;
+        if !existed && chunks == 0 {
+            return Err(super::SessionError::NotFound(id.to_string()).into());
+        }
+        self.clear_pending_for(id);
+        Ok(())
+    }
+
+    /// Stop a running turn and roll it back, unless its reply already
+    /// landed. Never waits for the worker: the stop switch closes any
+    /// request in flight, and the commit lock decides the race.
+    pub fn stop(&self, id: &str) -> Result<StopOutcome, ChatError> {
+        let Some(running) = lock(&self.running).remove(id) else {
+            return Err(ChatError::NotRunning(id.to_string()));
+        };
+        // Switch first, then the lock: a worker about to commit sees the
+        // switch inside the lock and stands down.
+        running.cancel.stop();
+        let mut s = lock(&running.session);
+        let rolled_back = if s.ends_with_reply() {
+            false
+        } else {
+            let undone = s.rollback_turn();
+            if undone {
+                if s.is_empty() {
+                    self.deps.sessions.delete_file(&s.id)?;
+                } else {
+                    self.deps.sessions.save(&s)?;
+                }
+            }
+            undone
+        };
+        drop(s);
+        self.clear_pending_for(id);
+        Ok(StopOutcome { rolled_back })
+    }
+
+    /// Register a turn; refused when one is already running on the session.
+    pub(crate) fn register(&self, session: &SharedSession, cancel: &CancelToken) -> Result<(String, u64), ChatError> {
+        let id = lock(session).id.clone();
+        let mut running = lock(&self.running);
+        if running.contains_key(&id) {
+            return Err(ChatError::Busy(id));
+        }
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        running.insert(
+            id.clone(),
+            Running {
+                session: session.clone(),
+                cancel: cancel.clone(),
+                generation,
+            },
+        );
+        Ok((id, generation))
+    }
+
+    /// Deregister, but only if the registered turn is still this one.
+    pub(crate) fn deregister(&self, id: &str, generation: u64) {
+        let mut running = lock(&self.running);
+        if running.get(id).is_some_and(|r| r.generation == generation) {
+            running.remove(id);
+        }
+    }
+
+    /// Confirmations still waiting for the human, for one session.
+    pub fn pending_for(&self, session_id: &str) -> Vec<(String, String)> {
+        lock(&self.pending)
+            .values()
+            .filter(|p| p.session_id == session_id)
+            .map(|p| (p.token.clone(), p.description.clone()))
+            .collect()
+    }
+
+    pub fn clear_pending_for(&self, session_id: &str) {
+        lock(&self.pending).retain(|_, p| p.session_id != session_id);
+    }
+
+    /// The human's answer to one confirmation. Token possession is the
+    /// capability; a token is used at most once. Removal deletes database
+    /// entries only.
+    pub fn confirm_action(&self, token: &str, confirmed: bool) -> Result<String, ChatError> {
+        let Some(p) = lock(&self.pending).remove(token) else {
+            return Err(ChatError::UnknownToken);
+        };
+        if !confirmed {
+            return Ok(format!("Kept \"{}\"; nothing was removed.", p.document.title));
+        }
+        let n = self.kb().remove_document(&p.document)?;
+        Ok(format!(
+            "Removed {} chunks of \"{}\" from the knowledge base. No files were touched.",
+            n, p.document.title
+        ))
+    }
+
+    /// Save after a completed turn: index new exchanges, then prune.
+    pub(crate) fn save_completed(&self, s: &mut Session) -> Result<(), ChatError> {
+        if let Err(e) = history::index_new_exchanges(self.kb(), s) {
+            // The session itself must still be saved; the exchange is
+            // indexed on the next completed turn.
+            tracing::warn!(session = %s.id, error = %e, "could not index the chat exchange");
+        }
+        self.deps.sessions.save(s)?;
+        let removed = self.deps.sessions.prune(KEEP_UNPINNED, &s.id)?;
+        for id in removed {
+            if let Err(e) = history::delete_chunks(self.kb(), &id) {
+                tracing::warn!(session = %id, error = %e, "pruned session's chat chunks stay indexed");
+            }
+        }
+        Ok(())
+    }
+}

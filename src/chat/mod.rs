@@ -1,0 +1,212 @@
+//! The chat agent: a conversation over the knowledge base through tools,
+//! with persistent sessions, compaction, editable prompts and privacy end
+//! to end.
+//!
+//! Owns: the tool surface ([`tools`]), one turn ([`ChatAgent::run_turn`]),
+//! stop and rollback, the session files ([`session`]), chat history in the
+//! knowledge base ([`history`]), compaction ([`compact`]), the system
+//! prompt ([`prompt`]) and model-switch validation ([`models`]).
+//! Must not: import `app` (it takes plain dependencies: an `Arc<Kb>`, a
+//! [`ProviderSource`], the sessions directory, settings), speak HTTP or wire
+//! JSON (the web edge maps [`ChatEvent`] onto SSE), or print.
+//!
+//! # Turn events
+//!
+//! [`ChatAgent::run_turn`] reports a turn through a callback, in order:
+//!
+//! | event | when | fields |
+//! |---|---|---|
+//! | `status` | before compaction and before the first model request | `state`: `compacting` \| `thinking` |
+//! | `text` | a piece of the answer as it streams | `text` |
+//! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
+//! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
+//! | `confirm` | `remove_document` asked for the human's answer | `token`, `description` (carries the invariant line) |
+//! | `reply` | the turn finished and is saved | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error` |
+//! | `stopped` | the turn was stopped; nothing of it remains | — |
+//! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
+//!
+//! Exactly one of `reply`, `stopped` or `error` ends a turn. A failed model
+//! call still ends in `reply` (with `error: true` and a "⚠️ …" text, secrets
+//! redacted), because that reply is saved with the session. The events are
+//! plain types with serde derives; the wire DTOs are the web edge's.
+//!
+//! # Stop and rollback
+//!
+//! The session a turn runs on is shared ([`SharedSession`]); its mutex is the
+//! commit lock. A stop ([`ChatAgent::stop`]) cancels the turn, then takes
+//! the lock and rolls the turn back — unless the display already ends in an
+//! answer (the reply won the race and stands). The worker re-checks the
+//! stop switch inside the same lock before committing, so exactly one of
+//! the two happens, and the stop never waits for the worker to notice.
+
+pub mod agent;
+pub mod compact;
+pub mod history;
+pub mod models;
+pub mod prompt;
+pub mod session;
+pub mod tools;
+mod turn;
+
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+pub use agent::{ChatAgent, ChatDeps, ChatSettings, StopOutcome};
+pub use models::{CachedProviders, ProviderSource, SwitchError};
+pub use session::{Session, SessionError, SessionMeta, SessionStore, SourceRef, ToolLogEntry};
+
+use crate::llm::ModelCost;
+
+/// A session shared between the worker running its turn and whoever may
+/// stop it. The mutex is the commit lock.
+pub type SharedSession = Arc<Mutex<Session>>;
+
+/// What the turn is doing while no text is streaming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnState {
+    Compacting,
+    Thinking,
+}
+
+/// The end of a turn, as saved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reply {
+    pub session_id: String,
+    pub text: String,
+    pub sources: Vec<SourceRef>,
+    pub tools: Vec<ToolLogEntry>,
+    /// The session is private (now or from before).
+    pub private: bool,
+    /// `provider:model` the session asked for.
+    pub requested_model: String,
+    /// The model a router actually used, when it differs.
+    pub served_model: Option<String>,
+    /// The session's spend so far, per served model.
+    pub cost: std::collections::BTreeMap<String, ModelCost>,
+    /// This turn's spend, when the provider reported money.
+    pub turn_cost_usd: Option<f64>,
+    /// The turn ended on a privacy stop (the text is the fixed message).
+    pub privacy_stop: bool,
+    /// The text is a "⚠️" failure reply.
+    pub error: bool,
+}
+
+/// One event of a running turn (see the module docs for the schema).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChatEvent {
+    Status {
+        state: TurnState,
+    },
+    Text {
+        text: String,
+    },
+    ToolStart {
+        id: String,
+        name: String,
+        summary: String,
+    },
+    ToolFinish {
+        id: String,
+        name: String,
+        summary: String,
+        duration_ms: u64,
+        result_chars: usize,
+        is_error: bool,
+    },
+    Confirm {
+        token: String,
+        description: String,
+    },
+    Reply(Reply),
+    Stopped,
+    Error {
+        message: String,
+        kind: &'static str,
+    },
+}
+
+/// Where a turn's events go. Called from the worker thread.
+pub type EventSink<'a> = &'a (dyn Fn(ChatEvent) + Send + Sync);
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChatError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A turn is already running on this session.
+    #[error("session {0} is busy with a turn — wait for it to finish or stop it first")]
+    Busy(String),
+    /// Nothing is running for that session.
+    #[error("no turn is running for session {0}")]
+    NotRunning(String),
+    /// A private session under a cloud model.
+    #[error("session {0} holds private notes and cannot continue under the cloud model {1} — switch it to a local model (Ollama or a local server)")]
+    PrivateUnderCloud(String, String),
+    #[error(transparent)]
+    Switch(#[from] SwitchError),
+    /// The pending confirmation is gone (answered, or cleared by a new turn).
+    #[error("that confirmation is no longer pending (already answered, or its session moved on) — ask again")]
+    UnknownToken,
+    /// An empty message.
+    #[error("the message is empty")]
+    EmptyMessage,
+    #[error("the knowledge base: {0}")]
+    Kb(#[from] crate::kb::KbError),
+    #[error("the model: {0}")]
+    Llm(#[from] crate::llm::LlmError),
+    #[error(transparent)]
+    Prompt(#[from] crate::paths::PathsError),
+    #[error("stopped")]
+    Cancelled,
+}
+
+impl ChatError {
+    /// A short classification for edges (`user`, `not_found`, `conflict`,
+    /// `unavailable`, `cancelled`, `internal`).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            ChatError::Session(SessionError::NotFound(_)) | ChatError::NotRunning(_) => "not_found",
+            ChatError::Session(SessionError::BadId(_) | SessionError::EmptyTitle)
+            | ChatError::EmptyMessage
+            | ChatError::Switch(_) => "user",
+            ChatError::Busy(_) | ChatError::PrivateUnderCloud(..) | ChatError::UnknownToken => "conflict",
+            ChatError::Llm(_) => "unavailable",
+            ChatError::Cancelled => "cancelled",
+            _ => "internal",
+        }
+    }
+}
+
+/// Shorten `s` to at most `max` characters by cutting its middle, so a long
+/// path keeps both its start and its file name.
+pub fn middle_ellipsis(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max || max < 5 {
+        return s.to_string();
+    }
+    let keep = max - 1;
+    let head = keep / 2;
+    let tail = keep - head;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn middle_ellipsis_keeps_the_file_name() {
+        let p = "/home/someone/Documents/research/very/deep/folder/structure/attention-is-all-you-need.pdf";
+        let s = middle_ellipsis(p, 40);
+        assert_eq!(s.chars().count(), 40);
+        assert!(s.ends_with("all-you-need.pdf"), "{s}");
+        assert!(s.starts_with("/home/"));
+        assert_eq!(middle_ellipsis("short", 40), "short");
+        assert_eq!(middle_ellipsis("ééééééééééé", 6).chars().count(), 6);
+    }
+}

@@ -1,0 +1,263 @@
+//! The library tools: adding papers, metadata corrections, the removal
+//! request, listings, stats and the incremental vault sync.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::index::Filter;
+use crate::ingest::metadata::PdfMetadata;
+use crate::ingest::paper::{AddError, AddRequest, Input, Mode};
+use crate::ingest::vault::{refresh_vault, VaultOptions};
+use crate::llm::{ToolError, ToolOutcome, TurnCancelled};
+
+use super::{invariant_line, kb_err, Args, PendingRemoval, ToolBox};
+
+impl ToolBox<'_> {
+    pub(super) fn add_document(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
+        let source = a.str("source")?;
+        let Some(papers) = self.deps.papers.clone() else {
+            return Err(ToolError::Failed(
+                "adding papers is not available in this session (no paper pipeline configured)".into(),
+            ));
+        };
+        let mode = match a.opt_str("mode").as_deref() {
+            None | Some("summary") => Mode::Summary,
+            Some("full_text") | Some("full-text") => Mode::FullText,
+            Some(other) => {
+                return Err(ToolError::Failed(format!(
+                    "unknown mode `{other}` — use summary or full_text"
+                )))
+            }
+        };
+        let input = Input::parse(&source).map_err(|e| ToolError::Failed(e.to_string()))?;
+        if let Input::Local(p) = &input {
+            if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf")) {
+                return Err(ToolError::Failed("a local document must be a PDF".into()));
+            }
+        }
+        let req = AddRequest {
+            input,
+            mode,
+            explicit: PdfMetadata {
+                title: a.opt_str("title"),
+                authors: a.opt_str("authors"),
+                doi: a.opt_str("doi"),
+            },
+            figures: a.bool("with_figures"),
+        };
+        // The one tool slow enough to be worth interrupting: it gets the
+        // turn's stop switch.
+        match papers.add(&req, a.bool("allow_duplicate"), self.cancel) {
+            Ok(r) if r.skipped.is_some() => Ok(ToolOutcome::ok(format!(
+                "Not added: {}. Ask the user whether to add it again (the same source is replaced, not duplicated); only if they agree, call add_document again with allow_duplicate=true.",
+                r.skipped.unwrap_or_default()
+            ))),
+            Ok(r) => {
+                let mut out = format!(
+                    "Added \"{}\" ({}): {} body chunks, {} annotation chunks, {} figure chunks.",
+                    r.title, r.source, r.body_chunks, r.annotation_chunks, r.figure_chunks
+                );
+                if r.replaced {
+                    out.push_str(" It replaced the earlier entry with the same source.");
+                }
+                for w in &r.warnings {
+                    let _ = write!(out, "\nwarning: {w}");
+                }
+                Ok(ToolOutcome::ok(out))
+            }
+            Err(AddError::Cancelled) => Err(ToolError::Cancelled(TurnCancelled)),
+            Err(e) => Err(ToolError::Failed(e.to_string())),
+        }
+    }
+
+    pub(super) fn update_file_path(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
+        let source = a.str("source")?;
+        let new_path = a.str("new_path")?;
+        let n = self.deps.kb.update_file_path(&source, &new_path).map_err(kb_err)?;
+        if n == 0 {
+            return Err(ToolError::Failed(format!("no document has source {source:?}")));
+        }
+        Ok(ToolOutcome::ok(format!(
+            "Updated the path of {n} chunks to {new_path}. No file was moved."
+        )))
+    }
+
+    pub(super) fn update_document_metadata(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
+        let source = a.str("source")?;
+        let (t, au, d) = (a.opt_str("title"), a.opt_str("authors"), a.opt_str("doi"));
+        if t.is_none() && au.is_none() && d.is_none() {
+            return Err(ToolError::Failed("give at least one of title, authors, doi".into()));
+        }
+        let doc = self.deps.kb.find_document(&source).map_err(kb_err)?;
+        if doc.doc_type != "paper" {
+            return Err(ToolError::Failed(
+                "only papers take metadata corrections — a note's metadata comes from its file".into(),
+            ));
+        }
+        let n = self
+            .deps
+            .kb
+            .update_paper_metadata(&source, t.as_deref(), au.as_deref(), d.as_deref())
+            .map_err(kb_err)?;
+        Ok(ToolOutcome::ok(format!("Updated {n} chunks of {source}.")))
+    }
+
+    /// Never removes anything: builds the preview and a pending
+    /// confirmation with its own token for the human to answer.
+    pub(super) fn remove_document(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
+        let source = a.str("source")?;
+        let doc = self.deps.kb.find_document(&source).map_err(kb_err)?;
+        if self.cloud && doc.visibility == "private" {
+            return Err(ToolError::Privacy(super::PRIVACY_STOP.into()));
+        }
+        let local = doc
+            .file_path
+            .clone()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "no local file".into());
+        let description = format!(
+            "Remove \"{}\" ({}) from the knowledge base?\nsource: {}\nchunks: {}\n{}",
+            if doc.title.is_empty() { &doc.key } else { &doc.title },
+            doc.doc_type,
+            doc.source,
+            doc.chunks,
+            invariant_line(&local)
+        );
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        self.pending.push(PendingRemoval {
+            token,
+            session_id: self.session_id.to_string(),
+            description: description.clone(),
+            document: doc,
+        });
+        Ok(ToolOutcome::ok(format!(
+            "{description}\n\nA confirmation dialog is now shown to the user. Do not call remove_document again for this request, and do not say the document was removed: only the user's answer in the dialog removes it."
+        )))
+    }
+
+    pub(super) fn list_documents(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
+        let mut filter = Filter {
+            category: a.opt_str("category"),
+            status: a.opt_str("status"),
+            entity: a.opt_str("entity"),
+            tags: a.str_list("tags"),
+            fields: a.object("fields"),
+            ..Filter::default()
+        };
+        filter.doc_types = match a.opt_str("kind").as_deref() {
+            Some("papers") => vec!["paper".into(), "digest".into()],
+            Some("notes") => vec!["note".into()],
+            None | Some("all") => Vec::new(),
+            Some(other) => {
+                return Err(ToolError::Failed(format!(
+                    "unknown kind `{other}` — papers, notes or all"
+                )))
+            }
+        };
+        if self.cloud {
+            // Even a private note's title stays on this machine.
+            filter.visibility = Some("public".into());
+        }
+        let limit = a.opt_u64("limit").map_or(50, |n| n.clamp(1, 200) as usize);
+        let docs = self.deps.kb.list_documents(&filter, limit).map_err(kb_err)?;
+        if !self.cloud && docs.iter().any(|d| d.visibility == "private") {
+            self.saw_private = true;
+        }
+        let mut out = String::new();
+        if docs.is_empty() {
+            out.push_str("No documents match.");
+        }
+        for d in &docs {
+            let _ = write!(
+                out,
+                "- [{}] {} — key: {}",
+                d.doc_type,
+                if d.title.is_empty() { "(untitled)" } else { &d.title },
+                d.key
+            );
+            for k in ["category", "status", "entity"] {
+                if let Some(v) = d.meta.get(k).and_then(|v| v.as_str()).filter(|v| !v.is_empty()) {
+                    let _ = write!(out, "; {k}: {v}");
+                }
+            }
+            let _ = writeln!(out, "; {} chunks", d.chunks);
+        }
+        Ok(ToolOutcome::ok(out.trim_end().to_string()))
+    }
+
+    pub(super) fn kb_stats(&mut self) -> Result<ToolOutcome, ToolError> {
+        let filter = if self.cloud {
+            Filter::public_only()
+        } else {
+            Filter::default()
+        };
+        let docs = self.deps.kb.list_documents(&filter, usize::MAX).map_err(kb_err)?;
+        let mut by_type: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        let mut categories: BTreeMap<String, usize> = BTreeMap::new();
+        let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
+        for d in &docs {
+            let e = by_type.entry(d.doc_type.as_str()).or_default();
+            e.0 += 1;
+            e.1 += d.chunks;
+            for (key, map) in [("category", &mut categories), ("status", &mut statuses)] {
+                if let Some(v) = d.meta.get(key).and_then(|v| v.as_str()).filter(|v| !v.is_empty()) {
+                    *map.entry(v.to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        let mut out = format!(
+            "{} documents, {} chunks.\n",
+            docs.len(),
+            docs.iter().map(|d| d.chunks).sum::<usize>()
+        );
+        for (t, (n, c)) in &by_type {
+            let _ = writeln!(out, "- {t}: {n} documents, {c} chunks");
+        }
+        let list = |m: &BTreeMap<String, usize>| {
+            if m.is_empty() {
+                "(none)".to_string()
+            } else {
+                m.iter()
+                    .map(|(k, n)| format!("{k} ({n})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        let _ = writeln!(out, "record categories: {}", list(&categories));
+        let _ = write!(out, "record statuses: {}", list(&statuses));
+        if self.cloud {
+            out.push_str("\n(counts cover public documents only: this session uses a cloud model)");
+        }
+        Ok(ToolOutcome::ok(out))
+    }
+
+    /// Incremental only: the destructive clean rebuild is CLI-only.
+    pub(super) fn index_vault(&mut self) -> Result<ToolOutcome, ToolError> {
+        let Some(root) = self.deps.vault.root.clone() else {
+            return Err(ToolError::Failed("no vault is configured (vault.path)".into()));
+        };
+        let opts = VaultOptions {
+            private_dirs: self.deps.vault.private_dirs.clone(),
+            force: false,
+        };
+        let cancel = self.cancel.clone();
+        let r = refresh_vault(&self.deps.kb, Path::new(&root), &opts, &|_, _| {}, &|| {
+            cancel.is_stopped()
+        });
+        match r {
+            // Counts only: file names of private notes stay out of the reply.
+            Ok(r) => Ok(ToolOutcome::ok(format!(
+                "Vault synced: {} added, {} updated, {} deleted, {} re-classified, {} unchanged, {} skipped.",
+                r.added.len(),
+                r.updated.len(),
+                r.deleted.len(),
+                r.reclassified.len(),
+                r.unchanged,
+                r.skipped.len()
+            ))),
+            Err(crate::ingest::vault::VaultError::Cancelled) => Err(ToolError::Cancelled(TurnCancelled)),
+            Err(e) => Err(ToolError::Failed(e.to_string())),
+        }
+    }
+}

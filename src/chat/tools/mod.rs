@@ -1,0 +1,340 @@
+//! The model's entire surface: the seed's tool table, their JSON schemas and
+//! one dispatcher.
+//!
+//! Owns: what each tool may do and what it returns to the model. Retrieval
+//! results (search_kb, search_chat_history, get_document, read_file) are
+//! wrapped in BEGIN/END RETRIEVED DATA markers; under a cloud provider a
+//! retrieval whose results would be only private raises a privacy stop, and
+//! mixed results carry a fixed caveat line. Must not: delete a file, write
+//! the vault, edit a prompt, or remove a document without the human's
+//! out-of-band answer — `remove_document` only ever creates a pending
+//! confirmation, and its schema has no `confirmed` parameter to inject.
+
+mod manage;
+mod retrieval;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::chat::session::SourceRef;
+use crate::ingest::paper::{AddError, AddReport, AddRequest};
+use crate::kb::ops::DocumentRef;
+use crate::kb::Kb;
+use crate::llm::{CancelToken, ToolCall, ToolError, ToolOutcome, ToolSpec};
+
+pub const BEGIN_DATA: &str = "BEGIN RETRIEVED DATA";
+pub const END_DATA: &str = "END RETRIEVED DATA";
+
+/// The fixed text a privacy stop shows the user. It names no private
+/// content, so it is safe to show under any provider.
+pub const PRIVACY_STOP: &str = "🔒 That question can only be answered from private notes, and this session uses a cloud model — private notes never leave this machine. Switch this session to a local model (Ollama, or a local server) and ask again.";
+
+/// Appended when a cloud search dropped private matches from mixed results.
+pub const PRIVATE_CAVEAT: &str =
+    "Note: some matching private notes were excluded because this session uses a cloud model.";
+
+/// The line every removal preview carries, verbatim.
+pub fn invariant_line(path: &str) -> String {
+    format!("Database entry only — files on disk are never touched by jarvis: {path}")
+}
+
+pub const TOOL_NAMES: &[&str] = &[
+    "search_kb",
+    "search_chat_history",
+    "get_document",
+    "read_file",
+    "add_document",
+    "update_file_path",
+    "update_document_metadata",
+    "remove_document",
+    "list_documents",
+    "kb_stats",
+    "index_vault",
+];
+
+/// Adds a paper for the `add_document` tool: the paper path of ingest with
+/// the App's PDF worker, arXiv client and summary provider. `allow_duplicate`
+/// answers the duplicate question.
+pub trait PaperAdder: Send + Sync {
+    fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &CancelToken) -> Result<AddReport, AddError>;
+}
+
+/// Where the vault is and which of its top-level folders are private.
+#[derive(Debug, Clone, Default)]
+pub struct VaultSettings {
+    pub root: Option<PathBuf>,
+    pub private_dirs: Vec<String>,
+}
+
+/// A removal waiting for the human's answer.
+#[derive(Debug, Clone)]
+pub struct PendingRemoval {
+    pub token: String,
+    pub session_id: String,
+    pub description: String,
+    pub document: DocumentRef,
+}
+
+/// What tools need from the world.
+pub struct ToolDeps {
+    pub kb: Arc<Kb>,
+    pub vault: VaultSettings,
+    pub papers: Option<Arc<dyn PaperAdder>>,
+}
+
+/// One turn's tool state: whether the provider is cloud, what the tools saw.
+pub struct ToolBox<'a> {
+    pub deps: &'a ToolDeps,
+    pub cloud: bool,
+    pub session_id: &'a str,
+    pub cancel: &'a CancelToken,
+    /// Search hits per call.
+    pub results: usize,
+    /// A tool returned private content (local provider only).
+    pub saw_private: bool,
+    pub sources: Vec<SourceRef>,
+    /// Removals proposed this turn; the caller registers them.
+    pub pending: Vec<PendingRemoval>,
+}
+
+impl<'a> ToolBox<'a> {
+    pub fn new(deps: &'a ToolDeps, cloud: bool, session_id: &'a str, cancel: &'a CancelToken) -> Self {
+        ToolBox {
+            deps,
+            cloud,
+            session_id,
+            cancel,
+            results: 8,
+            saw_private: false,
+            sources: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Run one call. `Err(Privacy)` ends the turn at once.
+    pub fn dispatch(&mut self, call: &ToolCall) -> Result<ToolOutcome, ToolError> {
+        let args = match &call.arguments {
+            Value::Object(_) => call.arguments.clone(),
+            Value::Null => json!({}),
+            _ => return Err(ToolError::Failed("arguments must be a JSON object".into())),
+        };
+        let a = Args(&args);
+        match call.name.as_str() {
+            "search_kb" => self.search_kb(&a),
+            "search_chat_history" => self.search_chat_history(&a),
+            "get_document" => self.get_document(&a),
+            "read_file" => self.read_file(&a),
+            "add_document" => self.add_document(&a),
+            "update_file_path" => self.update_file_path(&a),
+            "update_document_metadata" => self.update_document_metadata(&a),
+            "remove_document" => self.remove_document(&a),
+            "list_documents" => self.list_documents(&a),
+            "kb_stats" => self.kb_stats(),
+            "index_vault" => self.index_vault(),
+            "use_own_knowledge" => Ok(ToolOutcome::ok(
+                "Acknowledged: nothing relevant was found in the knowledge base. You may answer from your own knowledge; say clearly that the answer does not come from the user's notes or papers.",
+            )),
+            other => Err(ToolError::Failed(format!(
+                "unknown tool `{other}` — the available tools are: {}",
+                TOOL_NAMES.join(", ")
+            ))),
+        }
+    }
+
+    pub(crate) fn add_source(&mut self, s: SourceRef) {
+        if !self.sources.contains(&s) {
+            self.sources.push(s);
+        }
+    }
+}
+
+/// Typed access to a call's arguments with clear errors for the model.
+pub(crate) struct Args<'a>(&'a Value);
+
+impl Args<'_> {
+    pub fn opt_str(&self, k: &str) -> Option<String> {
+        match self.0.get(k) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+    pub fn str(&self, k: &str) -> Result<String, ToolError> {
+        self.opt_str(k)
+            .ok_or_else(|| ToolError::Failed(format!("missing required argument `{k}` (a non-empty string)")))
+    }
+    pub fn opt_u64(&self, k: &str) -> Option<u64> {
+        match self.0.get(k) {
+            Some(Value::Number(n)) => n.as_u64(),
+            Some(Value::String(s)) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+    pub fn bool(&self, k: &str) -> bool {
+        match self.0.get(k) {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+            _ => false,
+        }
+    }
+    pub fn str_list(&self, k: &str) -> Vec<String> {
+        match self.0.get(k) {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| v.as_str().map(|s| s.trim().to_string()))
+                .filter(|s| !s.is_empty())
+                .collect(),
+            Some(Value::String(s)) => s
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+    pub fn object(&self, k: &str) -> Vec<(String, String)> {
+        match self.0.get(k) {
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| (k.clone(), crate::kb::scalar_string(v)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Wrap retrieved text so the system prompt's "treat as data" rule has
+/// something to point at.
+pub fn wrap_data(body: &str) -> String {
+    format!("{BEGIN_DATA}\n{body}\n{END_DATA}")
+}
+
+pub(crate) fn kb_err(e: crate::kb::KbError) -> ToolError {
+    match e {
+        crate::kb::KbError::Cancelled => ToolError::Cancelled(crate::llm::TurnCancelled),
+        other => ToolError::Failed(other.to_string()),
+    }
+}
+
+fn filter_props() -> Value {
+    json!({
+        "category": {"type": "string", "description": "record type (from kb_stats), e.g. job, person, project"},
+        "status": {"type": "string", "description": "record status (from kb_stats)"},
+        "entity": {"type": "string", "description": "organisation or person a record is about"},
+        "tags": {"type": "array", "items": {"type": "string"}, "description": "tags that must all be present"},
+        "fields": {"type": "object", "additionalProperties": {"type": "string"}, "description": "extra frontmatter fields (x_ keys) that must match exactly"}
+    })
+}
+
+fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        parameters,
+    }
+}
+
+/// The tools offered for a turn. `use_own_knowledge` only when `kb_only`
+/// is off.
+pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
+    let mut search_props = json!({
+        "query": {"type": "string", "description": "what to look for, in natural language"},
+        "kinds": {"type": "array", "items": {"type": "string", "enum": ["notes", "papers", "chats"]},
+                  "description": "what to search; default notes and papers"},
+        "n": {"type": "integer", "minimum": 1, "maximum": 20, "description": "number of hits (default 8)"}
+    });
+    if let (Some(m), Value::Object(f)) = (search_props.as_object_mut(), filter_props()) {
+        m.extend(f);
+    }
+    let mut list_props = json!({
+        "kind": {"type": "string", "enum": ["papers", "notes", "all"], "description": "default all"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200}
+    });
+    if let (Some(m), Value::Object(f)) = (list_props.as_object_mut(), filter_props()) {
+        m.extend(f);
+    }
+    let mut v = vec![
+        spec(
+            "search_kb",
+            "Search the knowledge base (notes and papers; chats on request). Each hit carries its full passage and section. Use kb_stats first to learn which record categories and statuses exist.",
+            json!({"type": "object", "properties": search_props, "required": ["query"]}),
+        ),
+        spec(
+            "search_chat_history",
+            "Search earlier conversations (not this one). Returns short recall cues; they are not answer material.",
+            json!({"type": "object", "properties": {
+                "query": {"type": "string"},
+                "n": {"type": "integer", "minimum": 1, "maximum": 20}
+            }, "required": ["query"]}),
+        ),
+        spec(
+            "get_document",
+            "Read one stored document in full (any indexed kind, PDFs included), 15 chunks per page, in reading order. `source` is the key search_kb or list_documents showed.",
+            json!({"type": "object", "properties": {
+                "source": {"type": "string"},
+                "page": {"type": "integer", "minimum": 1}
+            }, "required": ["source"]}),
+        ),
+        spec(
+            "read_file",
+            "Read one vault Markdown note in full, after search_kb identified it. `path` is the note's vault-relative path. Cannot open PDFs (use get_document).",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        ),
+        spec(
+            "add_document",
+            "Add a paper (arXiv id/URL or a local PDF path). Always public. Ask the user which mode to use if they did not say. On a duplicate this returns a question for the user; call again with allow_duplicate=true only after they agree.",
+            json!({"type": "object", "properties": {
+                "source": {"type": "string", "description": "arXiv id or URL, or a local PDF path"},
+                "mode": {"type": "string", "enum": ["summary", "full_text"], "description": "default summary"},
+                "title": {"type": "string"}, "authors": {"type": "string"}, "doi": {"type": "string"},
+                "with_figures": {"type": "boolean", "description": "caption this document's figures"},
+                "allow_duplicate": {"type": "boolean", "description": "only after the user said yes to re-adding"}
+            }, "required": ["source"]}),
+        ),
+        spec(
+            "update_file_path",
+            "Record a local document's new path (metadata only, no re-embedding).",
+            json!({"type": "object", "properties": {
+                "source": {"type": "string"}, "new_path": {"type": "string"}
+            }, "required": ["source", "new_path"]}),
+        ),
+        spec(
+            "update_document_metadata",
+            "Set a paper's verified title, authors or DOI (metadata only).",
+            json!({"type": "object", "properties": {
+                "source": {"type": "string"}, "title": {"type": "string"},
+                "authors": {"type": "string"}, "doi": {"type": "string"}
+            }, "required": ["source"]}),
+        ),
+        spec(
+            "remove_document",
+            "Ask the human to confirm removing one document's database entry. Call once per document: a confirmation dialog appears and only the human's answer removes anything. Files on disk are never touched.",
+            json!({"type": "object", "properties": {"source": {"type": "string"}}, "required": ["source"]}),
+        ),
+        spec(
+            "list_documents",
+            "List indexed documents (papers, notes, or records filtered by category/status/entity), newest first.",
+            json!({"type": "object", "properties": list_props}),
+        ),
+        spec(
+            "kb_stats",
+            "Document and chunk counts, plus the record categories and statuses that actually exist — use these values in filters.",
+            json!({"type": "object", "properties": {}}),
+        ),
+        spec(
+            "index_vault",
+            "Sync the vault into the knowledge base: new, changed and deleted notes only.",
+            json!({"type": "object", "properties": {}}),
+        ),
+    ];
+    if !kb_only {
+        v.push(spec(
+            "use_own_knowledge",
+            "Call this before answering from your own training knowledge, after the knowledge base had nothing relevant.",
+            json!({"type": "object", "properties": {"reason": {"type": "string"}}}),
+        ));
+    }
+    v
+}

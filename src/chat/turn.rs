@@ -1,0 +1,332 @@
+//! One turn: compaction if needed, the question saved before the first
+//! model request, the tool loop on a copy of the transcript, and one commit
+//! under the session lock — or nothing at all when the turn was stopped.
+
+use std::time::Instant;
+
+use crate::llm::transcript::Message;
+use crate::llm::{redact_secrets, CallError, CancelToken, ChatProvider, ToolCall, ToolError, ToolOutcome, TurnEnd};
+
+use super::agent::{lock, ChatAgent};
+use super::compact::{maybe_compact, needs_compaction};
+use super::prompt::build_system_prompt;
+use super::session::{DisplayEntry, SourceRef, ToolLogEntry};
+use super::tools::{tool_specs, ToolBox};
+use super::{middle_ellipsis, ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnState};
+
+/// Longest argument summary a tool event carries.
+const SUMMARY_CHARS: usize = 80;
+
+/// The text that ends a turn which hit the tool-round cap.
+pub fn round_cap_message(cap: usize) -> String {
+    format!("⚠️ I stopped after {cap} rounds of tool calls without reaching an answer. Ask a narrower question, or raise chat.max_tool_rounds if this one really needs more.")
+}
+
+/// `key=value` pairs of the arguments, each value shortened in the middle.
+pub fn summarise_args(args: &serde_json::Value) -> String {
+    let Some(obj) = args.as_object() else {
+        return String::new();
+    };
+    let parts: Vec<String> = obj
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("{k}={v}")
+        })
+        .collect();
+    middle_ellipsis(&parts.join(", "), SUMMARY_CHARS)
+}
+
+/// How the loop ended, before the commit.
+enum Ended {
+    Reply(String),
+    PrivacyStop(String),
+    RoundCap(String),
+}
+
+impl ChatAgent {
+    /// Run one turn of `session` for `message`, reporting through `events`.
+    /// Blocking (model calls, embedding): async callers use a blocking
+    /// thread. See the module docs for the event schema and the stop rules.
+    pub fn run_turn(
+        &self,
+        session: &SharedSession,
+        message: &str,
+        events: EventSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<Option<Reply>, ChatError> {
+        let (id, generation) = self.register(session, cancel)?;
+        let out = self.turn_inner(session, message, events, cancel);
+        self.deregister(&id, generation);
+        match out {
+            Err(ChatError::Cancelled) => {
+                events(ChatEvent::Stopped);
+                Ok(None)
+            }
+            Err(e) => {
+                events(ChatEvent::Error {
+                    message: e.to_string(),
+                    kind: e.kind_name(),
+                });
+                Err(e)
+            }
+            Ok(r) => Ok(r),
+        }
+    }
+
+    fn turn_inner(
+        &self,
+        session: &SharedSession,
+        message: &str,
+        events: EventSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<Option<Reply>, ChatError> {
+        let message = message.trim();
+        if message.is_empty() {
+            return Err(ChatError::EmptyMessage);
+        }
+        let settings = self.settings();
+        let (id, spec, kb_only) = {
+            let s = lock(session);
+            self.check_resume(&s)?;
+            (s.id.clone(), s.model_spec(), s.kb_only)
+        };
+        self.clear_pending_for(&id);
+        let provider = self.deps.providers.provider(&spec)?;
+        let cloud = self.deps.providers.is_cloud(&spec);
+
+        // Compaction runs on a copy, with the session's own provider (a
+        // private session is local by construction), and is written back
+        // only when the summary is in hand.
+        let snapshot = lock(session).clone();
+        if needs_compaction(
+            &snapshot,
+            settings.compact_after_tokens,
+            settings.compact_keep_exchanges,
+        ) {
+            events(ChatEvent::Status {
+                state: TurnState::Compacting,
+            });
+            let mut copy = snapshot;
+            match maybe_compact(
+                &mut copy,
+                provider.as_ref(),
+                settings.compact_after_tokens,
+                settings.compact_keep_exchanges,
+                cancel,
+            ) {
+                Ok(true) => {
+                    let mut s = lock(session);
+                    cancel.check().map_err(|_| ChatError::Cancelled)?;
+                    s.messages = copy.messages;
+                    s.turn_starts = copy.turn_starts;
+                }
+                Ok(false) => {}
+                Err(CallError::Cancelled(_)) => return Err(ChatError::Cancelled),
+                Err(CallError::Llm(e)) => {
+                    tracing::warn!(session = %id, error = %e, "compaction failed; continuing uncompacted");
+                }
+            }
+        }
+        events(ChatEvent::Status {
+            state: TurnState::Thinking,
+        });
+
+        // The question is on disk before the first model request, so a
+        // crash or a closed browser never loses it.
+        let (mut transcript, base_len) = {
+            let mut s = lock(session);
+            cancel.check().map_err(|_| ChatError::Cancelled)?;
+            s.begin_turn(message);
+            self.deps.sessions.save(&s)?;
+            (s.messages.clone(), s.messages.len())
+        };
+        let system = build_system_prompt(&self.deps.home, kb_only, &settings.response_style)?;
+        let tools = tool_specs(kb_only);
+        let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, cancel);
+        toolbox.results = settings.search_results;
+        let mut log: Vec<ToolLogEntry> = Vec::new();
+        let started = Instant::now();
+
+        let result = self.tool_loop(
+            provider.as_ref(),
+            &mut transcript,
+            &tools,
+            &system,
+            &mut toolbox,
+            &mut log,
+            settings.max_tool_rounds,
+            events,
+            cancel,
+        );
+        let usage = provider.pop_usage();
+        tracing::debug!(session = %id, ms = started.elapsed().as_millis() as u64, "turn loop finished");
+
+        let saw_private = toolbox.saw_private;
+        let sources = std::mem::take(&mut toolbox.sources);
+        let pending = std::mem::take(&mut toolbox.pending);
+        drop(toolbox);
+
+        // The commit lock: a stop that got here first rolled the turn back
+        // and this worker stands down; otherwise the stop finds a reply and
+        // leaves it standing.
+        let mut s = lock(session);
+        if let Some(u) = &usage {
+            s.record_usage(u);
+        }
+        if cancel.is_stopped() || matches!(result, Err(CallError::Cancelled(_))) {
+            return Err(ChatError::Cancelled);
+        }
+        let (text, privacy_stop, error) = match result {
+            Ok(Ended::Reply(text)) => {
+                s.messages = transcript;
+                (text, false, false)
+            }
+            Ok(Ended::PrivacyStop(text)) => {
+                // Nothing the tool loop produced survives: the question and
+                // the fixed message only.
+                s.messages.truncate(base_len);
+                s.messages.push(Message::assistant(text.clone()));
+                (text, true, false)
+            }
+            Ok(Ended::RoundCap(text)) => {
+                s.messages.truncate(base_len);
+                s.messages.push(Message::assistant(text.clone()));
+                (text, false, true)
+            }
+            Err(CallError::Llm(e)) => {
+                tracing::error!(session = %id, error = %e, "model call failed");
+                let text = format!("⚠️ {}", redact_secrets(&e.to_string(), &self.deps.providers.secrets()));
+                s.messages.truncate(base_len);
+                s.messages.push(Message::assistant(text.clone()));
+                (text, false, true)
+            }
+            Err(CallError::Cancelled(_)) => return Err(ChatError::Cancelled),
+        };
+        if saw_private && !cloud {
+            s.mark_private();
+        }
+        s.display.push(DisplayEntry {
+            role: crate::llm::Role::Assistant,
+            text: text.clone(),
+            tools: log.clone(),
+            sources: sources.clone(),
+            error,
+            at: crate::kb::stage::now_iso(),
+        });
+        s.updated = crate::kb::stage::now_iso();
+        self.save_completed(&mut s)?;
+        {
+            let mut p = lock(&self.pending);
+            for item in pending {
+                p.insert(item.token.clone(), item);
+            }
+        }
+        let reply = Reply {
+            session_id: s.id.clone(),
+            text,
+            sources: dedup_sources(sources),
+            tools: log,
+            private: s.private,
+            requested_model: s.model_spec(),
+            served_model: s.served_model.clone(),
+            cost: s.cost.clone(),
+            turn_cost_usd: usage.map(|u| u.values().map(|c| c.usd).sum()),
+            privacy_stop,
+            error,
+        };
+        drop(s);
+        events(ChatEvent::Reply(reply.clone()));
+        Ok(Some(reply))
+    }
+
+    /// The tool loop over the provider's agentic turn. Every call is timed
+    /// and reported; a removal's confirmation is announced as it is made;
+    /// the round cap ends a runaway loop without another request.
+    #[allow(clippy::too_many_arguments)]
+    fn tool_loop(
+        &self,
+        provider: &dyn ChatProvider,
+        transcript: &mut Vec<Message>,
+        tools: &[crate::llm::ToolSpec],
+        system: &str,
+        toolbox: &mut ToolBox<'_>,
+        log: &mut Vec<ToolLogEntry>,
+        max_rounds: usize,
+        events: EventSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<Ended, CallError> {
+        let mut rounds = 0usize;
+        let mut capped = false;
+        let mut announced = 0usize;
+        let mut dispatch = |call: &ToolCall| -> Result<ToolOutcome, ToolError> {
+            // The provider's agentic turn does not report where one model
+            // reply's calls end, so each call counts as a round: an upper
+            // bound, which only ever ends a loop sooner.
+            rounds += 1;
+            if rounds > max_rounds {
+                capped = true;
+                // Ends the turn at once with no further request, exactly
+                // like a privacy stop; the caller tells the two apart.
+                return Err(ToolError::Privacy(round_cap_message(max_rounds)));
+            }
+            let summary = summarise_args(&call.arguments);
+            events(ChatEvent::ToolStart {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                summary: summary.clone(),
+            });
+            let t = Instant::now();
+            let out = toolbox.dispatch(call);
+            let duration_ms = t.elapsed().as_millis() as u64;
+            let (result_chars, is_error) = match &out {
+                Ok(o) => (o.content.chars().count(), o.is_error),
+                Err(ToolError::Failed(m)) => (m.chars().count(), true),
+                Err(_) => (0, true),
+            };
+            events(ChatEvent::ToolFinish {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                summary: summary.clone(),
+                duration_ms,
+                result_chars,
+                is_error,
+            });
+            log.push(ToolLogEntry {
+                name: call.name.clone(),
+                summary,
+                duration_ms,
+                result_chars,
+                is_error,
+            });
+            for p in &toolbox.pending[announced..] {
+                events(ChatEvent::Confirm {
+                    token: p.token.clone(),
+                    description: p.description.clone(),
+                });
+            }
+            announced = toolbox.pending.len();
+            out
+        };
+        let end = provider.agentic_turn(transcript, tools, &mut dispatch, system, Some(cancel))?;
+        Ok(match end {
+            TurnEnd::Reply(text) => {
+                if !text.is_empty() {
+                    events(ChatEvent::Text { text: text.clone() });
+                }
+                Ended::Reply(text)
+            }
+            TurnEnd::PrivacyStop(text) if capped => Ended::RoundCap(text),
+            TurnEnd::PrivacyStop(text) => Ended::PrivacyStop(text),
+        })
+    }
+}
+
+fn dedup_sources(mut v: Vec<SourceRef>) -> Vec<SourceRef> {
+    let mut seen = std::collections::BTreeSet::new();
+    v.retain(|s| seen.insert((s.kind.clone(), s.location.clone(), s.section.clone(), s.page)));
+    v
+}
