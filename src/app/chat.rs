@@ -2,14 +2,16 @@
 //! provider cache, the paper pipeline for `add_document`, the vault and the
 //! `[chat]` settings. The agent itself lives in `chat` and knows none of this.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
+use crate::chat::models::{check_spec, SwitchError};
 use crate::chat::tools::{PaperAdder, ToolDeps, VaultSettings};
-use crate::chat::{CachedProviders, ChatAgent, ChatDeps, ChatSettings, SessionStore};
+use crate::chat::{ChatAgent, ChatDeps, ChatSettings, ProviderSource, SessionStore};
 use crate::config::Config;
 use crate::ingest::paper::{add_document, AddContext, AddError, AddReport, AddRequest};
 use crate::kb::Kb;
-use crate::llm::CancelToken;
+use crate::llm::spec::{is_cloud_provider, ModelSpec};
+use crate::llm::{CancelToken, ChatProvider, LlmError};
 use crate::paths::Dir;
 
 pub fn chat_settings(cfg: &Config) -> ChatSettings {
@@ -50,10 +52,59 @@ impl PaperAdder for ConfigPapers {
     }
 }
 
-/// The agent over an already-open knowledge base.
-pub fn chat_agent(cfg: &Config, kb: Arc<Kb>) -> Result<ChatAgent, crate::paths::PathsError> {
-    let sessions = cfg.home.ensure(Dir::Sessions)?;
-    let llm = super::llm::llm_settings(cfg);
+/// The App's provider cache, seen from the agent. Weak: the App owns the
+/// agent, and the agent must not keep the App alive.
+struct AppProviders(Weak<super::App>);
+
+impl AppProviders {
+    fn app(&self) -> Result<Arc<super::App>, LlmError> {
+        self.0
+            .upgrade()
+            .ok_or_else(|| LlmError::config("jarvis is shutting down"))
+    }
+}
+
+impl ProviderSource for AppProviders {
+    fn resolve(&self, spec: &str) -> Result<(String, String), SwitchError> {
+        let app = self.app().map_err(|e| SwitchError::NoModel(e.to_string()))?;
+        check_spec(spec, &super::llm::llm_settings(&app.config()))
+    }
+
+    fn provider(&self, spec: &str) -> Result<Arc<dyn ChatProvider>, LlmError> {
+        self.app()?.provider(&ModelSpec::parse(spec)).map_err(|e| match e {
+            super::AppError::Provider(e) => e,
+            other => LlmError::config(other.to_string()),
+        })
+    }
+
+    fn is_cloud(&self, spec: &str) -> bool {
+        // Fails closed: without the App there is no settings to prove local.
+        self.app()
+            .map(|app| is_cloud_provider(spec, &super::llm::llm_settings(&app.config())))
+            .unwrap_or(true)
+    }
+
+    fn secrets(&self) -> Vec<String> {
+        self.app()
+            .map(|app| super::llm::llm_settings(&app.config()).secrets())
+            .unwrap_or_default()
+    }
+
+    fn default_spec(&self) -> String {
+        self.app()
+            .map(|app| app.config().str("chat.provider"))
+            .unwrap_or_else(|_| "ollama".into())
+    }
+}
+
+/// The agent for an App: its knowledge base, its provider cache.
+pub fn chat_agent(app: &Arc<super::App>) -> Result<ChatAgent, super::AppError> {
+    let cfg = app.config();
+    let kb = app.kb()?;
+    let sessions = cfg
+        .home
+        .ensure(Dir::Sessions)
+        .map_err(|e| super::AppError::Chat(e.to_string()))?;
     Ok(ChatAgent::new(ChatDeps {
         tools: ToolDeps {
             kb: kb.clone(),
@@ -61,11 +112,14 @@ pub fn chat_agent(cfg: &Config, kb: Arc<Kb>) -> Result<ChatAgent, crate::paths::
                 root: cfg.path("vault.path"),
                 private_dirs: cfg.list("vault.private_dirs"),
             },
-            papers: Some(Arc::new(ConfigPapers { cfg: cfg.clone(), kb })),
+            papers: Some(Arc::new(ConfigPapers {
+                cfg: (*cfg).clone(),
+                kb,
+            })),
         },
-        providers: Arc::new(CachedProviders::new(llm)),
+        providers: Arc::new(AppProviders(Arc::downgrade(app))),
         home: cfg.home.clone(),
         sessions: SessionStore::new(sessions),
-        settings: chat_settings(cfg),
+        settings: chat_settings(&cfg),
     }))
 }

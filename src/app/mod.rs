@@ -47,6 +47,9 @@ pub enum AppError {
     /// A model provider could not be built from its spec.
     #[error(transparent)]
     Provider(#[from] LlmError),
+    /// The chat agent could not be set up (its sessions directory).
+    #[error("cannot set up chat: {0}")]
+    Chat(String),
 }
 
 impl AppError {
@@ -56,6 +59,7 @@ impl AppError {
             AppError::Config(e) => e.kind(),
             AppError::Open { source, .. } => source.kind(),
             AppError::Provider(e) => e.error_kind(),
+            AppError::Chat(_) => ErrorKind::Unavailable,
         }
     }
 }
@@ -90,6 +94,8 @@ pub struct App {
     kb: Mutex<Option<Arc<Kb>>>,
     providers: Mutex<HashMap<String, Arc<dyn ChatProvider>>>,
     shutdown: CancelToken,
+    /// The chat agent, built on first use (it holds the running turns).
+    chat: Mutex<Option<Arc<crate::chat::ChatAgent>>>,
 }
 
 impl std::fmt::Debug for App {
@@ -127,6 +133,7 @@ impl App {
             kb: Mutex::new(None),
             providers: Mutex::new(HashMap::new()),
             shutdown: CancelToken::default(),
+            chat: Mutex::new(None),
         })
     }
 
@@ -207,6 +214,19 @@ impl App {
     /// operations watch it.
     pub fn shutdown(&self) -> &CancelToken {
         &self.shutdown
+    }
+
+    /// The chat agent (one per App: it owns the running turns and the
+    /// pending confirmations). `[chat]` settings are re-read on every call,
+    /// so a config reload applies from the next turn.
+    pub fn chat(self: &Arc<Self>) -> Result<Arc<crate::chat::ChatAgent>, AppError> {
+        let mut slot = self.chat.lock().unwrap_or_else(|p| p.into_inner());
+        let agent = match slot.as_ref() {
+            Some(a) => Arc::clone(a),
+            None => Arc::clone(slot.insert(Arc::new(chat::chat_agent(self)?))),
+        };
+        agent.set_settings(chat::chat_settings(&self.config()));
+        Ok(agent)
     }
 
     pub fn pdf_worker(&self) -> PdfWorkerSettings {

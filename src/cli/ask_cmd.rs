@@ -29,8 +29,8 @@ pub struct AskArgs {
 }
 
 pub fn run(a: AskArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let kb = Arc::new(super::kb::open(config)?);
-    let agent = crate::app::chat::chat_agent(config, kb)?;
+    let app = crate::app::App::from_config(config.clone(), crate::config::process_env);
+    let agent = app.chat()?;
     let session = match &a.session {
         Some(id) => agent.resume(id)?.0,
         None => Arc::new(Mutex::new(agent.new_session(a.model.as_deref(), None)?)),

@@ -4,6 +4,7 @@
 
 mod chat_privacy;
 mod chat_support;
+mod chat_turns;
 mod cli_add;
 mod cli_config;
 mod cli_kb;
