@@ -284,7 +284,10 @@ fn a_reply_that_wins_the_race_stands() {
     };
     let r = agent.run_turn(&s, "question", &sink, &CancelToken::new()).unwrap();
     assert!(r.is_some());
-    assert!(!outcome.lock().unwrap().unwrap().rolled_back, "the reply won and stands");
+    assert!(
+        !outcome.lock().unwrap().unwrap().rolled_back,
+        "the reply won and stands"
+    );
     let saved = agent.store().load(&id).unwrap();
     assert_eq!(saved.display.len(), 2);
     assert_eq!(saved.display[1].text, "the answer");
