@@ -1,1 +1,449 @@
+// Jarvis web UI: state, the sessions sidebar, the conversation and the
+// composer. Several sessions can be mid-turn at once; switching which one
+// is on screen never interrupts a turn.
 
+import { $, h, toast, relTime } from './dom.js';
+import { get, post, del, stream, ApiError } from './api.js';
+import * as R from './render.js';
+import { openLibrary, initLibrary } from './library.js';
+import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
+import { openPalette, initPalette } from './palette.js';
+
+const S = {
+  session: null,          // the viewed session: {id, title, private, model, kb_only, ...}
+  sessions: [],           // sidebar metadata
+  busy: new Set(),        // server's busy list
+  inFlight: new Set(),    // sessions this tab is streaming
+  live: new Map(),        // session id → {shell, userLi, text} of this tab's live turn
+  drafts: new Map(),      // session id → half-typed text
+  gen: 0,                 // bumped on every successful resume (guards polls)
+  renaming: null,
+};
+export const state = S;
+
+const el = {
+  app: $('#app'), list: $('#session-list'), empty: $('#sessions-empty'), messages: $('#messages'),
+  welcome: $('#welcome'), conv: $('#conversation'), input: $('#input'), form: $('#composer'),
+  send: $('#send'), stop: $('#stop'), dbOnly: $('#db-only'), title: $('#session-title'),
+  privateBadge: $('#private-badge'), modelLabel: $('#model-label'), modelButton: $('#model-button'), cost: $('#cost'),
+};
+
+// ---------- header ----------
+export async function refreshInfo() {
+  if (!S.session) return;
+  try {
+    const info = await get(`/info?session_id=${encodeURIComponent(S.session.id)}`);
+    el.modelLabel.textContent = info.provider || 'model';
+    el.modelButton.classList.toggle('cloud', info.provider_kind === 'cloud');
+    el.modelButton.title = `Model: ${info.provider}${info.served ? ` (answered by ${info.served})` : ''} — click to switch`;
+    el.cost.hidden = !info.cost_usd;
+    el.cost.textContent = info.cost_usd ? `$${Number(info.cost_usd).toFixed(4)}` : '';
+    el.privateBadge.hidden = !info.private;
+  } catch (e) { /* the header is best-effort */ }
+}
+
+function showSession(s) {
+  S.session = s;
+  el.title.textContent = s.title || 'New chat';
+  document.title = s.title ? `${s.title} — Jarvis` : 'Jarvis';
+  el.privateBadge.hidden = !s.private;
+  setDbOnly(s.kb_only !== false);
+  refreshInfo();
+  renderSidebar();
+  updateComposer();
+}
+
+function setDbOnly(on) {
+  el.dbOnly.classList.toggle('on', on);
+  el.dbOnly.setAttribute('aria-checked', String(on));
+}
+
+// ---------- sidebar ----------
+export async function loadSessions() {
+  try {
+    const r = await get('/sessions');
+    S.sessions = r.sessions || [];
+    S.busy = new Set(r.busy || []);
+  } catch (e) { toast(e.message, true); }
+  renderSidebar();
+  updateComposer();
+}
+
+function sessionRow(m) {
+  const active = S.session && S.session.id === m.id;
+  const busy = S.busy.has(m.id) || S.inFlight.has(m.id);
+  const li = h('li', { class: `session${active ? ' active' : ''}`, dataset: { id: m.id } });
+  if (S.renaming === m.id) {
+    const input = h('input', { class: 'rename-input', value: m.title || '', 'aria-label': 'New title', maxlength: 120 });
+    const finish = async (save) => {
+      S.renaming = null;
+      if (save && input.value.trim() && input.value.trim() !== m.title) {
+        try {
+          const r = await post(`/sessions/${m.id}/rename`, { title: input.value });
+          m.title = r.title;
+          if (S.session && S.session.id === m.id) { S.session.title = r.title; el.title.textContent = r.title; }
+        } catch (e) { toast(e.message, true); }
+      }
+      renderSidebar();
+    };
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') { e.preventDefault(); finish(true); }
+      if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); finish(false); }
+    });
+    input.addEventListener('blur', () => finish(true));
+    li.append(input);
+    setTimeout(() => { input.focus(); input.select(); });
+    return li;
+  }
+  const open = h('button', { type: 'button', class: 'session-open', 'aria-current': active ? 'true' : null, title: m.title || 'Untitled' },
+    busy ? h('span', { class: 'busy-dot', title: 'Working…', 'aria-label': 'working' }) : null,
+    m.private ? h('span', { class: 'pin-mark', title: 'Private', 'aria-label': 'private' }, '●') : null,
+    h('span', { class: 'session-name' }, m.title || 'Untitled'),
+    h('span', { class: 'session-when' }, relTime(Date.parse(m.updated) / 1000)));
+  open.addEventListener('click', () => resumeSession(m.id));
+  const pin = h('button', { type: 'button', 'aria-pressed': String(!!m.pinned), 'aria-label': m.pinned ? `Unpin ${m.title}` : `Pin ${m.title}`, title: m.pinned ? 'Unpin' : 'Pin' }, m.pinned ? '★' : '☆');
+  pin.addEventListener('click', async () => {
+    try { await post(`/sessions/${m.id}/pin`, { pinned: !m.pinned }); await loadSessions(); } catch (e) { toast(e.message, true); }
+  });
+  const ren = h('button', { type: 'button', 'aria-label': `Rename ${m.title}`, title: 'Rename' }, '✎');
+  ren.addEventListener('click', () => { S.renaming = m.id; renderSidebar(); });
+  const rm = h('button', { type: 'button', 'aria-label': `Delete ${m.title}`, title: 'Delete' }, '🗑');
+  rm.addEventListener('click', () => deleteSession(m));
+  li.append(open, h('span', { class: 'tools' }, pin, ren, rm));
+  return li;
+}
+
+function renderSidebar() {
+  const pinned = S.sessions.filter((m) => m.pinned);
+  const rest = S.sessions.filter((m) => !m.pinned);
+  const kids = [];
+  if (pinned.length) kids.push(h('li', { class: 'group-label', 'aria-hidden': 'true' }, 'Pinned'), ...pinned.map(sessionRow));
+  if (rest.length) {
+    if (pinned.length) kids.push(h('li', { class: 'group-label', 'aria-hidden': 'true' }, 'Recent'));
+    kids.push(...rest.map(sessionRow));
+  }
+  el.list.replaceChildren(...kids);
+  el.empty.hidden = S.sessions.length > 0;
+}
+
+async function deleteSession(m) {
+  if (!confirm(`Delete “${m.title || 'Untitled'}”? Its saved conversation and its chat-history search entries go; nothing else is touched.`)) return;
+  try {
+    await del(`/sessions/${m.id}`);
+    S.drafts.delete(m.id);
+    if (S.session && S.session.id === m.id) await newChat();
+    await loadSessions();
+    toast('Conversation deleted');
+  } catch (e) { toast(e.message, true); }
+}
+
+// ---------- per-session drafts ----------
+function switchDraft(newId) {
+  if (S.session) {
+    const t = el.input.value;
+    if (t) S.drafts.set(S.session.id, t); else S.drafts.delete(S.session.id);
+  }
+  el.input.value = S.drafts.get(newId) || '';
+  autosize();
+}
+
+function giveBackText(sessionId, text) {
+  if (S.session && S.session.id === sessionId) {
+    el.input.value = text + (el.input.value ? `\n${el.input.value}` : '');
+    autosize();
+    el.input.focus();
+  } else {
+    S.drafts.set(sessionId, text);
+  }
+}
+
+// ---------- conversation ----------
+function renderEntries(entries, pending) {
+  const kids = [];
+  for (const e of entries) {
+    if (e.role === 'user') kids.push(R.userBubble(e.text));
+    else kids.push(R.savedAssistant(e));
+  }
+  el.messages.replaceChildren(...kids);
+  for (const p of pending || []) el.messages.append(h('li', { class: 'msg assistant' }, R.confirmCard(p, answerConfirm)));
+  el.welcome.hidden = kids.length > 0;
+}
+
+async function loadHistory(id, gen) {
+  const r = await get(`/history?session_id=${encodeURIComponent(id)}`);
+  if (gen !== undefined && gen !== S.gen) return null;
+  let entries = r.entries || [];
+  const live = S.live.get(id);
+  if (live && entries.length && entries[entries.length - 1].role === 'user') entries = entries.slice(0, -1);
+  renderEntries(entries, r.pending);
+  if (live) el.messages.append(live.userLi, live.shell.li);
+  scrollDown(true);
+  return r;
+}
+
+function scrollDown(force) {
+  const c = el.conv;
+  if (force || c.scrollHeight - c.scrollTop - c.clientHeight < 160) c.scrollTop = c.scrollHeight;
+}
+
+export async function resumeSession(id) {
+  closeSidebar();
+  if (S.session && S.session.id === id) return;
+  let r;
+  try {
+    r = await post(`/sessions/${id}/resume`, {});
+  } catch (e) {
+    // A failed resume does not bump the generation: the previous
+    // session's poll stays valid.
+    toast(e.message, true);
+    return;
+  }
+  const gen = ++S.gen;
+  switchDraft(id);
+  showSession(r.session);
+  await loadHistory(id, gen);
+  if (r.busy && !S.live.has(id)) {
+    el.messages.append(h('li', { class: 'msg assistant', id: 'resume-working' }, R.workingLine()));
+    el.welcome.hidden = true;
+    S.busy.add(id);
+    updateComposer();
+    pollUntilDone(id, gen);
+  }
+}
+
+async function pollUntilDone(id, gen) {
+  for (;;) {
+    await new Promise((res) => setTimeout(res, 2000));
+    if (gen !== S.gen) return;
+    let r;
+    try { r = await get('/sessions'); } catch { continue; }
+    if (gen !== S.gen) return;
+    S.sessions = r.sessions || S.sessions;
+    S.busy = new Set(r.busy || []);
+    renderSidebar();
+    if (!S.busy.has(id)) {
+      await loadHistory(id, gen);
+      updateComposer();
+      refreshInfo();
+      return;
+    }
+  }
+}
+
+export async function newChat() {
+  closeSidebar();
+  try {
+    const r = await post('/sessions/new', {});
+    S.gen++;
+    switchDraft(r.session.id);
+    showSession(r.session);
+    renderEntries([], []);
+    el.input.focus();
+  } catch (e) { toast(e.message, true); }
+}
+
+async function answerConfirm(token, confirmed) {
+  const r = await post('/confirm-action', { token, confirmed });
+  return r.message;
+}
+
+// ---------- sending ----------
+function updateComposer() {
+  const id = S.session && S.session.id;
+  const running = !!id && (S.inFlight.has(id) || S.busy.has(id));
+  el.send.hidden = running;
+  el.stop.hidden = !running;
+  el.input.setAttribute('aria-busy', String(running));
+}
+
+function autosize() {
+  el.input.style.height = 'auto';
+  el.input.style.height = `${Math.min(el.input.scrollHeight, window.innerHeight * 0.4)}px`;
+}
+
+export async function send(textArg) {
+  if (!S.session) return;
+  const sid = S.session.id;
+  const text = (textArg ?? el.input.value).trim();
+  if (!text || S.inFlight.has(sid) || S.busy.has(sid)) return;
+  if (textArg === undefined) { el.input.value = ''; autosize(); }
+  const userLi = R.userBubble(text);
+  const shell = R.assistantShell();
+  const turn = { shell, userLi, text, ended: false };
+  S.live.set(sid, turn);
+  S.inFlight.add(sid);
+  el.welcome.hidden = true;
+  el.messages.append(userLi, shell.li);
+  scrollDown(true);
+  updateComposer();
+  renderSidebar();
+  const viewing = () => S.session && S.session.id === sid;
+  const rollback = () => {
+    userLi.remove(); shell.li.remove();
+    giveBackText(sid, text);
+  };
+  try {
+    await stream('/chat', { message: text, session_id: sid }, (ev) => {
+      switch (ev.type) {
+        case 'status':
+          shell.status.replaceChildren(R.workingLine(ev.state === 'compacting' ? 'Compacting the conversation…' : 'Thinking…'));
+          break;
+        case 'text':
+          shell.status.replaceChildren();
+          shell.bubble.hidden = false;
+          turn.partial = (turn.partial || '') + ev.text;
+          shell.bubble.textContent = turn.partial;
+          if (viewing()) scrollDown();
+          break;
+        case 'tool_start': R.toolStarted(shell, ev); if (viewing()) scrollDown(); break;
+        case 'tool_finish': R.toolFinished(shell, ev); break;
+        case 'confirm':
+          shell.after.before(R.confirmCard(ev, answerConfirm));
+          if (viewing()) scrollDown();
+          break;
+        case 'reply':
+          turn.ended = true;
+          R.fillReply(shell, ev);
+          if (ev.private && viewing()) { el.privateBadge.hidden = false; S.session.private = true; }
+          if (ev.title && viewing()) { S.session.title = ev.title; el.title.textContent = ev.title; }
+          break;
+        case 'stopped':
+          turn.ended = true;
+          rollback();
+          break;
+        case 'error':
+          turn.ended = true;
+          shell.status.replaceChildren();
+          shell.bubble.hidden = true;
+          shell.after.replaceChildren(R.errorCard(ev.message, {
+            onRetry: () => { userLi.remove(); shell.li.remove(); send(text); },
+            onSwitch: () => openModelPicker(),
+          }));
+          break;
+        default: break;
+      }
+    });
+    if (!turn.ended) {
+      // The stream ended without a terminal event (server stopping).
+      rollback();
+      toast('The server ended the turn before it finished; your message is back in the box.', true);
+    }
+  } catch (e) {
+    rollback();
+    if (e instanceof ApiError && e.status === 409) toast(e.message, true);
+    else {
+      toast(e.message, true);
+      if (viewing()) {
+        el.messages.append(h('li', { class: 'msg assistant' }, R.errorCard(e.message, {
+          onRetry: (ev) => { ev.target.closest('li').remove(); send(); },
+          onSwitch: () => openModelPicker(),
+        })));
+      }
+    }
+  } finally {
+    S.inFlight.delete(sid);
+    S.live.delete(sid);
+    S.busy.delete(sid);
+    updateComposer();
+    loadSessions();
+    if (viewing()) refreshInfo();
+  }
+}
+
+export async function stopGeneration() {
+  if (!S.session) return;
+  const sid = S.session.id;
+  if (!S.inFlight.has(sid) && !S.busy.has(sid)) return;
+  try {
+    await post('/chat/stop', { session_id: sid });
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 404)) toast(e.message, true);
+  }
+  if (!S.inFlight.has(sid)) {
+    // A turn this tab only resumed into: no stream reader will see the
+    // stopped event, so re-render from the (rolled back) history.
+    S.busy.delete(sid);
+    S.gen++;
+    await loadHistory(sid, S.gen);
+    updateComposer();
+  }
+}
+
+// ---------- layout ----------
+function closeSidebar() {
+  el.app.classList.remove('sidebar-open');
+  $('#toggle-sidebar').setAttribute('aria-expanded', 'false');
+}
+
+function wire() {
+  el.form.addEventListener('submit', (e) => { e.preventDefault(); send(); });
+  el.input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
+  });
+  el.input.addEventListener('input', autosize);
+  el.stop.addEventListener('click', stopGeneration);
+  $('#new-chat').addEventListener('click', newChat);
+  el.dbOnly.addEventListener('click', async () => {
+    const on = el.dbOnly.getAttribute('aria-checked') !== 'true';
+    setDbOnly(on);
+    try {
+      await post('/config', { kb_only: on, session_id: S.session && S.session.id });
+      if (S.session) S.session.kb_only = on;
+      toast(on ? 'DB only: answers come from your knowledge base alone' : 'The model may fall back to its own knowledge');
+    } catch (e) { setDbOnly(!on); toast(e.message, true); }
+  });
+  $('#toggle-sidebar').addEventListener('click', () => {
+    const open = !el.app.classList.contains('sidebar-open');
+    el.app.classList.toggle('sidebar-open', open);
+    $('#toggle-sidebar').setAttribute('aria-expanded', String(open));
+  });
+  $('#scrim').addEventListener('click', closeSidebar);
+  $('#open-library').addEventListener('click', () => { closeSidebar(); openLibrary(); });
+  el.modelButton.addEventListener('click', () => openModelPicker());
+  $('#palette-button').addEventListener('click', () => openPalette());
+  const menu = $('#menu');
+  const menuBtn = $('#menu-button');
+  const setMenu = (open) => { menu.hidden = !open; menuBtn.setAttribute('aria-expanded', String(open)); if (open) menu.querySelector('button').focus(); };
+  menuBtn.addEventListener('click', (e) => { e.stopPropagation(); setMenu(menu.hidden); });
+  document.addEventListener('click', (e) => { if (!menu.hidden && !menu.contains(e.target)) setMenu(false); });
+  menu.addEventListener('keydown', (e) => { if (e.key === 'Escape') { setMenu(false); menuBtn.focus(); } });
+  menu.addEventListener('click', (e) => {
+    const a = e.target.closest('[data-action]');
+    if (!a) return;
+    setMenu(false);
+    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, palette: openPalette })[a.dataset.action]();
+  });
+  document.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
+    if (e.key === 'Escape' && !document.querySelector('dialog[open]') && S.session && (S.inFlight.has(S.session.id) || S.busy.has(S.session.id))) {
+      e.preventDefault(); stopGeneration();
+    }
+  });
+}
+
+async function boot() {
+  wire();
+  initLibrary();
+  initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
+  initPalette({ state: S, newChat, resumeSession, openLibrary, openModelPicker, openStyle, openPrompts, openConfig });
+  await loadSessions();
+  try {
+    const r = await get('/sessions/active');
+    S.gen++;
+    switchDraft(r.session.id);
+    showSession(r.session);
+    await loadHistory(r.session.id, S.gen);
+    if (r.busy) {
+      el.messages.append(h('li', { class: 'msg assistant' }, R.workingLine()));
+      el.welcome.hidden = true;
+      S.busy.add(r.session.id);
+      updateComposer();
+      pollUntilDone(r.session.id, S.gen);
+    }
+  } catch (e) {
+    toast(e.message, true);
+  }
+  el.input.focus();
+}
+
+boot();

@@ -146,5 +146,6 @@ pub type ApiResult<T> = Result<T, ApiError>;
 crate::web_error_from!(
     crate::config::ConfigError,
     crate::app::AppError,
-    crate::paths::PathsError
+    crate::paths::PathsError,
+    crate::kb::KbError,
 );

@@ -1,6 +1,7 @@
 //! The router: one file per resource. Others (chat, drafts, mcp) add a file
 //! here and one line to [`router`].
 
+pub mod documents;
 pub mod health;
 pub mod settings;
 
@@ -19,6 +20,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/static/{*path}", get(assets::file))
         .merge(health::routes())
         .merge(settings::routes())
+        .merge(documents::routes())
         .fallback(not_found)
         .with_state(state)
 }

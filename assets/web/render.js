@@ -1,0 +1,147 @@
+// Rendering conversation pieces: messages, tool boxes, source chips,
+// confirmation cards and error cards. Pure DOM building; no requests except
+// through the callbacks handed in.
+
+import { h, renderHtml } from './dom.js';
+
+export function userBubble(text) {
+  return h('li', { class: 'msg user' }, h('div', { class: 'bubble' }, text));
+}
+
+export function workingLine(label = 'Working…') {
+  return h('div', { class: 'working', role: 'status' }, h('span', { class: 'busy-dot', 'aria-hidden': 'true' }), label);
+}
+
+/** The assistant half of a turn, filled as events arrive. */
+export function assistantShell() {
+  const tools = h('details', { class: 'tools-box', open: true, hidden: true },
+    h('summary', {}, h('span', { class: 'tools-label' }, 'Tools')), h('ul', {}));
+  const status = h('div', { class: 'status-slot' }, workingLine());
+  const bubble = h('div', { class: 'bubble streaming', hidden: true });
+  const after = h('div', { class: 'after' });
+  const li = h('li', { class: 'msg assistant' }, tools, status, bubble, after);
+  return { li, tools, status, bubble, after, toolRows: new Map(), text: '' };
+}
+
+function toolLabel(box) {
+  const n = box.querySelectorAll('li').length;
+  const running = box.querySelectorAll('li:not(.done):not(.failed)').length;
+  return running ? `Using tools… (${n})` : `Used ${n} tool${n === 1 ? '' : 's'}`;
+}
+
+export function toolStarted(shell, ev) {
+  shell.tools.hidden = false;
+  const row = h('li', { class: 'tool' },
+    h('span', { class: 'st', 'aria-hidden': 'true' }), h('span', { class: 'nm' }, ev.name),
+    h('span', { class: 'arg', title: ev.summary || '' }, ev.summary || ''), h('span', { class: 'ms' }, ''));
+  shell.toolRows.set(ev.id || `${ev.name}-${shell.toolRows.size}`, row);
+  shell.tools.querySelector('ul').append(row);
+  shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
+  if (ev.name === 'use_own_knowledge') {
+    shell.after.before(h('span', { class: 'status-badge' }, 'Answering from the model’s own knowledge'));
+  }
+}
+
+export function toolFinished(shell, ev) {
+  let row = shell.toolRows.get(ev.id);
+  if (!row) { toolStarted(shell, ev); row = shell.toolRows.get(ev.id || `${ev.name}-${shell.toolRows.size - 1}`); }
+  if (!row) return;
+  row.classList.add(ev.is_error ? 'failed' : 'done');
+  row.querySelector('.ms').textContent = ev.duration_ms != null ? `${ev.duration_ms} ms` : '';
+  shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
+}
+
+/** Static tool log of a saved reply. */
+export function toolLog(tools) {
+  if (!tools || !tools.length) return null;
+  const ul = h('ul', {}, tools.map((t) => h('li', { class: `tool ${t.is_error ? 'failed' : 'done'}` },
+    h('span', { class: 'st', 'aria-hidden': 'true' }), h('span', { class: 'nm' }, t.name),
+    h('span', { class: 'arg', title: t.summary || '' }, t.summary || ''),
+    h('span', { class: 'ms' }, t.duration_ms != null ? `${t.duration_ms} ms` : ''))));
+  return h('details', { class: 'tools-box' },
+    h('summary', {}, h('span', { class: 'tools-label' }, `Used ${tools.length} tool${tools.length === 1 ? '' : 's'}`)), ul);
+}
+
+/** Chips for the sources under a reply. */
+export function sourceChips(sources) {
+  if (!sources || !sources.length) return null;
+  return h('div', { class: 'sources', role: 'list', 'aria-label': 'Sources' }, sources.map((s) => {
+    const kind = s.kind === 'paper' ? 'Paper' : s.kind === 'chat' ? 'Chat' : 'Note';
+    const label = s.label || s.title || s.source || s.file_path || 'source';
+    const where = s.where || '';
+    const attrs = { class: 'chip', role: 'listitem', title: [label, where].filter(Boolean).join(' — ') };
+    const kids = [h('span', { class: 'k' }, kind), h('span', { class: 't' }, label), where ? h('span', { class: 's' }, where) : null];
+    if (s.href) return h('a', { ...attrs, href: s.href, target: s.href.startsWith('obsidian:') ? null : '_blank', rel: 'noopener noreferrer' }, kids);
+    return h('span', attrs, kids);
+  }));
+}
+
+export function metaLine(reply) {
+  const bits = [];
+  if (reply.served_model) bits.push(`answered by ${reply.served_model}`);
+  if (reply.turn_cost_usd) bits.push(`$${reply.turn_cost_usd.toFixed(4)}`);
+  return bits.length ? h('div', { class: 'meta-line' }, bits.join(' · ')) : null;
+}
+
+/** Fill a finished assistant message (live or from history). */
+export function fillReply(shell, reply) {
+  shell.status.replaceChildren();
+  shell.bubble.hidden = false;
+  shell.bubble.classList.remove('streaming');
+  if (reply.html) renderHtml(shell.bubble, reply.html);
+  else shell.bubble.textContent = reply.text || '';
+  if (reply.error) shell.li.classList.add('error');
+  if (shell.tools && !shell.tools.hidden) {
+    shell.tools.open = false;
+    shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
+  }
+  shell.after.replaceChildren(...[sourceChips(reply.sources), metaLine(reply)].filter(Boolean));
+}
+
+export function savedAssistant(entry) {
+  const shell = assistantShell();
+  const log = toolLog(entry.tools);
+  if (log) shell.tools.replaceWith(log);
+  shell.tools = null;
+  fillReply(shell, entry);
+  return shell.li;
+}
+
+/** The Confirm/Cancel card of one pending removal (its own token). */
+export function confirmCard(ev, onAnswer) {
+  const lines = String(ev.description || '').split('\n');
+  const inv = lines.filter((l) => l.startsWith('Database entry only'));
+  const rest = lines.filter((l) => !l.startsWith('Database entry only')).join('\n').trim();
+  const outcome = h('p', { class: 'outcome', role: 'status', hidden: true });
+  const ok = h('button', { type: 'button', class: 'btn danger small' }, 'Confirm removal');
+  const cancel = h('button', { type: 'button', class: 'btn ghost small' }, 'Cancel');
+  const card = h('div', { class: 'card confirm', role: 'group', 'aria-label': 'Confirm removal' },
+    h('h3', {}, 'Remove from the knowledge base?'),
+    h('p', { class: 'desc' }, rest),
+    inv.map((l) => h('p', { class: 'invariant' }, l)),
+    h('div', { class: 'row' }, ok, cancel), outcome);
+  const answer = async (confirmed) => {
+    ok.disabled = true; cancel.disabled = true;
+    try {
+      const r = await onAnswer(ev.token, confirmed);
+      outcome.textContent = r; outcome.hidden = false;
+      ok.remove(); cancel.remove();
+    } catch (e) {
+      outcome.textContent = e.message; outcome.hidden = false; outcome.classList.add('error');
+      ok.remove(); cancel.remove();
+    }
+  };
+  ok.addEventListener('click', () => answer(true));
+  cancel.addEventListener('click', () => answer(false));
+  return card;
+}
+
+/** A failed turn: what went wrong, with Retry and Switch model. */
+export function errorCard(message, { onRetry, onSwitch }) {
+  return h('div', { class: 'card error', role: 'alert' },
+    h('h3', {}, 'This turn failed'),
+    h('p', { class: 'desc' }, message),
+    h('div', { class: 'row' },
+      onRetry ? h('button', { type: 'button', class: 'btn small primary', onclick: onRetry }, 'Retry') : null,
+      onSwitch ? h('button', { type: 'button', class: 'btn small', onclick: onSwitch }, 'Switch model') : null));
+}

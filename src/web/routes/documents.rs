@@ -1,0 +1,252 @@
+//! The Library: `GET /documents`, `POST /documents/meta`,
+//! `POST /documents/remove`.
+//!
+//! Human-only by construction: no chat tool calls these routes, so the
+//! model cannot reach them. Removal deletes database entries only — no code
+//! path here (or below) touches a file. Metadata edits and removal are
+//! scoped to papers: a note's entry comes from its vault file and would be
+//! undone by the next sync.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+
+use crate::index::Filter;
+use crate::kb::ops::DocumentSummary;
+use crate::kb::Kb;
+use crate::web::error::{ApiError, ApiResult, Body, Query};
+use crate::web::state::WebState;
+
+pub fn routes() -> Router<Arc<WebState>> {
+    Router::new()
+        .route("/documents", get(list))
+        .route("/documents/meta", post(meta))
+        .route("/documents/remove", post(remove))
+}
+
+/// The fixed line every removal states.
+pub const INVARIANT: &str = "Database entry only — files on disk are never touched by jarvis";
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// One Library row. Papers and notes carry different identifying fields;
+/// the table's columns follow the kind.
+#[derive(Serialize)]
+pub struct DocumentRow {
+    pub key: String,
+    pub title: String,
+    pub doc_type: String,
+    pub private: bool,
+    pub source: String,
+    pub file_path: Option<String>,
+    pub chunks: usize,
+    pub date_added: String,
+    pub authors: String,
+    pub doi: String,
+    pub category: String,
+    pub status: String,
+    pub entity: String,
+    pub event_date: String,
+    pub tags: Vec<String>,
+}
+
+fn meta_str(d: &DocumentSummary, k: &str) -> String {
+    d.meta.get(k).map(crate::kb::scalar_string).unwrap_or_default()
+}
+
+impl From<DocumentSummary> for DocumentRow {
+    fn from(d: DocumentSummary) -> Self {
+        let tags = d
+            .meta
+            .get("tags")
+            .map(|v| match v {
+                serde_json::Value::Array(a) => a.iter().map(crate::kb::scalar_string).collect(),
+                other => crate::kb::split_tags(&crate::kb::scalar_string(other)),
+            })
+            .unwrap_or_default();
+        DocumentRow {
+            authors: meta_str(&d, "authors"),
+            doi: meta_str(&d, "doi"),
+            category: meta_str(&d, "category"),
+            status: meta_str(&d, "status"),
+            entity: meta_str(&d, "entity"),
+            event_date: meta_str(&d, "event_date"),
+            tags,
+            private: d.visibility == "private",
+            key: d.key,
+            title: d.title,
+            doc_type: d.doc_type,
+            source: d.source,
+            file_path: d.file_path,
+            chunks: d.chunks,
+            date_added: d.date_added,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct DocumentList {
+    pub kind: &'static str,
+    pub documents: Vec<DocumentRow>,
+}
+
+/// At most this many rows per listing (a Library of thousands of papers
+/// still answers quickly; search narrows it).
+const LIST_LIMIT: usize = 2000;
+
+fn matches(row: &DocumentRow, q: &str) -> bool {
+    if q.is_empty() {
+        return true;
+    }
+    let q = q.to_lowercase();
+    [
+        &row.title,
+        &row.source,
+        &row.authors,
+        &row.doi,
+        &row.category,
+        &row.entity,
+        &row.status,
+    ]
+    .iter()
+    .any(|f| f.to_lowercase().contains(&q))
+        || row.file_path.as_deref().is_some_and(|p| p.to_lowercase().contains(&q))
+        || row.tags.iter().any(|t| t.to_lowercase().contains(&q))
+}
+
+async fn kb_of(state: &WebState) -> ApiResult<Arc<Kb>> {
+    let app = state.app.clone();
+    tokio::task::spawn_blocking(move || app.kb())
+        .await
+        .map_err(|e| ApiError::internal(format!("opening the knowledge base failed: {e}")))?
+        .map_err(ApiError::from)
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("the operation failed: {e}")))?
+}
+
+async fn list(State(state): State<Arc<WebState>>, Query(q): Query<ListQuery>) -> ApiResult<Json<DocumentList>> {
+    let (kind, doc_types): (&'static str, Vec<String>) = match q.kind.as_deref().unwrap_or("papers") {
+        "papers" => ("papers", vec!["paper".into(), "digest".into()]),
+        "notes" => ("notes", vec!["note".into()]),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "unknown kind {other:?}: use papers or notes"
+            )))
+        }
+    };
+    let kb = kb_of(&state).await?;
+    let filter = Filter {
+        doc_types,
+        category: q.category.filter(|s| !s.is_empty()),
+        status: q.status.filter(|s| !s.is_empty()),
+        ..Filter::default()
+    };
+    let needle = q.q.unwrap_or_default().trim().to_string();
+    let documents = blocking(move || {
+        let docs = kb.list_documents(&filter, usize::MAX)?;
+        Ok(docs
+            .into_iter()
+            .map(DocumentRow::from)
+            .filter(|r| matches(r, &needle))
+            .take(LIST_LIMIT)
+            .collect())
+    })
+    .await?;
+    Ok(Json(DocumentList { kind, documents }))
+}
+
+/// The one paper with this source, or 404.
+fn paper(kb: &Kb, source: &str) -> ApiResult<DocumentSummary> {
+    let filter = Filter {
+        source: Some(source.to_string()),
+        ..Filter::default()
+    };
+    let doc = kb
+        .list_documents(&filter, 2)?
+        .into_iter()
+        .find(|d| d.source == source)
+        .ok_or_else(|| ApiError::not_found(format!("no document has source {source:?} — reload the Library")))?;
+    if doc.doc_type == "note" {
+        return Err(ApiError::bad_request(
+            "notes are edited in Obsidian: their knowledge-base entry comes from the file and the next sync would undo a change made here",
+        ));
+    }
+    Ok(doc)
+}
+
+#[derive(Deserialize)]
+pub struct MetaBody {
+    pub source: String,
+    pub title: Option<String>,
+    pub authors: Option<String>,
+    pub doi: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct MetaResult {
+    pub document: DocumentRow,
+    pub chunks: usize,
+}
+
+async fn meta(State(state): State<Arc<WebState>>, Body(b): Body<MetaBody>) -> ApiResult<Json<MetaResult>> {
+    if b.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err(ApiError::bad_request("a paper's title cannot be empty"));
+    }
+    let kb = kb_of(&state).await?;
+    blocking(move || {
+        paper(&kb, &b.source)?;
+        let trim = |o: &Option<String>| o.as_deref().map(str::trim).map(str::to_string);
+        let (t, a, d) = (trim(&b.title), trim(&b.authors), trim(&b.doi));
+        let chunks = kb.update_paper_metadata(&b.source, t.as_deref(), a.as_deref(), d.as_deref())?;
+        let document = paper(&kb, &b.source)?.into();
+        Ok(Json(MetaResult { document, chunks }))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct RemoveBody {
+    pub source: String,
+}
+
+#[derive(Serialize)]
+pub struct RemoveResult {
+    pub removed_chunks: usize,
+    pub message: String,
+}
+
+async fn remove(State(state): State<Arc<WebState>>, Body(b): Body<RemoveBody>) -> ApiResult<Json<RemoveResult>> {
+    let kb = kb_of(&state).await?;
+    blocking(move || {
+        let doc = paper(&kb, &b.source)?;
+        let preview = kb.find_document(&doc.source)?;
+        let n = kb.remove_document(&preview)?;
+        let path = preview.file_path.clone().unwrap_or_else(|| "no local file".into());
+        tracing::info!(source = %b.source, chunks = n, "removed from the Library");
+        Ok(Json(RemoveResult {
+            removed_chunks: n,
+            message: format!(
+                "Removed {n} chunks of \"{}\". {INVARIANT}: {path}. No files were touched.",
+                preview.title
+            ),
+        }))
+    })
+    .await
+}
