@@ -149,3 +149,40 @@ crate::web_error_from!(
     crate::paths::PathsError,
     crate::kb::KbError,
 );
+
+impl From<crate::chat::ChatError> for ApiError {
+    fn from(e: crate::chat::ChatError) -> Self {
+        use crate::chat::{ChatError, SwitchError};
+        let kind = match &e {
+            // A private session moving to the cloud collides with its state.
+            ChatError::Switch(SwitchError::PrivateToCloud { .. }) => ErrorKind::Conflict,
+            _ => match e.kind_name() {
+                "user" => ErrorKind::User,
+                "not_found" => ErrorKind::NotFound,
+                "conflict" => ErrorKind::Conflict,
+                "unavailable" => ErrorKind::Unavailable,
+                "cancelled" => ErrorKind::Cancelled,
+                _ => ErrorKind::Internal,
+            },
+        };
+        ApiError::from_kind(kind, e.to_string())
+    }
+}
+
+impl From<crate::chat::SessionError> for ApiError {
+    fn from(e: crate::chat::SessionError) -> Self {
+        crate::chat::ChatError::from(e).into()
+    }
+}
+
+impl From<crate::prompts::PromptError> for ApiError {
+    fn from(e: crate::prompts::PromptError) -> Self {
+        use crate::prompts::PromptError;
+        let kind = match &e {
+            PromptError::Unknown(..) => ErrorKind::NotFound,
+            PromptError::Empty => ErrorKind::User,
+            PromptError::Paths(p) => p.kind(),
+        };
+        ApiError::from_kind(kind, e.to_string())
+    }
+}

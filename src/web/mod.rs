@@ -137,7 +137,18 @@ pub async fn serve_bound(app: Arc<App>, bound: Bound, shutdown: Cancel) -> Resul
             state::stopped(&shutdown).await;
             // Open SSE streams would hold graceful shutdown forever: end
             // every live turn first, which ends its stream.
-            on_stop.cancel_all_turns();
+            let ids = on_stop.cancel_all_turns();
+            // Roll the stopped turns back so no half turn is left on disk.
+            if let Ok(chat) = on_stop.app.chat() {
+                let _ = tokio::task::spawn_blocking(move || {
+                    for id in ids {
+                        if let Err(e) = chat.stop(&id) {
+                            tracing::debug!(session = %id, error = %e, "nothing to roll back at shutdown");
+                        }
+                    }
+                })
+                .await;
+            }
         })
         .await
         .map_err(WebError::Serve);

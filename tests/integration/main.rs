@@ -20,5 +20,7 @@ mod pdf_isolation;
 mod sandbox;
 mod support;
 mod tidy;
+mod web_chat;
 mod web_http;
+mod web_library;
 mod web_support;

@@ -57,6 +57,13 @@ impl WebServer {
         }
     }
 
+    /// A server whose default model is Ollama at `llm_url` (a fake).
+    pub fn with_llm(llm_url: &str, extra: &str) -> WebServer {
+        Self::start_with_config(&format!(
+            "[chat]\nprovider = \"ollama\"\nollama_host = \"{llm_url}\"\n{extra}"
+        ))
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.addr.port())
     }
@@ -129,8 +136,12 @@ impl Drop for WebServer {
 
 pub fn open_app(home: jarvis::paths::JarvisHome) -> Arc<jarvis::app::App> {
     let user_home = home.root().parent().unwrap().join("home");
+    let jh = home.root().display().to_string();
+    let ort = crate::chat_support::shared_ort().to_string();
     jarvis::app::App::open(home, move |k| match k {
         "HOME" => Some(user_home.display().to_string()),
+        "JARVIS_HOME" => Some(jh.clone()),
+        "JARVIS_ORT_LIB" => Some(ort.clone()),
         _ => None,
     })
     .unwrap()
@@ -234,5 +245,111 @@ pub fn raw_request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str,
         status,
         headers: hs,
         body: out,
+    }
+}
+
+/// One SSE event as it arrived.
+#[derive(Debug, Clone)]
+pub struct Arrived {
+    pub at: std::time::Instant,
+    pub data: serde_json::Value,
+}
+
+/// An open SSE response of `POST /chat`.
+pub struct SseStream {
+    pub status: u16,
+    pub error: Option<serde_json::Value>,
+    reader: BufReader<TcpStream>,
+    buf: String,
+    done: bool,
+}
+
+impl SseStream {
+    /// The next `data:` event, or None when the stream ended.
+    pub fn next(&mut self) -> Option<Arrived> {
+        loop {
+            if let Some(i) = self.buf.find("\n\n") {
+                let frame: String = self.buf.drain(..i + 2).collect();
+                let data: String = frame
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if data.is_empty() {
+                    continue;
+                }
+                let v = serde_json::from_str(&data).unwrap_or_else(|e| panic!("bad SSE data ({e}): {data}"));
+                return Some(Arrived {
+                    at: std::time::Instant::now(),
+                    data: v,
+                });
+            }
+            if self.done {
+                return None;
+            }
+            match read_chunk(&mut self.reader) {
+                Some(c) => self.buf.push_str(&String::from_utf8_lossy(&c)),
+                None => self.done = true,
+            }
+        }
+    }
+
+    /// Every remaining event.
+    pub fn rest(&mut self) -> Vec<Arrived> {
+        let mut v = Vec::new();
+        while let Some(a) = self.next() {
+            v.push(a);
+        }
+        v
+    }
+}
+
+impl WebServer {
+    /// `POST /chat` and return the open stream.
+    pub fn chat(&self, session_id: &str, message: &str) -> SseStream {
+        let body = serde_json::json!({ "message": message, "session_id": session_id }).to_string();
+        let origin = self.origin();
+        let host = self.host();
+        let (status, hs, mut reader) = send_head(
+            self.addr,
+            "POST",
+            "/chat",
+            &[
+                ("Host", &host),
+                ("Origin", &origin),
+                ("Content-Type", "application/json"),
+            ],
+            Some(body.as_bytes()),
+        );
+        let mut error = None;
+        if status != 200 {
+            let chunked = hs
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+            let mut out = Vec::new();
+            if chunked {
+                while let Some(c) = read_chunk(&mut reader) {
+                    out.extend(c);
+                }
+            } else {
+                let _ = reader.read_to_end(&mut out);
+            }
+            error = serde_json::from_slice(&out).ok();
+        }
+        SseStream {
+            status,
+            error,
+            reader,
+            buf: String::new(),
+            done: status != 200,
+        }
+    }
+
+    /// A fresh session's id.
+    pub fn new_session(&self) -> String {
+        let r = self.post("/sessions/new", &serde_json::json!({}));
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()["session"]["id"].as_str().unwrap().to_string()
     }
 }

@@ -13,6 +13,17 @@ use anyhow::{bail, Context, Result};
 /// (command, package, needed for)
 const SYSTEM: &[(&str, &str, &str)] = &[("python3", "python3-pip", "fetching the native runtime from PyPI")];
 
+/// What only the test suite needs: Debian's chromium and its WebDriver for
+/// the browser tests of the web app (nothing may download a browser).
+const TEST_SYSTEM: &[(&str, &str, &str)] = &[
+    ("chromium", "chromium", "the web app's browser tests"),
+    (
+        "chromedriver",
+        "chromium-driver",
+        "driving chromium from the browser tests",
+    ),
+];
+
 fn have(cmd: &str) -> bool {
     Command::new("sh")
         .arg("-c")
@@ -30,8 +41,12 @@ fn pip_works() -> bool {
 
 /// Install missing Debian packages (as root, or through sudo).
 pub fn system_packages() -> Result<()> {
+    install_missing(SYSTEM)
+}
+
+fn install_missing(wanted: &[(&str, &str, &str)]) -> Result<()> {
     let mut missing: Vec<&str> = Vec::new();
-    for (cmd, pkg, why) in SYSTEM {
+    for (cmd, pkg, why) in wanted {
         let ok = if *pkg == "python3-pip" {
             have(cmd) && pip_works()
         } else {
@@ -109,6 +124,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 /// The whole test suite.
 pub fn test(root: &Path, args: &[String]) -> Result<()> {
     system_packages()?;
+    install_missing(TEST_SYSTEM)?;
     crate::natives::run(root, &[])?;
     let mut all = vec!["test", "--workspace"];
     all.extend(args.iter().map(String::as_str));

@@ -1,5 +1,6 @@
 //! `GET /health` (for scripts and the service manager) and `GET /info` (the
-//! header: the viewed session's model and spend).
+//! header: the viewed session's model and spend — per session, re-read on
+//! every switch).
 
 use std::sync::Arc;
 
@@ -8,10 +9,14 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
 
-use crate::web::state::WebState;
+use crate::app::llm::llm_settings;
+use crate::llm::is_cloud_provider;
+use crate::web::error::{ApiResult, Query};
+use crate::web::routes::sessions::{blocking, queried, SessionQuery};
+use crate::web::state::{lock, WebState};
 
 pub fn routes() -> Router<Arc<WebState>> {
-    Router::new().route("/health", get(health))
+    Router::new().route("/health", get(health)).route("/info", get(info))
 }
 
 #[derive(Serialize)]
@@ -27,4 +32,57 @@ async fn health(State(state): State<Arc<WebState>>) -> Json<Health> {
         version: env!("CARGO_PKG_VERSION"),
         busy: state.busy().len(),
     })
+}
+
+#[derive(Serialize)]
+pub struct Info {
+    pub session_id: Option<String>,
+    /// `provider:model` of the session.
+    pub provider: String,
+    /// `local` or `cloud`.
+    pub provider_kind: &'static str,
+    /// The model a router actually used, when it differs; empty otherwise.
+    pub served: String,
+    /// Spend so far; absent when no provider reported money.
+    pub cost_usd: Option<f64>,
+    pub cost_by_model: serde_json::Value,
+    pub private: bool,
+    pub vault: Option<String>,
+}
+
+async fn info(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery>) -> ApiResult<Json<Info>> {
+    blocking(move || {
+        let cfg = state.app.config();
+        let settings = llm_settings(&cfg);
+        let vault = cfg.path("vault.path").map(|p| p.display().to_string());
+        let (session_id, spec, served, cost, private) = match queried(&state, &q) {
+            Ok((s, _)) => {
+                let s = lock(&s);
+                (
+                    Some(s.id.clone()),
+                    s.model_spec(),
+                    s.served_model.clone().unwrap_or_default(),
+                    s.cost.clone(),
+                    s.private,
+                )
+            }
+            Err(_) => (None, cfg.str("chat.provider"), String::new(), Default::default(), false),
+        };
+        let total: f64 = cost.values().map(|c| c.usd).sum();
+        Ok(Json(Info {
+            session_id,
+            provider_kind: if is_cloud_provider(&spec, &settings) {
+                "cloud"
+            } else {
+                "local"
+            },
+            provider: spec,
+            served,
+            cost_usd: (!cost.is_empty() && total > 0.0).then_some(total),
+            cost_by_model: serde_json::to_value(&cost).unwrap_or_default(),
+            private,
+            vault,
+        }))
+    })
+    .await
 }

@@ -1,9 +1,14 @@
 //! The router: one file per resource. Others (chat, drafts, mcp) add a file
 //! here and one line to [`router`].
 
+pub mod chat;
 pub mod documents;
 pub mod health;
+pub mod models;
+pub mod prompts;
+pub mod sessions;
 pub mod settings;
+pub mod wire;
 
 use std::sync::Arc;
 
@@ -21,6 +26,10 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(health::routes())
         .merge(settings::routes())
         .merge(documents::routes())
+        .merge(sessions::routes())
+        .merge(chat::routes())
+        .merge(models::routes())
+        .merge(prompts::routes())
         .fallback(not_found)
         .with_state(state)
 }

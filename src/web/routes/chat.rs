@@ -1,0 +1,175 @@
+//! A turn: `POST /chat` (streams the agent's events as SSE), `POST
+//! /chat/stop`, `POST /confirm-action`.
+//!
+//! The turn runs on a blocking thread; its events go through a channel to
+//! the response stream. `/chat/stop` flips the turn's switch (closing any
+//! model request in flight), pushes `stopped` into that same channel — so
+//! the browser's stream ends at once, whatever the worker is doing — and
+//! then has the agent roll the turn back under its commit lock. It never
+//! waits for the worker to notice.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tokio_stream::StreamExt;
+
+use crate::chat::ChatError;
+use crate::web::error::{ApiError, ApiResult, Body};
+use crate::web::ids::check_id;
+use crate::web::routes::sessions::{blocking, resolve};
+use crate::web::routes::wire::{event_json, is_terminal};
+use crate::web::state::{lock, WebState};
+
+pub fn routes() -> Router<Arc<WebState>> {
+    Router::new()
+        .route("/chat", post(chat))
+        .route("/chat/stop", post(stop))
+        .route("/confirm-action", post(confirm))
+}
+
+/// The longest message accepted (the body limit caps it anyway).
+const MESSAGE_MAX: usize = 100_000;
+
+#[derive(Deserialize)]
+pub struct ChatBody {
+    pub message: String,
+    pub session_id: String,
+}
+
+async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> ApiResult<Response> {
+    let id = check_id(&b.session_id)?;
+    let message = b.message.trim().to_string();
+    if message.is_empty() {
+        return Err(ChatError::EmptyMessage.into());
+    }
+    if message.chars().count() > MESSAGE_MAX {
+        return Err(ApiError::bad_request(format!(
+            "the message is too long; keep it under {MESSAGE_MAX} characters"
+        )));
+    }
+    let chat = state.chat()?;
+    if chat.is_busy(&id) || state.is_streaming(&id) {
+        return Err(ChatError::Busy(id).into());
+    }
+    let st = state.clone();
+    let rid = id.clone();
+    let (session, busy) = blocking(move || resolve(&st, &rid)).await?;
+    if busy {
+        return Err(ChatError::Busy(id).into());
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    // Registered before the worker starts, so a second /chat racing in sees
+    // the busy guard and a stop arriving at once finds the turn.
+    let Some((turn_id, cancel)) = state.start_stream(&id, tx.clone()) else {
+        return Err(ChatError::Busy(id).into());
+    };
+    state.set_active(&id);
+    let vault = state.app.config().path("vault.path");
+    let worker_state = state.clone();
+    let worker_id = id.clone();
+    tokio::task::spawn_blocking(move || {
+        let sink_session = session.clone();
+        let sink = |ev: crate::chat::ChatEvent| {
+            let title = if matches!(ev, crate::chat::ChatEvent::Reply(_)) {
+                lock(&sink_session).title.clone()
+            } else {
+                String::new()
+            };
+            // The browser may have gone (switched tabs, closed): the turn
+            // still completes and is saved.
+            let _ = tx.send(event_json(&ev, vault.as_deref(), &title));
+        };
+        let outcome = chat.run_turn(&session, &message, &sink, &cancel);
+        if let Err(e) = &outcome {
+            if !matches!(e, ChatError::Cancelled) {
+                tracing::warn!(session = %worker_id, error = %e, "turn failed");
+            }
+        }
+        let saved = !lock(&session).is_empty();
+        if saved {
+            worker_state.forget_fresh(&worker_id);
+        }
+        worker_state.end_stream(&worker_id, turn_id);
+        // Dropping `tx` here ends the stream if no terminal event did.
+    });
+    let mut ended = false;
+    let events = UnboundedReceiverStream::new(rx)
+        .take_while(move |v| {
+            // Pass the first terminal event, then stop.
+            let keep = !ended;
+            ended = ended || is_terminal(v);
+            keep
+        })
+        .map(|v| Ok::<Event, Infallible>(Event::default().data(v.to_string())));
+    let sse = Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)));
+    let mut resp = sse.into_response();
+    resp.headers_mut()
+        .insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
+    Ok(resp)
+}
+
+#[derive(Deserialize)]
+pub struct StopBody {
+    pub session_id: String,
+}
+
+#[derive(Serialize)]
+pub struct StopResult {
+    pub stopped: bool,
+    pub rolled_back: bool,
+}
+
+async fn stop(State(state): State<Arc<WebState>>, Body(b): Body<StopBody>) -> ApiResult<Json<StopResult>> {
+    let id = check_id(&b.session_id)?;
+    let chat = state.chat()?;
+    let streaming = state.take_stream(&id);
+    if streaming.is_none() && !chat.is_busy(&id) {
+        return Err(ChatError::NotRunning(id).into());
+    }
+    if let Some(s) = &streaming {
+        // The switch first (it closes the model request), then the browser
+        // is freed — before any lock is taken.
+        s.cancel.stop();
+        let _ = s.tx.send(json!({ "type": "stopped", "session_id": id }));
+    }
+    // The rollback may wait on the commit lock (a worker mid-save): off the
+    // event loop.
+    let rid = id.clone();
+    let outcome = blocking(move || match chat.stop(&rid) {
+        Ok(o) => Ok(o.rolled_back),
+        // The worker had not registered yet (or had just finished): its
+        // switch is already flipped, so it stands down at its first check.
+        Err(ChatError::NotRunning(_)) => Ok(false),
+        Err(e) => Err(e.into()),
+    })
+    .await?;
+    tracing::info!(session = %id, rolled_back = outcome, "turn stopped");
+    Ok(Json(StopResult {
+        stopped: true,
+        rolled_back: outcome,
+    }))
+}
+
+#[derive(Deserialize)]
+pub struct ConfirmBody {
+    pub token: String,
+    pub confirmed: bool,
+}
+
+async fn confirm(State(state): State<Arc<WebState>>, Body(b): Body<ConfirmBody>) -> ApiResult<Json<serde_json::Value>> {
+    if b.token.len() > 128 {
+        return Err(ChatError::UnknownToken.into());
+    }
+    let chat = state.chat()?;
+    let message = blocking(move || Ok(chat.confirm_action(&b.token, b.confirmed)?)).await?;
+    Ok(Json(json!({ "message": message, "confirmed": b.confirmed })))
+}
