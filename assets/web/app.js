@@ -107,10 +107,22 @@ function sessionRow(m) {
   });
   const ren = h('button', { type: 'button', 'aria-label': `Rename ${m.title}`, title: 'Rename' }, '✎');
   ren.addEventListener('click', () => { S.renaming = m.id; renderSidebar(); });
-  const rm = h('button', { type: 'button', 'aria-label': `Delete ${m.title}`, title: 'Delete' }, '🗑');
+  const rm = h('button', { type: 'button', 'aria-label': `Delete ${m.title}`, title: 'Delete' }, trashIcon());
   rm.addEventListener('click', () => deleteSession(m));
   li.append(open, h('span', { class: 'tools' }, pin, ren, rm));
   return li;
+}
+
+function trashIcon() {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', 'ic');
+  svg.setAttribute('aria-hidden', 'true');
+  const p = document.createElementNS(ns, 'path');
+  p.setAttribute('d', 'M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3');
+  svg.append(p);
+  return svg;
 }
 
 function renderSidebar() {
@@ -297,13 +309,17 @@ export async function send(textArg) {
           break;
         case 'tool_start': R.toolStarted(shell, ev); if (viewing()) scrollDown(); break;
         case 'tool_finish': R.toolFinished(shell, ev); break;
-        case 'confirm':
-          shell.after.before(R.confirmCard(ev, answerConfirm));
+        case 'confirm': {
+          const card = R.confirmCard(ev, answerConfirm, { waiting: true });
+          (turn.cards ||= []).push(card);
+          shell.after.before(card);
           if (viewing()) scrollDown();
           break;
+        }
         case 'reply':
           turn.ended = true;
           R.fillReply(shell, ev);
+          for (const c of turn.cards || []) c.enable();
           if (ev.private && viewing()) { el.privateBadge.hidden = false; S.session.private = true; }
           if (ev.title && viewing()) { S.session.title = ev.title; el.title.textContent = ev.title; }
           break;
@@ -354,12 +370,15 @@ export async function stopGeneration() {
   if (!S.session) return;
   const sid = S.session.id;
   if (!S.inFlight.has(sid) && !S.busy.has(sid)) return;
+  // Whether this tab reads the turn's stream: its `stopped` event rolls
+  // the view back; otherwise only the (rolled back) history can.
+  const mine = S.inFlight.has(sid);
   try {
     await post('/chat/stop', { session_id: sid });
   } catch (e) {
     if (!(e instanceof ApiError && e.status === 404)) toast(e.message, true);
   }
-  if (!S.inFlight.has(sid)) {
+  if (!mine) {
     // A turn this tab only resumed into: no stream reader will see the
     // stopped event, so re-render from the (rolled back) history.
     S.busy.delete(sid);

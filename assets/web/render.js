@@ -108,7 +108,7 @@ export function savedAssistant(entry) {
 }
 
 /** The Confirm/Cancel card of one pending removal (its own token). */
-export function confirmCard(ev, onAnswer) {
+export function confirmCard(ev, onAnswer, { waiting = false } = {}) {
   const lines = String(ev.description || '').split('\n');
   const inv = lines.filter((l) => l.startsWith('Database entry only'));
   const rest = lines.filter((l) => !l.startsWith('Database entry only')).join('\n').trim();
@@ -133,6 +133,11 @@ export function confirmCard(ev, onAnswer) {
   };
   ok.addEventListener('click', () => answer(true));
   cancel.addEventListener('click', () => answer(false));
+  // The agent records the request when its turn is saved: until then the
+  // buttons wait (a stopped turn takes its requests with it).
+  const note = h('p', { class: 'note' }, 'You can answer as soon as the reply finishes.');
+  card.enable = () => { ok.disabled = false; cancel.disabled = false; note.remove(); };
+  if (waiting) { ok.disabled = true; cancel.disabled = true; card.append(note); }
   return card;
 }
 

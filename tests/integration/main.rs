@@ -2,6 +2,7 @@
 //! Every test runs with a temporary JARVIS_HOME and HOME; none reaches
 //! beyond loopback or touches the real ~/.jarvis.
 
+mod browser_support;
 mod chat_privacy;
 mod chat_support;
 mod chat_turns;
@@ -20,6 +21,7 @@ mod pdf_isolation;
 mod sandbox;
 mod support;
 mod tidy;
+mod web_browser;
 mod web_chat;
 mod web_http;
 mod web_library;

@@ -145,7 +145,11 @@ fn two_sessions_stream_at_once_and_switching_never_interrupts_either() {
     // Switching the viewed session mid-turn: the turn keeps running.
     let r = s.post(&format!("/sessions/{a}/resume"), &json!({})).json();
     assert_eq!(r["busy"], true, "{r}");
-    assert_eq!(s.get("/sessions").json()["busy"].as_array().unwrap().len(), 2, "both still run");
+    assert_eq!(
+        s.get("/sessions").json()["busy"].as_array().unwrap().len(),
+        2,
+        "both still run"
+    );
     // Stop one; the other runs on.
     assert_eq!(s.post("/chat/stop", &json!({ "session_id": a })).status, 200);
     assert_eq!(sa.rest().last().unwrap().data["type"], "stopped");

@@ -94,6 +94,12 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
                 tracing::warn!(session = %worker_id, error = %e, "turn failed");
             }
         }
+        if cancel.is_stopped() {
+            // A stop that arrived before this worker registered with the
+            // agent found nothing to roll back; the worker may have saved
+            // the question since. Take it back out.
+            undo_unanswered(&chat, &session, &message);
+        }
         let saved = !lock(&session).is_empty();
         if saved {
             worker_state.forget_fresh(&worker_id);
@@ -115,6 +121,27 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
     resp.headers_mut()
         .insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
     Ok(resp)
+}
+
+/// Roll back a turn whose question is still the last thing in the session
+/// (no answer after it), under the commit lock.
+fn undo_unanswered(chat: &crate::chat::ChatAgent, session: &crate::chat::SharedSession, message: &str) {
+    let mut s = lock(session);
+    let unanswered = s
+        .display
+        .last()
+        .is_some_and(|e| matches!(e.role, crate::llm::Role::User) && e.text.trim() == message);
+    if !unanswered || !s.rollback_turn() {
+        return;
+    }
+    let saved = if s.is_empty() {
+        chat.store().delete_file(&s.id).map(|_| ())
+    } else {
+        chat.store().save(&s).map(|_| ())
+    };
+    if let Err(e) = saved {
+        tracing::warn!(session = %s.id, error = %e, "could not save the rolled-back session");
+    }
 }
 
 #[derive(Deserialize)]
@@ -144,11 +171,12 @@ async fn stop(State(state): State<Arc<WebState>>, Body(b): Body<StopBody>) -> Ap
     // The rollback may wait on the commit lock (a worker mid-save): off the
     // event loop.
     let rid = id.clone();
+    let had_stream = streaming.is_some();
     let outcome = blocking(move || match chat.stop(&rid) {
         Ok(o) => Ok(o.rolled_back),
-        // The worker had not registered yet (or had just finished): its
-        // switch is already flipped, so it stands down at its first check.
-        Err(ChatError::NotRunning(_)) => Ok(false),
+        // The worker had not registered yet: its switch is already flipped,
+        // so it stands down at its first check and undoes its question.
+        Err(ChatError::NotRunning(_)) => Ok(had_stream),
         Err(e) => Err(e.into()),
     })
     .await?;
