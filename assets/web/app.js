@@ -296,6 +296,12 @@ export async function send(textArg) {
   };
   try {
     await stream('/chat', { message: text, session_id: sid }, (ev) => {
+      if (!turn.listed) {
+        // The question is saved as the turn starts: list the session now,
+        // with its busy dot.
+        turn.listed = true;
+        loadSessions();
+      }
       switch (ev.type) {
         case 'status':
           shell.status.replaceChildren(R.workingLine(ev.state === 'compacting' ? 'Compacting the conversation…' : 'Thinking…'));

@@ -402,7 +402,7 @@ fn sessions_in_parallel_reload_resume_library_prompts_models_and_a_narrow_screen
     );
     std::thread::sleep(Duration::from_millis(300));
     b.screenshot("11-sidebar-380");
-    b.click("#scrim");
+    b.js("document.querySelector('#scrim').click()");
     b.js("document.querySelector('#open-library').click()");
     b.wait(
         "library rows",
