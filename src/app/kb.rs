@@ -41,6 +41,7 @@ pub fn kb_settings(cfg: &Config) -> KbSettings {
         rerank_top_n: cfg.int("rag.rerank_top_n").max(1) as usize,
         chunk_size: cfg.int("rag.chunk_size") as usize,
         chunk_overlap: cfg.int("rag.chunk_overlap") as usize,
+        ..KbSettings::default()
     }
 }
 

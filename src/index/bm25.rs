@@ -31,24 +31,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use roaring::RoaringBitmap;
-use tantivy::collector::{Collector, Count, SegmentCollector, TopDocs};
-use tantivy::columnar::Column;
+use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::fieldnorm::FieldNormReader;
-use tantivy::query::{
-    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
-};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STRING};
 use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
 };
-use tantivy::{
-    DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Searcher, SegmentOrdinal, SegmentReader,
-    TantivyDocument, TantivyError, Term,
-};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term};
 use thiserror::Error;
 
 use super::{field_term, ChunkId, Filter, IndexDoc};
@@ -128,6 +120,13 @@ fn tantivy_err(action: &'static str) -> impl FnOnce(TantivyError) -> Bm25Error {
 struct Fields {
     chunk_id: Field,
     text: Field,
+    title: Field,
+    aliases: Field,
+    headings: Field,
+    authors: Field,
+    /// Untokenized normalised names (titles and aliases) for the exact-name
+    /// signal: one term per name, see [`name_key`].
+    name_key: Field,
     source: Field,
     visibility: Field,
     doc_type: Field,
@@ -137,6 +136,46 @@ struct Fields {
     entity: Field,
     tag: Field,
     kv: Field,
+}
+
+/// How much a query word matching each text field counts, relative to the
+/// body. A name is a short, deliberate description of the whole document,
+/// so a word there says more than the same word in a passage; headings
+/// describe a section, less than a title. The defaults were tuned on the
+/// Obsidian help vault's known-item sets (docs/ARCHITECTURE.md, "Retrieval
+/// fields", says what was measured).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldBoosts {
+    pub body: f32,
+    pub title: f32,
+    pub aliases: f32,
+    pub headings: f32,
+    pub authors: f32,
+}
+
+impl Default for FieldBoosts {
+    fn default() -> Self {
+        FieldBoosts {
+            body: 1.0,
+            title: 3.0,
+            aliases: 3.0,
+            headings: 1.5,
+            authors: 2.0,
+        }
+    }
+}
+
+impl Fields {
+    /// The text fields a query is matched against, with their boosts.
+    fn weighted(&self, b: &FieldBoosts) -> [(Field, f32); 5] {
+        [
+            (self.text, b.body),
+            (self.title, b.title),
+            (self.aliases, b.aliases),
+            (self.headings, b.headings),
+            (self.authors, b.authors),
+        ]
+    }
 }
 
 fn build_schema() -> (Schema, Fields) {
@@ -151,11 +190,20 @@ fn build_schema() -> (Schema, Fields) {
             .set_tokenizer(ANALYZER)
             .set_index_option(IndexRecordOption::WithFreqs),
     );
-    let text = b.add_text_field("text", text_opts);
+    let text = b.add_text_field("text", text_opts.clone());
+    let title = b.add_text_field("title", text_opts.clone());
+    let aliases = b.add_text_field("aliases", text_opts.clone());
+    let headings = b.add_text_field("headings", text_opts.clone());
+    let authors = b.add_text_field("authors", text_opts);
     // Filter fields: raw (untokenized) terms, matched exactly.
     let fields = Fields {
         chunk_id,
         text,
+        title,
+        aliases,
+        headings,
+        authors,
+        name_key: b.add_text_field("name_key", STRING),
         source: b.add_text_field("source", STRING),
         visibility: b.add_text_field("visibility", STRING),
         doc_type: b.add_text_field("doc_type", STRING),
@@ -169,6 +217,28 @@ fn build_schema() -> (Schema, Fields) {
         kv: b.add_text_field("kv", STRING),
     };
     (b.build(), fields)
+}
+
+/// A name (title, alias, or a whole query) reduced to what the exact-name
+/// signal compares: lowercased, accents folded, split on anything that is
+/// not a letter or digit, words joined by one space. `Advanced  Markdown`,
+/// `advanced markdown` and `Advanced-Markdown` share the key
+/// `advanced markdown`; `Café` and `cafe` too. No stemming: this is the
+/// *whole* name, so `Bases` must not equal `base`.
+pub fn name_key(text: &str) -> String {
+    let mut analyzer = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build();
+    let mut stream = analyzer.token_stream(text);
+    let mut out = String::with_capacity(text.len());
+    while let Some(token) = stream.next() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&token.text);
+    }
+    out
 }
 
 fn analyzer() -> TextAnalyzer {
@@ -187,6 +257,7 @@ pub struct Bm25Index {
     reader: IndexReader,
     writer: IndexWriter<TantivyDocument>,
     fields: Fields,
+    boosts: FieldBoosts,
     pool_cache: PoolCache,
 }
 
@@ -244,8 +315,15 @@ impl Bm25Index {
             reader,
             writer,
             fields,
+            boosts: FieldBoosts::default(),
             pool_cache: PoolCache::default(),
         })
+    }
+
+    /// Replaces the field boosts searches use (for tuning; the defaults are
+    /// what ships).
+    pub fn set_boosts(&mut self, boosts: FieldBoosts) {
+        self.boosts = boosts;
     }
 
     /// Stages `docs` for the next commit. A chunk id already in the index
@@ -259,6 +337,26 @@ impl Bm25Index {
             let mut doc = TantivyDocument::default();
             doc.add_u64(f.chunk_id, d.chunk_id.0);
             doc.add_text(f.text, &d.text);
+            for name in &d.titles {
+                doc.add_text(f.title, name);
+            }
+            for alias in &d.aliases {
+                doc.add_text(f.aliases, alias);
+            }
+            doc.add_text(f.headings, &d.headings);
+            doc.add_text(f.authors, &d.authors);
+            let mut keys: Vec<String> = d
+                .titles
+                .iter()
+                .chain(&d.aliases)
+                .map(|n| name_key(n))
+                .filter(|k| !k.is_empty())
+                .collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                doc.add_text(f.name_key, k);
+            }
             doc.add_text(f.source, &d.source);
             doc.add_text(f.visibility, &d.visibility);
             doc.add_text(f.doc_type, &d.doc_type);
@@ -369,44 +467,112 @@ impl Bm25Index {
     /// best first, with their BM25 scores. Any user text is accepted: it is
     /// tokenized like the indexed text, so quotes, colons, `AND` or stray
     /// parentheses are just words or separators, never syntax.
+    ///
+    /// Every query word is looked up in each text field (body, title,
+    /// aliases, headings, authors) and the field scores are summed, each
+    /// multiplied by its boost ([`FieldBoosts`]): a word in the title adds
+    /// to the same word in the body rather than replacing it.
     pub fn search(&self, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<(ChunkId, f32)>> {
-        let terms = self.query_terms(query_text);
-        if terms.is_empty() || limit == 0 {
+        let words = query_words(query_text);
+        if words.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
         let filter_clauses = self.filter_clauses(filter);
+        let weighted = self.fields.weighted(&self.boosts);
 
-        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len());
-        for (term, count) in &terms {
-            let q: Box<dyn Query> = Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
-            let q: Box<dyn Query> = if *count > 1 {
-                Box::new(BoostQuery::new(q, *count as f32))
-            } else {
-                q
-            };
-            should.push((Occur::Should, q));
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(words.len() * weighted.len());
+        let mut terms = Vec::with_capacity(words.len() * weighted.len());
+        for (word, count) in &words {
+            for (field, boost) in weighted {
+                let term = Term::from_field_text(field, word);
+                let q: Box<dyn Query> = Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
+                let weight = boost * *count as f32;
+                let q: Box<dyn Query> = if (weight - 1.0).abs() > f32::EPSILON {
+                    Box::new(BoostQuery::new(q, weight))
+                } else {
+                    q
+                };
+                should.push((Occur::Should, q));
+                terms.push(term);
+            }
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
         clauses.extend(filter_clauses.iter().map(|q| (Occur::Must, q.box_clone())));
         let query = BooleanQuery::new(clauses);
-        let collector = TopDocs::with_limit(limit).order_by_score();
+        let hits = self.top_docs(&searcher, &query, filter, &filter_clauses, &terms, limit)?;
+        hits.into_iter().map(|(score, id)| Ok((id, score))).collect()
+    }
 
+    /// Chunks whose document has a title or alias equal to the whole query
+    /// (compared by [`name_key`]), among those `filter` allows: at most
+    /// `limit`, the chunks that also match the query's words best first.
+    /// This is the exact-name signal fusion weighs strongly; it lives in the
+    /// same documents and behind the same filter clauses as every other
+    /// field, so a private note's alias can only match inside a pool that
+    /// includes private notes.
+    pub fn exact_name_matches(&self, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<ChunkId>> {
+        let key = name_key(query_text);
+        if key.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let filter_clauses = self.filter_clauses(filter);
+        let name: Box<dyn Query> = Box::new(ConstScoreQuery::new(
+            Box::new(TermQuery::new(
+                Term::from_field_text(self.fields.name_key, &key),
+                IndexRecordOption::Basic,
+            )),
+            0.0,
+        ));
+        // Ordering among a note's chunks: by the body/heading words, so the
+        // passage that talks about the name comes first.
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut terms = Vec::new();
+        for (word, count) in query_words(query_text) {
+            for field in [self.fields.text, self.fields.headings] {
+                let term = Term::from_field_text(field, &word);
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs)),
+                        count as f32,
+                    )),
+                ));
+                terms.push(term);
+            }
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, name)];
+        if !should.is_empty() {
+            clauses.push((Occur::Should, Box::new(BooleanQuery::new(should))));
+        }
+        clauses.extend(filter_clauses.iter().map(|q| (Occur::Must, q.box_clone())));
+        let query = BooleanQuery::new(clauses);
+        let hits = self.top_docs(&searcher, &query, filter, &filter_clauses, &terms, limit)?;
+        Ok(hits.into_iter().map(|(_, id)| id).collect())
+    }
+
+    /// Runs `query` (which already carries the filter clauses) with BM25
+    /// statistics over the filtered pool, and maps hits to chunk ids.
+    fn top_docs(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+        filter: &Filter,
+        filter_clauses: &[Box<dyn Query>],
+        terms: &[Term],
+        limit: usize,
+    ) -> Result<Vec<(f32, ChunkId)>> {
+        let collector = TopDocs::with_limit(limit).order_by_score();
         let hits = if filter_clauses.is_empty() {
-            searcher.search(&query, &collector)
+            searcher.search(query, &collector)
         } else {
-            let stats = PoolStatistics::compute(
-                &searcher,
-                &self.pool_cache,
-                filter,
-                &filter_clauses,
-                &terms,
-                self.fields.text,
-            )?;
+            let pool = self.pool(searcher, filter, filter_clauses)?;
+            let stats = PoolStatistics::compute(searcher, &pool, terms)?;
             if stats.docs == 0 {
                 return Ok(Vec::new());
             }
-            searcher.search_with_statistics_provider(&query, &collector, &stats)
+            searcher.search_with_statistics_provider(query, &collector, &stats)
         }
         .map_err(tantivy_err("run a search"))?;
 
@@ -424,7 +590,7 @@ impl Bm25Index {
                 ),
             };
             if let Some(id) = column.first(addr.doc_id) {
-                out.push((ChunkId(id), score));
+                out.push((score, ChunkId(id)));
             }
         }
         Ok(out)
@@ -436,32 +602,20 @@ impl Bm25Index {
     /// `u32::MAX` (which the store never allocates) are left out.
     pub fn filter_ids(&self, filter: &Filter) -> Result<RoaringBitmap> {
         let searcher = self.reader.searcher();
-        let clauses: Vec<(Occur, Box<dyn Query>)> = self
-            .filter_clauses(filter)
-            .into_iter()
-            .map(|q| (Occur::Must, q))
-            .collect();
-        let query: Box<dyn Query> = if clauses.is_empty() {
-            Box::new(AllQuery)
-        } else {
-            Box::new(BooleanQuery::new(clauses))
-        };
-        searcher
-            .search(query.as_ref(), &IdBitmap)
-            .map_err(tantivy_err("collect the filtered chunk ids"))
+        let clauses = self.filter_clauses(filter);
+        Ok(self.pool(&searcher, filter, &clauses)?.ids.clone())
     }
 
-    /// Analyzed query terms with their repetition counts, in a stable order.
-    fn query_terms(&self, text: &str) -> BTreeMap<Term, usize> {
-        let mut analyzer = analyzer();
-        let mut stream = analyzer.token_stream(text);
-        let mut terms = BTreeMap::new();
-        while let Some(token) = stream.next() {
-            *terms
-                .entry(Term::from_field_text(self.fields.text, &token.text))
-                .or_insert(0) += 1;
-        }
-        terms
+    /// The filter's pool in this searcher generation (measured once, then
+    /// cached until the next commit).
+    fn pool(
+        &self,
+        searcher: &Searcher,
+        filter: &Filter,
+        filter_clauses: &[Box<dyn Query>],
+    ) -> Result<std::sync::Arc<pool::Pool>> {
+        let text_fields: Vec<Field> = self.fields.weighted(&self.boosts).iter().map(|(f, _)| *f).collect();
+        self.pool_cache.get(searcher, filter, filter_clauses, &text_fields)
     }
 
     /// One scoreless `Must`-able query per filter condition.
@@ -509,198 +663,20 @@ impl Bm25Index {
     }
 }
 
-/// BM25 statistics computed over the filtered pool only, so that chunks a
-/// search may not see cannot shift the scores of those it may.
-struct PoolStatistics {
-    docs: u64,
-    tokens: u64,
-    doc_freqs: HashMap<Term, u64>,
+/// Analyzed query words with their repetition counts, in a stable order.
+fn query_words(text: &str) -> BTreeMap<String, usize> {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut words = BTreeMap::new();
+    while let Some(token) = stream.next() {
+        *words.entry(token.text.clone()).or_insert(0) += 1;
+    }
+    words
 }
 
-impl PoolStatistics {
-    fn compute(
-        searcher: &Searcher,
-        pool_cache: &PoolCache,
-        filter: &Filter,
-        filter_clauses: &[Box<dyn Query>],
-        terms: &BTreeMap<Term, usize>,
-        text: Field,
-    ) -> Result<Self> {
-        let conjunction = |extra: Option<&Term>| {
-            let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-                filter_clauses.iter().map(|q| (Occur::Must, q.box_clone())).collect();
-            if let Some(t) = extra {
-                clauses.push((
-                    Occur::Must,
-                    Box::new(TermQuery::new(t.clone(), IndexRecordOption::Basic)),
-                ));
-            }
-            BooleanQuery::new(clauses)
-        };
-        let (docs, tokens) = pool_cache.get_or_compute(searcher, filter, || {
-            searcher
-                .search(&conjunction(None), &PoolLength { field: text })
-                .map_err(tantivy_err("measure the filtered pool"))
-        })?;
-        let mut doc_freqs = HashMap::with_capacity(terms.len());
-        if docs > 0 {
-            for term in terms.keys() {
-                let n = searcher
-                    .search(&conjunction(Some(term)), &Count)
-                    .map_err(tantivy_err("count term frequencies in the filtered pool"))?;
-                doc_freqs.insert(term.clone(), n as u64);
-            }
-        }
-        Ok(Self {
-            docs,
-            tokens: tokens.max(1),
-            doc_freqs,
-        })
-    }
-}
-
-/// Remembers each filter's pool size and length for the current searcher
-/// generation: the same few filters (public-only, everything) come back on
-/// almost every query, and measuring a pool is a pass over its documents.
-#[derive(Default)]
-struct PoolCache {
-    /// (searcher generation, filter → (pool docs, pool tokens)).
-    inner: Mutex<(u64, PoolSizes)>,
-}
-
-type PoolSizes = HashMap<Filter, (u64, u64)>;
-
-impl PoolCache {
-    const MAX_ENTRIES: usize = 64;
-
-    fn get_or_compute(
-        &self,
-        searcher: &Searcher,
-        filter: &Filter,
-        compute: impl FnOnce() -> Result<(u64, u64)>,
-    ) -> Result<(u64, u64)> {
-        let generation = searcher.generation().generation_id();
-        if let Ok(guard) = self.inner.lock() {
-            if guard.0 == generation {
-                if let Some(hit) = guard.1.get(filter) {
-                    return Ok(*hit);
-                }
-            }
-        }
-        let value = compute()?;
-        // A poisoned lock only loses the cache, never correctness.
-        if let Ok(mut guard) = self.inner.lock() {
-            if guard.0 != generation || guard.1.len() >= Self::MAX_ENTRIES {
-                *guard = (generation, HashMap::new());
-            }
-            guard.1.insert(filter.clone(), value);
-        }
-        Ok(value)
-    }
-}
-
-/// Collects the chunk ids of matching docs into a bitmap.
-struct IdBitmap;
-
-struct SegmentIdBitmap {
-    ids: Column<u64>,
-    out: RoaringBitmap,
-}
-
-impl Collector for IdBitmap {
-    type Fruit = RoaringBitmap;
-    type Child = SegmentIdBitmap;
-
-    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<Self::Child> {
-        Ok(SegmentIdBitmap {
-            ids: segment.fast_fields().u64("chunk_id")?,
-            out: RoaringBitmap::new(),
-        })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        false
-    }
-
-    fn merge_fruits(&self, fruits: Vec<RoaringBitmap>) -> tantivy::Result<RoaringBitmap> {
-        Ok(fruits.into_iter().fold(RoaringBitmap::new(), |acc, b| acc | b))
-    }
-}
-
-impl SegmentCollector for SegmentIdBitmap {
-    type Fruit = RoaringBitmap;
-
-    fn collect(&mut self, doc: DocId, _score: Score) {
-        if let Some(id) = self.ids.first(doc).and_then(|id| u32::try_from(id).ok()) {
-            self.out.insert(id);
-        }
-    }
-
-    fn harvest(self) -> RoaringBitmap {
-        self.out
-    }
-}
-
-/// Collects (document count, total tokens in `field`) over matching docs.
-struct PoolLength {
-    field: Field,
-}
-
-struct SegmentPoolLength {
-    norms: FieldNormReader,
-    docs: u64,
-    tokens: u64,
-}
-
-impl Collector for PoolLength {
-    type Fruit = (u64, u64);
-    type Child = SegmentPoolLength;
-
-    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<Self::Child> {
-        Ok(SegmentPoolLength {
-            norms: segment.get_fieldnorms_reader(self.field)?,
-            docs: 0,
-            tokens: 0,
-        })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        false
-    }
-
-    fn merge_fruits(&self, fruits: Vec<(u64, u64)>) -> tantivy::Result<(u64, u64)> {
-        Ok(fruits.into_iter().fold((0, 0), |acc, f| (acc.0 + f.0, acc.1 + f.1)))
-    }
-}
-
-impl SegmentCollector for SegmentPoolLength {
-    type Fruit = (u64, u64);
-
-    fn collect(&mut self, doc: DocId, _score: Score) {
-        self.docs += 1;
-        self.tokens += u64::from(self.norms.fieldnorm(doc));
-    }
-
-    fn harvest(self) -> (u64, u64) {
-        (self.docs, self.tokens)
-    }
-}
-
-impl Bm25StatisticsProvider for PoolStatistics {
-    fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
-        Ok(self.tokens)
-    }
-
-    fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok(self.docs)
-    }
-
-    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        // Tantivy asserts doc_freq <= total_num_docs; unknown terms (none are
-        // expected) count as absent.
-        Ok(self.doc_freqs.get(term).copied().unwrap_or(0).min(self.docs))
-    }
-}
+#[path = "bm25_pool.rs"]
+mod pool;
+use pool::{PoolCache, PoolStatistics};
 
 #[cfg(test)]
 #[path = "bm25_tests.rs"]

@@ -107,6 +107,17 @@ pub struct IndexDoc {
     pub chunk_id: ChunkId,
     /// The text to index: the chunk's embedded text, not its stored text.
     pub text: String,
+    /// The document's names: a note's title and file stem, a paper's title.
+    /// Indexed for every chunk of the document (its own boosted field), and
+    /// matched whole for the exact-name signal.
+    pub titles: Vec<String>,
+    /// A note's frontmatter aliases, for every chunk of the note; matched
+    /// like titles (field and exact name).
+    pub aliases: Vec<String>,
+    /// This chunk's heading breadcrumb (`H1 › H2`).
+    pub headings: String,
+    /// A paper's authors.
+    pub authors: String,
     /// The document key (paper URL, `local`, `file:///…`, `session:<id>`).
     pub source: String,
     /// `"public"` or `"private"`.
@@ -218,7 +229,10 @@ mod tests {
         rust_files(&src, &mut files);
         assert!(!files.is_empty());
         let rules: [(&str, &[&str]); 3] = [
-            ("tantivy", &["index/bm25.rs", "index/bm25_tests.rs"]),
+            (
+                "tantivy",
+                &["index/bm25.rs", "index/bm25_pool.rs", "index/bm25_tests.rs"],
+            ),
             ("arroy", &["index/vector.rs", "index/vector_tests.rs"]),
             ("heed", &["index/vector.rs", "index/vector_tests.rs"]),
         ];

@@ -2,8 +2,8 @@
 //!
 //! Owns: finding and stripping the `---` block, reading it with a streaming
 //! event parser under hard limits, and mapping keys onto the record schema
-//! (`category`, `status`, `entity`, `event_date`, `tags` as `|a|b|`, every
-//! other scalar as `x_<key>`).
+//! (`category`, `status`, `entity`, `event_date`, `tags` as `|a|b|`,
+//! `aliases` as a list, every other scalar as `x_<key>`).
 //! Must not: fail a note. Malformed YAML, nested values, oversized headers
 //! and alias tricks become warnings; the note is still indexed from its
 //! text.
@@ -22,7 +22,9 @@ use yaml_rust2::scanner::TScalarStyle;
 
 /// The frontmatter-mapping version. Bump it when the mapping changes;
 /// `refresh_vault` re-indexes (or re-stamps) notes indexed under an older one.
-pub const META_SCHEMA: i64 = 2;
+/// 3: `aliases`/`alias` became a list under `aliases` (was `x_aliases`, a
+/// comma-joined string nothing searched).
+pub const META_SCHEMA: i64 = 3;
 
 /// Frontmatter larger than this is not parsed (the note is still indexed).
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
@@ -235,6 +237,7 @@ fn map_fields(pairs: Pairs, out: &mut Parsed) {
             "entity" | "org" | "company" => "entity".to_string(),
             "date" | "applied" => "event_date".to_string(),
             "tags" | "tag" => "tags".to_string(),
+            "aliases" | "alias" => "aliases".to_string(),
             other => format!("x_{other}"),
         };
         *seen.entry(target.clone()).or_insert(0) += 1;
@@ -250,6 +253,9 @@ fn map_fields(pairs: Pairs, out: &mut Parsed) {
             ("tags", Raw::Scalar(s, _)) if s.contains(',') => tags_value(s.split(',')),
             ("tags", Raw::Scalar(s, _)) => tags_value(s.split_whitespace()),
             ("event_date", Raw::Scalar(s, _)) => Value::String(normalise_date(&s)),
+            // Obsidian's `aliases` is a list; a plain string is one alias.
+            ("aliases", Raw::List(items)) => aliases_value(items),
+            ("aliases", Raw::Scalar(s, _)) => aliases_value(vec![s]),
             (_, Raw::Scalar(s, plain)) => scalar(&s, plain),
             (_, Raw::List(items)) => Value::String(items.join(", ")),
         };
@@ -257,6 +263,23 @@ fn map_fields(pairs: Pairs, out: &mut Parsed) {
             continue;
         }
         out.fields.insert(target, value);
+    }
+}
+
+/// Aliases as a JSON list of trimmed, non-empty, distinct strings (order
+/// kept), or null if none.
+fn aliases_value(items: Vec<String>) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    for a in items {
+        let a = a.trim().to_string();
+        if !a.is_empty() && !out.iter().any(|v| v.as_str() == Some(a.as_str())) {
+            out.push(Value::String(a));
+        }
+    }
+    if out.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(out)
     }
 }
 

@@ -235,7 +235,13 @@ pub fn index_vault_file(
     }
     let header = frontmatter::record_header(&parsed.fields);
     let mut caller: Metadata = parsed.fields.clone();
-    caller.insert("title".into(), json!(title_of(&parsed.body, rel)));
+    let title = parsed
+        .fields
+        .get("x_title")
+        .map(crate::kb::scalar_string)
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| title_of(&parsed.body, rel));
+    caller.insert("title".into(), json!(title));
     caller.insert("modified_at".into(), json!(iso_mtime(&meta)));
     caller.insert("storage_mode".into(), json!("full_text"));
     let mut own = Metadata::new();
@@ -384,3 +390,7 @@ fn has_frontmatter(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "vault/retrieval_tests.rs"]
+mod retrieval_tests;

@@ -17,6 +17,7 @@
 //! recovery) or wholly absent.
 
 pub mod chunker;
+pub mod eval;
 pub mod maintain;
 pub mod ops;
 pub mod search;
@@ -41,6 +42,10 @@ pub struct KbSettings {
     pub rerank_top_n: usize,
     pub chunk_size: usize,
     pub chunk_overlap: usize,
+    /// BM25 field boosts.
+    pub field_boosts: crate::index::bm25::FieldBoosts,
+    /// RRF weight of the exact-name leg (dense and BM25 weigh 1).
+    pub exact_name_weight: f32,
 }
 
 impl Default for KbSettings {
@@ -50,6 +55,8 @@ impl Default for KbSettings {
             rerank_top_n: 25,
             chunk_size: 1024,
             chunk_overlap: 128,
+            field_boosts: crate::index::bm25::FieldBoosts::default(),
+            exact_name_weight: search::EXACT_NAME_WEIGHT,
         }
     }
 }
@@ -142,7 +149,8 @@ impl Kb {
         };
         let gen = store.generation()?;
         let dir = index_dir(rag_dir, gen);
-        let bm25 = Bm25Index::open_or_create(&dir.join("bm25"))?;
+        let mut bm25 = open_bm25(&dir.join("bm25"))?;
+        bm25.set_boosts(settings.field_boosts);
         let vectors = match mismatch {
             None => Some(VectorIndex::open_or_create(&dir.join("vectors"), embedder.dims())?),
             Some(_) => None,
@@ -339,6 +347,25 @@ impl Kb {
     }
 }
 
+/// Opens the BM25 index; one built with another schema (an older Jarvis,
+/// before a field was added) is derived data, so it is removed and the
+/// catch-up on open rebuilds it from the store instead of refusing to start.
+fn open_bm25(dir: &Path) -> Result<Bm25Index> {
+    match Bm25Index::open_or_create(dir) {
+        Err(Bm25Error::SchemaMismatch { detail, .. }) => {
+            tracing::warn!(path = %dir.display(), %detail, "the BM25 index has an older schema; rebuilding it from the store");
+            std::fs::remove_dir_all(dir).map_err(|e| {
+                KbError::Bm25(Bm25Error::Open {
+                    path: dir.to_path_buf(),
+                    source: Box::new(e),
+                })
+            })?;
+            Ok(Bm25Index::open_or_create(dir)?)
+        }
+        other => Ok(other?),
+    }
+}
+
 /// Ids whose index entries must be refreshed after `entries`: every added
 /// or deleted id, plus (for BM25 only) metadata-updated ids. Deleting then
 /// re-adding what the store still holds is idempotent, which is what makes
@@ -379,6 +406,10 @@ pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
         } else {
             rec.embed_text.clone()
         },
+        titles: names(rec),
+        aliases: aliases(rec),
+        headings: s("section").unwrap_or_default(),
+        authors: s("authors").unwrap_or_default(),
         source: s("source").unwrap_or_default(),
         visibility: s("visibility").unwrap_or_else(|| "public".into()),
         doc_type: s("doc_type").unwrap_or_default(),
@@ -393,6 +424,46 @@ pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
             .filter(|(k, _)| k.starts_with("x_"))
             .map(|(k, v)| (k.clone(), scalar_string(v)))
             .collect(),
+    }
+}
+
+/// A document's names for the title field: its `title`, and for a note
+/// also its file stem (Obsidian's name for it) when that differs.
+fn names(rec: &ChunkRecord) -> Vec<String> {
+    let mut out: Vec<String> = rec
+        .meta_str("title")
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .into_iter()
+        .collect();
+    if rec.meta_str("doc_type") == Some("note") {
+        if let Some(stem) = rec
+            .meta_str("file_path")
+            .and_then(|p| Path::new(p).file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+        {
+            if !out.iter().any(|t| t == &stem) {
+                out.push(stem);
+            }
+        }
+    }
+    out
+}
+
+/// A note's aliases: the `aliases` list written by vault ingest (a string
+/// counts as one alias).
+fn aliases(rec: &ChunkRecord) -> Vec<String> {
+    match rec.meta.get("aliases") {
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| v.as_str())
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            .collect(),
+        Some(serde_json::Value::String(a)) if !a.trim().is_empty() => vec![a.trim().to_string()],
+        _ => Vec::new(),
     }
 }
 

@@ -1,5 +1,12 @@
-//! Hybrid retrieval: filter → dense and BM25 over the same filtered pool →
-//! reciprocal rank fusion → optional cross-encoder re-rank.
+//! Hybrid retrieval: filter → dense, BM25 and exact-name over the same
+//! filtered pool → reciprocal rank fusion → optional cross-encoder re-rank;
+//! and the document-level view that collapses chunks into documents.
+//!
+//! Fusion: dense and BM25 count 1 each; the exact-name leg (chunks of a
+//! document whose title or alias equals the whole query, see
+//! `Bm25Index::exact_name_matches`) counts [`EXACT_NAME_WEIGHT`] (`KbSettings::exact_name_weight`), so a
+//! document named exactly what the user typed comes first unless both other
+//! legs strongly disagree.
 //!
 //! Privacy holds by construction: the filter becomes a candidate bitmap for
 //! arroy and query clauses for tantivy, so no chunk outside the pool is
@@ -14,6 +21,10 @@ use crate::index::{ChunkId, Filter};
 use crate::store::ChunkRecord;
 
 use super::{scalar_string, split_tags, Kb, Result};
+
+/// RRF weight of the exact-name leg (dense and BM25 weigh 1). At 2 its rank
+/// 1 alone equals being first in both other legs.
+pub const EXACT_NAME_WEIGHT: f32 = 2.0;
 
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
@@ -47,6 +58,30 @@ pub struct Hit {
     /// 1-based ranks in each leg, when the chunk appeared there.
     pub dense_rank: Option<usize>,
     pub bm25_rank: Option<usize>,
+    /// The chunk's document has a title or alias equal to the query.
+    pub name_match: bool,
+}
+
+/// One document in a document-level result: its best chunk stands for it.
+#[derive(Debug, Clone)]
+pub struct DocHit {
+    /// The document's key: a note's `file_path`, otherwise its `source`.
+    pub key: String,
+    /// The best-ranked chunk of the document (its text and section).
+    pub best: Hit,
+    /// The document's score: its best chunk's score (see [`Kb::search_documents`]).
+    pub score: f32,
+    /// Other chunks of the document among the retrieved candidates.
+    pub more: usize,
+}
+
+/// A chunk's document key: a note's file path (all notes share `source =
+/// "local"`), otherwise its source.
+pub fn doc_key(rec: &ChunkRecord) -> &str {
+    match (rec.meta_str("doc_type"), rec.meta_str("file_path")) {
+        (Some("note"), Some(p)) => p,
+        _ => rec.meta_str("source").or(rec.meta_str("file_path")).unwrap_or(""),
+    }
 }
 
 impl Kb {
@@ -66,7 +101,7 @@ impl Kb {
 
         // Embed outside the index lock: it is the slow part.
         let qv = self.embedder().embed_query(&req.query)?;
-        let (dense, sparse) = {
+        let (dense, sparse, exact) = {
             let ix = self.indexes();
             let pool: Option<RoaringBitmap> = if req.filter.is_empty() {
                 None
@@ -77,17 +112,27 @@ impl Kb {
                 Some(v) => v.search(&qv, pool.as_ref(), leg)?,
                 None => Vec::new(),
             };
-            let sparse = if hybrid {
-                ix.bm25.search(&req.query, &req.filter, leg)?
+            let (sparse, exact) = if hybrid {
+                (
+                    ix.bm25.search(&req.query, &req.filter, leg)?,
+                    ix.bm25.exact_name_matches(&req.query, &req.filter, leg)?,
+                )
             } else {
-                Vec::new()
+                (Vec::new(), Vec::new())
             };
-            (dense, sparse)
+            (dense, sparse, exact)
         };
         let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
         let sparse_ids: Vec<ChunkId> = sparse.iter().map(|(id, _)| *id).collect();
         let ranked: Vec<(ChunkId, f32)> = if hybrid {
-            rrf(&[(&dense_ids, 1.0), (&sparse_ids, 1.0)], RRF_C)
+            rrf(
+                &[
+                    (&dense_ids, 1.0),
+                    (&sparse_ids, 1.0),
+                    (&exact, self.settings.exact_name_weight),
+                ],
+                RRF_C,
+            )
         } else {
             dense
         };
@@ -108,6 +153,7 @@ impl Kb {
                 score,
                 dense_rank: dense_ids.iter().position(|d| *d == id).map(|p| p + 1),
                 bm25_rank: sparse_ids.iter().position(|d| *d == id).map(|p| p + 1),
+                name_match: exact.contains(&id),
             });
         }
         if reranking && hits.len() > 1 {
@@ -122,6 +168,20 @@ impl Kb {
         }
         hits.truncate(req.n);
         Ok(hits)
+    }
+
+    /// Document-level search: the chunk ranking collapsed into documents,
+    /// best first. A document's score is its best chunk's score (max, not
+    /// sum: a long note must not win by having many mediocre passages),
+    /// its best chunk stands for it, and `more` counts its other chunks
+    /// among the candidates. Candidates are `n × 8` chunks (at least 80), so
+    /// a document whose passages crowd the chunk list still leaves room
+    /// for `n` distinct documents.
+    pub fn search_documents(&self, req: &SearchRequest) -> Result<Vec<DocHit>> {
+        let mut chunk_req = req.clone();
+        chunk_req.n = req.n.saturating_mul(8).max(80);
+        let hits = self.search(&chunk_req)?;
+        Ok(group_documents(hits, req.n))
     }
 
     /// Provider-aware search. For a cloud provider the results come only
@@ -155,6 +215,32 @@ impl Kb {
             .any(|h| h.record.meta_str("visibility") == Some("private"));
         Ok((hits, private))
     }
+}
+
+/// Collapses a ranked chunk list into at most `n` documents (see
+/// [`Kb::search_documents`]). Pure, so its rules are tested directly.
+pub fn group_documents(hits: Vec<Hit>, n: usize) -> Vec<DocHit> {
+    let mut docs: Vec<DocHit> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for h in hits {
+        let key = doc_key(&h.record).to_string();
+        match index.get(&key) {
+            Some(&i) => docs[i].more += 1,
+            None => {
+                index.insert(key.clone(), docs.len());
+                docs.push(DocHit {
+                    key,
+                    score: h.score,
+                    best: h,
+                    more: 0,
+                });
+            }
+        }
+    }
+    // Hits arrive best first, so the first chunk of each document is its
+    // best and documents are already in order of their best chunk.
+    docs.truncate(n);
+    docs
 }
 
 /// Whether a stored chunk passes a filter (the store-side twin of the

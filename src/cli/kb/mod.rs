@@ -1,5 +1,5 @@
 //! `jarvis kb …`: search, list, stats, schema, set-meta, remove, reindex,
-//! doctor. One file per kind of work: [`search`] (search, list), [`info`]
+//! doctor, eval. One file per kind of work: [`search`] (search, list), [`info`]
 //! (stats, schema), [`edit`] (set-meta, remove), [`maintain`] (reindex,
 //! doctor and the hidden probe doctor runs in a child process).
 //!
@@ -10,6 +10,7 @@
 
 mod add;
 mod edit;
+mod eval;
 mod info;
 mod maintain;
 mod search;
@@ -72,6 +73,12 @@ pub enum KbCmd {
     Add(add::AddArgs),
     /// Index the Obsidian vault incrementally: new and changed notes, deletions, visibility changes.
     IndexVault(vault::IndexVaultArgs),
+    /// Measure retrieval on a golden query set: hit@1, hit@10, MRR@10 (nDCG@10, Recall@100 with qrels), latency.
+    ///
+    /// Keep a file of queries whose right answer you know
+    /// (`{"query": "…", "answer": "folder/Note.md"}` per line) and run it
+    /// after changing settings or models.
+    Eval(eval::EvalArgs),
     /// The search probe `kb doctor` runs in a child process (internal).
     #[command(name = "__probe", hide = true)]
     Probe,
@@ -90,6 +97,7 @@ pub fn run(cmd: KbCmd, config: &Config) -> anyhow::Result<ExitCode> {
         KbCmd::Probe => maintain::probe(config),
         KbCmd::IndexVault(a) => vault::index_vault(a, config),
         KbCmd::Add(a) => add::add(a, config),
+        KbCmd::Eval(a) => eval::eval(a, config),
     }
 }
 

@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::config::Config;
-use crate::kb::search::{Hit, SearchRequest};
+use crate::kb::search::{DocHit, Hit, SearchRequest};
 
 use super::{display_title, emit_json, open, CommonFilter};
 
@@ -14,6 +14,15 @@ use super::{display_title, emit_json, open, CommonFilter};
 pub enum Visibility {
     Public,
     Private,
+}
+
+/// What one result stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Group {
+    /// One result per chunk (passage).
+    Chunks,
+    /// One result per document: its best passage, "+N more passages".
+    Docs,
 }
 
 #[derive(Debug, Args)]
@@ -37,6 +46,9 @@ pub struct SearchArgs {
     /// Print each chunk's whole text instead of a one-line snippet.
     #[arg(long)]
     pub full: bool,
+    /// One result per chunk (default) or per document.
+    #[arg(long, value_enum, default_value_t = Group::Chunks)]
+    pub group: Group,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -86,6 +98,19 @@ pub fn search(a: SearchArgs, config: &Config) -> anyhow::Result<ExitCode> {
         req.hybrid = Some(false);
     }
     let kb = open(config)?;
+    if a.group == Group::Docs {
+        let docs = kb.search_documents(&req)?;
+        drop(kb);
+        if a.json {
+            let results: Vec<_> = docs.iter().enumerate().map(|(i, d)| doc_json(i + 1, d)).collect();
+            emit_json(&json!({ "query": a.query, "group": "docs", "results": results }))?;
+        } else if docs.is_empty() {
+            eprintln!("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase");
+        } else {
+            super::super::emit(&render_docs(&docs, a.full))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let hits = kb.search(&req)?;
     drop(kb);
     if a.json {
@@ -102,11 +127,18 @@ pub fn search(a: SearchArgs, config: &Config) -> anyhow::Result<ExitCode> {
 /// Where a chunk came from, as a user would look it up: a note's file
 /// path (all notes share `source = "local"`), otherwise its source.
 fn origin(h: &Hit) -> &str {
-    let r = &h.record;
-    match (r.meta_str("doc_type"), r.meta_str("file_path")) {
-        (Some("note"), Some(p)) => p,
-        _ => r.meta_str("source").or(r.meta_str("file_path")).unwrap_or(""),
+    crate::kb::search::doc_key(&h.record)
+}
+
+/// A document result: notes are named by `file_path`, papers by `source`.
+fn doc_json(rank: usize, d: &DocHit) -> serde_json::Value {
+    let mut v = hit_json(rank, &d.best);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("score".into(), json!(d.score));
+        o.insert("more_passages".into(), json!(d.more));
+        o.insert("name_match".into(), json!(d.best.name_match));
     }
+    v
 }
 
 fn hit_json(rank: usize, h: &Hit) -> serde_json::Value {
@@ -123,43 +155,64 @@ fn hit_json(rank: usize, h: &Hit) -> serde_json::Value {
         "score": h.score,
         "dense_rank": h.dense_rank,
         "bm25_rank": h.bm25_rank,
+        "name_match": h.name_match,
         "snippet": snippet(&r.text, 200),
         "text": r.text,
     })
 }
 
-fn render_hits(hits: &[Hit], full: bool) -> String {
-    let mut out = String::new();
-    for (i, h) in hits.iter().enumerate() {
-        let r = &h.record;
-        let title = display_title(r.meta_str("title").unwrap_or(""), r.meta_str("file_path"), origin(h));
-        let section = r.meta_str("section").filter(|s| !s.is_empty());
-        out.push_str(&format!("{:>2}. {title}", i + 1));
-        if let Some(s) = section {
-            out.push_str(&format!(" › {s}"));
-        }
-        out.push('\n');
-        let doc_type = r.meta_str("doc_type").unwrap_or("?");
-        let private = if r.meta_str("visibility") == Some("private") {
-            " · private"
-        } else {
-            ""
-        };
-        out.push_str(&format!(
-            "    {} · {doc_type}{private} · score {:.4}\n",
-            origin(h),
-            h.score
-        ));
-        if full {
-            for line in r.text.lines() {
-                out.push_str(&format!("    │ {line}\n"));
+fn render_docs(docs: &[DocHit], full: bool) -> String {
+    let blocks: Vec<String> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let mut block = render_hit(i + 1, &d.best, full);
+            if d.more > 0 {
+                let s = if d.more == 1 { "" } else { "s" };
+                block.push_str(&format!("    +{} more passage{s}\n", d.more));
             }
-        } else {
-            out.push_str(&format!("    {}\n", snippet(&r.text, 160)));
+            block
+        })
+        .collect();
+    blocks.join("\n")
+}
+
+fn render_hits(hits: &[Hit], full: bool) -> String {
+    let blocks: Vec<String> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| render_hit(i + 1, h, full))
+        .collect();
+    blocks.join("\n")
+}
+
+fn render_hit(rank: usize, h: &Hit, full: bool) -> String {
+    let mut out = String::new();
+    let r = &h.record;
+    let title = display_title(r.meta_str("title").unwrap_or(""), r.meta_str("file_path"), origin(h));
+    let section = r.meta_str("section").filter(|s| !s.is_empty());
+    out.push_str(&format!("{rank:>2}. {title}"));
+    if let Some(s) = section {
+        out.push_str(&format!(" › {s}"));
+    }
+    out.push('\n');
+    let doc_type = r.meta_str("doc_type").unwrap_or("?");
+    let private = if r.meta_str("visibility") == Some("private") {
+        " · private"
+    } else {
+        ""
+    };
+    out.push_str(&format!(
+        "    {} · {doc_type}{private} · score {:.4}\n",
+        origin(h),
+        h.score
+    ));
+    if full {
+        for line in r.text.lines() {
+            out.push_str(&format!("    │ {line}\n"));
         }
-        if i + 1 < hits.len() {
-            out.push('\n');
-        }
+    } else {
+        out.push_str(&format!("    {}\n", snippet(&r.text, 160)));
     }
     out
 }

@@ -128,3 +128,14 @@ fn no_frontmatter_or_an_unclosed_block_is_plain_text() {
     assert_eq!(p.fields["status"], json!("x"));
     assert_eq!(p.body, "body");
 }
+
+#[test]
+fn aliases_become_a_list_from_a_list_or_a_string() {
+    let p = parse("---\naliases:\n  - Advanced Markdown\n  - ' adv md '\n  - Advanced Markdown\n---\nx\n");
+    assert_eq!(p.fields["aliases"], json!(["Advanced Markdown", "adv md"]));
+    assert!(!p.fields.contains_key("x_aliases"));
+    let p = parse("---\nalias: One, with a comma\n---\nx\n");
+    assert_eq!(p.fields["aliases"], json!(["One, with a comma"]));
+    let p = parse("---\naliases: []\n---\nx\n");
+    assert!(!p.fields.contains_key("aliases"));
+}

@@ -76,3 +76,18 @@ pub fn flag<'a>(args: &'a [&'a str], name: &str) -> Option<&'a str> {
         .and_then(|i| args.get(i + 1))
         .copied()
 }
+
+/// `../shared/data/NAME` beside the checkout (a worktree sits one level
+/// deeper, under `wt/`, so its grandparent is tried too).
+pub fn shared_data(root: &Path, name: &str) -> PathBuf {
+    let near = root.join("../shared/data").join(name);
+    if near.exists() {
+        return near;
+    }
+    let far = root.join("../../shared/data").join(name);
+    if far.exists() {
+        far
+    } else {
+        near
+    }
+}

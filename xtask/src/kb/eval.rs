@@ -157,7 +157,7 @@ fn build(kb: &Kb, data: &Data) -> Result<()> {
 pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let data_dir = common::flag(args, "--data")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared/data/scifact"));
+        .unwrap_or_else(|| common::shared_data(root, "scifact"));
     if !data_dir.join("corpus.jsonl").is_file() {
         bail!("no SciFact data at {} (pass --data DIR)", data_dir.display());
     }

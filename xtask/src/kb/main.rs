@@ -6,6 +6,7 @@ mod bench;
 mod bench_pdf;
 mod common;
 mod eval;
+mod eval_vault;
 mod vault;
 
 use std::process::ExitCode;
@@ -16,13 +17,14 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bench", "kb", rest @ ..] => bench::run(&root, rest),
         ["eval", "scifact", rest @ ..] => eval::run(&root, rest),
+        ["eval", "vault", rest @ ..] => eval_vault::run(&root, rest),
         ["bench", "vault", rest @ ..] => vault::run(&root, rest),
         ["bench", "pdf", rest @ ..] => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             bench_pdf::run(&root, &rest)
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench pdf [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench pdf [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,123 @@
+//! `cargo xtask eval vault`: `kb eval` on the Obsidian help vault's two
+//! known-item sets (wikilink anchors, frontmatter aliases), at chunk and
+//! document level, through the product's own `Kb::evaluate`.
+//!
+//! The vault is read from `../shared/data/obsidian-help/` (never copied into
+//! the repository: it has no stated licence) and indexed with the product's
+//! `refresh_vault` into `target/xtask-kb/vault/`, incrementally: a rerun
+//! only re-embeds what changed (`--rebuild` starts from scratch).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use jarvis::index::bm25::FieldBoosts;
+use jarvis::ingest::vault::{refresh_vault, VaultOptions};
+use jarvis::kb::eval::{parse_known_items, EvalOptions, EvalReport};
+use jarvis::kb::{Kb, KbSettings};
+
+use crate::common;
+
+pub fn run(root: &Path, args: &[&str]) -> Result<()> {
+    let data = common::flag(args, "--data")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::shared_data(root, "obsidian-help"));
+    let vault = data.join("vault");
+    if !vault.is_dir() {
+        bail!("no help vault at {} (pass --data DIR)", vault.display());
+    }
+    let cfg = common::config(root)?;
+    let embedder = common::load_embedder(&cfg)?;
+    let cache = common::work_dir(root).join("vault-eval");
+    if args.contains(&"--rebuild") && cache.exists() {
+        std::fs::remove_dir_all(&cache).context("clear the cached KB")?;
+    }
+    // Tuning knobs: `--boosts body,title,aliases,headings,authors`, `--exact W`.
+    let mut settings = KbSettings::default();
+    if let Some(b) = common::flag(args, "--boosts") {
+        let v: Vec<f32> = b
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .context("--boosts")?;
+        let [body, title, aliases, headings, authors] = v.as_slice() else {
+            bail!("--boosts takes five numbers: body,title,aliases,headings,authors");
+        };
+        settings.field_boosts = FieldBoosts {
+            body: *body,
+            title: *title,
+            aliases: *aliases,
+            headings: *headings,
+            authors: *authors,
+        };
+    }
+    if let Some(w) = common::flag(args, "--exact") {
+        settings.exact_name_weight = w.parse().context("--exact W")?;
+    }
+    println!(
+        "field boosts {:?}, exact-name weight {}",
+        settings.field_boosts, settings.exact_name_weight
+    );
+    let kb = Kb::open(&cache.join("rag"), embedder, None, settings)?;
+    let t = Instant::now();
+    let opts = VaultOptions {
+        private_dirs: Vec::new(),
+        force: false,
+    };
+    let report = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &|| false)?;
+    println!(
+        "help vault {}: {} added, {} updated, {} unchanged in {:.1} s ({} chunks)",
+        vault.display(),
+        report.added.len(),
+        report.updated.len(),
+        report.unchanged,
+        t.elapsed().as_secs_f64(),
+        kb.store().count()?
+    );
+    let only_dense = args.contains(&"--dense-only");
+    println!(
+        "\n{:<10} {:<6} {:>6} {:>7} {:>7} {:>8} {:>8}",
+        "set", "level", "hit@1", "hit@10", "MRR@10", "p50 ms", "p95 ms"
+    );
+    let mut misses = Vec::new();
+    for name in ["anchors", "aliases"] {
+        let file = data.join(format!("{name}.jsonl"));
+        let set =
+            parse_known_items(&std::fs::read_to_string(&file).with_context(|| format!("read {}", file.display()))?)?;
+        for group_docs in [false, true] {
+            let opts = EvalOptions {
+                group_docs,
+                dense_only: only_dense,
+                ..EvalOptions::default()
+            };
+            let r: EvalReport = kb.evaluate(&set, &opts, &|_, _| {}, &|| false)?;
+            println!(
+                "{name:<10} {:<6} {:>6.3} {:>7.3} {:>7.3} {:>8.1} {:>8.1}",
+                if group_docs { "docs" } else { "chunks" },
+                r.hit1,
+                r.hit10,
+                r.mrr10,
+                r.latency_p50_ms,
+                r.latency_p95_ms
+            );
+            if group_docs {
+                for q in r.per_query.iter().filter(|q| q.rank != Some(1)) {
+                    misses.push(format!(
+                        "  [{name}] {:?} → {} at {} (top: {})",
+                        q.query,
+                        q.relevant.join(", "),
+                        q.rank.map_or("-".to_string(), |r| r.to_string()),
+                        q.top.first().map_or("nothing", String::as_str)
+                    ));
+                }
+            }
+        }
+    }
+    if args.contains(&"--misses") {
+        println!("\nnot at rank 1 (document level):");
+        for m in misses {
+            println!("{m}");
+        }
+    }
+    Ok(())
+}
