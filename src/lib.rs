@@ -27,6 +27,7 @@ pub mod store;
 pub mod runtime;
 pub mod sandbox;
 
+pub mod cancel;
 pub mod config;
 pub mod error_kind;
 pub mod logging;

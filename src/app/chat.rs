@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Weak};
 
+use crate::cancel::Cancel;
 use crate::chat::models::{check_spec, SwitchError};
 use crate::chat::tools::{PaperAdder, ToolDeps, VaultSettings};
 use crate::chat::{ChatAgent, ChatDeps, ChatSettings, ProviderSource, SessionStore};
@@ -11,7 +12,7 @@ use crate::config::Config;
 use crate::ingest::paper::{add_document, AddContext, AddError, AddReport, AddRequest};
 use crate::kb::Kb;
 use crate::llm::spec::{is_cloud_provider, ModelSpec};
-use crate::llm::{CancelToken, ChatProvider, LlmError};
+use crate::llm::{ChatProvider, LlmError};
 use crate::paths::Dir;
 
 pub fn chat_settings(cfg: &Config) -> ChatSettings {
@@ -32,7 +33,7 @@ struct ConfigPapers {
 }
 
 impl PaperAdder for ConfigPapers {
-    fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &CancelToken) -> Result<AddReport, AddError> {
+    fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &Cancel) -> Result<AddReport, AddError> {
         let pdf = super::papers::pdf_tools(&self.cfg);
         let provider = super::papers::provider(&self.cfg);
         let arxiv = super::papers::arxiv_client(&self.cfg);

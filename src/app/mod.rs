@@ -22,10 +22,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use crate::cancel::Cancel;
 use crate::config::{Config, ConfigError, Env};
 use crate::error_kind::ErrorKind;
 use crate::kb::Kb;
-use crate::llm::cancel::CancelToken;
 use crate::llm::spec::ModelSpec;
 use crate::llm::{ChatProvider, LlmError};
 use crate::paths::JarvisHome;
@@ -93,7 +93,7 @@ pub struct App {
     /// Opened on first use: `config show` or `models` never pay for it.
     kb: Mutex<Option<Arc<Kb>>>,
     providers: Mutex<HashMap<String, Arc<dyn ChatProvider>>>,
-    shutdown: CancelToken,
+    shutdown: Cancel,
     /// The chat agent, built on first use (it holds the running turns).
     chat: Mutex<Option<Arc<crate::chat::ChatAgent>>>,
 }
@@ -132,7 +132,7 @@ impl App {
             config: RwLock::new(Arc::new(config)),
             kb: Mutex::new(None),
             providers: Mutex::new(HashMap::new()),
-            shutdown: CancelToken::default(),
+            shutdown: Cancel::default(),
             chat: Mutex::new(None),
         })
     }
@@ -212,7 +212,7 @@ impl App {
 
     /// The switch a shutdown (SIGINT/SIGTERM in an owner) flips; long
     /// operations watch it.
-    pub fn shutdown(&self) -> &CancelToken {
+    pub fn shutdown(&self) -> &Cancel {
         &self.shutdown
     }
 

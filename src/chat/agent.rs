@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use crate::cancel::Cancel;
 use crate::kb::Kb;
-use crate::llm::CancelToken;
 use crate::paths::JarvisHome;
 
 use super::models::{validate_switch, ProviderSource};
@@ -62,7 +62,7 @@ pub struct ChatDeps {
 
 pub(crate) struct Running {
     pub session: SharedSession,
-    pub cancel: CancelToken,
+    pub cancel: Cancel,
     pub generation: u64,
 }
 
@@ -233,7 +233,7 @@ impl ChatAgent {
         };
         // Switch first, then the lock: a worker about to commit sees the
         // switch inside the lock and stands down.
-        running.cancel.stop();
+        running.cancel.cancel();
         let mut s = lock(&running.session);
         let rolled_back = if s.ends_with_reply() {
             false
@@ -254,7 +254,7 @@ impl ChatAgent {
     }
 
     /// Register a turn; refused when one is already running on the session.
-    pub(crate) fn register(&self, session: &SharedSession, cancel: &CancelToken) -> Result<(String, u64), ChatError> {
+    pub(crate) fn register(&self, session: &SharedSession, cancel: &Cancel) -> Result<(String, u64), ChatError> {
         let id = lock(session).id.clone();
         let mut running = lock(&self.running);
         if running.contains_key(&id) {

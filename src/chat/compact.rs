@@ -9,8 +9,9 @@
 //! summary is in hand, so a stop during compaction leaves the session as it
 //! was.
 
+use crate::cancel::Cancel;
 use crate::llm::transcript::{Block, Message};
-use crate::llm::{CallError, CancelToken, ChatProvider};
+use crate::llm::{CallError, ChatProvider};
 
 use super::session::Session;
 
@@ -76,7 +77,7 @@ pub fn maybe_compact(
     provider: &dyn ChatProvider,
     after_tokens: usize,
     keep: usize,
-    cancel: &CancelToken,
+    cancel: &Cancel,
 ) -> Result<bool, CallError> {
     if !needs_compaction(s, after_tokens, keep) {
         return Ok(false);

@@ -61,7 +61,7 @@ pub fn index_new_exchanges(kb: &Kb, session: &mut Session) -> Result<usize, KbEr
         session.indexed_exchanges = total;
         return Ok(0);
     }
-    let prepared = kb.prepare(docs, &|| false)?;
+    let prepared = kb.prepare(docs, &crate::cancel::Cancel::new())?;
     // A flip replaces every earlier chunk of the session in the same commit.
     let replace = session.reindex_private.then(|| ReplaceBy::Source(source.clone()));
     kb.commit(prepared, replace.as_ref())?;

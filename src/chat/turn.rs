@@ -4,8 +4,9 @@
 
 use std::time::Instant;
 
+use crate::cancel::Cancel;
 use crate::llm::transcript::Message;
-use crate::llm::{redact_secrets, CallError, CancelToken, ChatProvider, ToolCall, ToolError, ToolOutcome, TurnEnd};
+use crate::llm::{redact_secrets, CallError, ChatProvider, ToolCall, ToolError, ToolOutcome, TurnEnd};
 
 use super::agent::{lock, ChatAgent};
 use super::compact::{maybe_compact, needs_compaction};
@@ -56,7 +57,7 @@ impl ChatAgent {
         session: &SharedSession,
         message: &str,
         events: EventSink<'_>,
-        cancel: &CancelToken,
+        cancel: &Cancel,
     ) -> Result<Option<Reply>, ChatError> {
         let (id, generation) = self.register(session, cancel)?;
         let out = self.turn_inner(session, message, events, cancel);
@@ -82,7 +83,7 @@ impl ChatAgent {
         session: &SharedSession,
         message: &str,
         events: EventSink<'_>,
-        cancel: &CancelToken,
+        cancel: &Cancel,
     ) -> Result<Option<Reply>, ChatError> {
         let message = message.trim();
         if message.is_empty() {
@@ -177,7 +178,7 @@ impl ChatAgent {
         if let Some(u) = &usage {
             s.record_usage(u);
         }
-        if cancel.is_stopped() || matches!(result, Err(CallError::Cancelled(_))) {
+        if cancel.is_cancelled() || matches!(result, Err(CallError::Cancelled(_))) {
             return Err(ChatError::Cancelled);
         }
         let (text, privacy_stop, error) = match result {
@@ -257,7 +258,7 @@ impl ChatAgent {
         log: &mut Vec<ToolLogEntry>,
         max_rounds: usize,
         events: EventSink<'_>,
-        cancel: &CancelToken,
+        cancel: &Cancel,
     ) -> Result<Ended, CallError> {
         let mut rounds = 0usize;
         let mut capped = false;

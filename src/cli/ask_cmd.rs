@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
+use crate::cancel::Cancel;
 use crate::chat::{ChatEvent, TurnState};
 use crate::config::Config;
-use crate::llm::CancelToken;
 
 #[derive(Debug, clap::Args)]
 pub struct AskArgs {
@@ -75,7 +75,7 @@ pub fn run(a: AskArgs, config: &Config) -> anyhow::Result<ExitCode> {
         ChatEvent::Error { .. } => {}
     };
     let reply = agent
-        .run_turn(&session, &a.message, &events, &CancelToken::new())
+        .run_turn(&session, &a.message, &events, &Cancel::new())
         .context("the turn failed")?;
     let Some(reply) = reply else {
         return Ok(ExitCode::from(130));

@@ -10,8 +10,9 @@
 
 use serde::Deserialize;
 
+use crate::cancel::Cancel;
 use crate::llm::transcript::Message;
-use crate::llm::{CancelToken, ChatProvider};
+use crate::llm::ChatProvider;
 
 /// How much of the first pages the model sees.
 const MAX_PROMPT_CHARS: usize = 6000;
@@ -87,7 +88,7 @@ pub fn infer(
     first_pages: &str,
     provider: Option<&dyn ChatProvider>,
     prompt_template: &str,
-    cancel: Option<&CancelToken>,
+    cancel: Option<&Cancel>,
 ) -> PdfMetadata {
     let mut meta = PdfMetadata {
         doi: find_doi(first_pages),

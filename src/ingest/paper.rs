@@ -18,10 +18,11 @@ use sha2::{Digest, Sha256};
 
 use super::arxiv::{ArxivClient, ArxivError, ArxivId};
 use super::metadata::{self, PdfMetadata};
+use crate::cancel::Cancel;
 use crate::kb::ops::paper_header;
 use crate::kb::stage::{build_text_documents, Document};
 use crate::kb::{Kb, KbError, ReplaceBy};
-use crate::llm::{CallError, CancelToken, ChatProvider, SummarySource};
+use crate::llm::{CallError, ChatProvider, SummarySource};
 use crate::pdf::{Annotation, AnnotationKind, Converted, Figure};
 use crate::store::Metadata;
 
@@ -168,11 +169,11 @@ pub struct AddContext<'a> {
     /// Asked on a duplicate; `true` goes ahead.
     pub confirm: &'a dyn Fn(&str) -> bool,
     pub progress: &'a dyn Fn(Stage),
-    pub cancel: &'a CancelToken,
+    pub cancel: &'a Cancel,
 }
 
-fn check(cancel: &CancelToken) -> Result<(), AddError> {
-    if cancel.is_stopped() {
+fn check(cancel: &Cancel) -> Result<(), AddError> {
+    if cancel.is_cancelled() {
         Err(AddError::Cancelled)
     } else {
         Ok(())
@@ -445,7 +446,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
 
     // 9. Embed (stoppable), then the one commit (never stopped).
     (cx.progress)(Stage::Embedding(docs.len()));
-    let prepared = cx.kb.prepare(docs, &|| cx.cancel.is_stopped()).map_err(|e| match e {
+    let prepared = cx.kb.prepare(docs, cx.cancel).map_err(|e| match e {
         KbError::Cancelled => AddError::Cancelled,
         other => other.into(),
     })?;

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::frontmatter::{self, META_SCHEMA};
+use crate::cancel::Cancel;
 use crate::kb::stage::build_text_documents;
 use crate::kb::{Kb, KbError, ReplaceBy};
 use crate::store::Metadata;
@@ -264,7 +265,7 @@ pub fn index_vault_file(
     {
         return Ok(0); // An empty note that was never indexed: nothing to do.
     }
-    let prepared = kb.prepare(docs, &|| false)?;
+    let prepared = kb.prepare(docs, &Cancel::new())?;
     kb.commit(prepared, Some(&ReplaceBy::FilePath(rel.to_string())))?;
     Ok(n)
 }
@@ -295,7 +296,7 @@ pub fn refresh_vault(
     root: &Path,
     opts: &VaultOptions,
     progress: &dyn Fn(usize, usize),
-    cancelled: &dyn Fn() -> bool,
+    cancel: &Cancel,
 ) -> Result<VaultReport, VaultError> {
     if !root.is_dir() {
         return Err(VaultError::NoVault(root.to_path_buf()));
@@ -312,7 +313,7 @@ pub fn refresh_vault(
     let present: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
     let total = files.len();
     for (i, (rel, path)) in files.iter().enumerate() {
-        if cancelled() {
+        if cancel.is_cancelled() {
             return Err(VaultError::Cancelled);
         }
         progress(i, total);

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::cancel::Cancel;
 use crate::index::bm25::Bm25Index;
 use crate::index::vector::VectorIndex;
 use crate::index::ChunkId;
@@ -101,7 +102,7 @@ impl Kb {
     /// and switch in one store batch. A crash before the switch leaves the
     /// old generation working; the leftovers are removed on the next open.
     /// Paper body chunks lacking the `title — authors` header get it.
-    pub fn reindex(&self, progress: &dyn Fn(usize, usize), cancelled: &dyn Fn() -> bool) -> Result<ReindexReport> {
+    pub fn reindex(&self, progress: &dyn Fn(usize, usize), cancel: &Cancel) -> Result<ReindexReport> {
         let w = self.write.lock().unwrap_or_else(|p| p.into_inner());
         let rag = self.store.dir().to_path_buf();
         let old = self.store.generation()?;
@@ -120,7 +121,7 @@ impl Kb {
         let mut headers_added = 0;
         let mut done = 0;
         for batch in ids.chunks(64) {
-            if cancelled() {
+            if cancel.is_cancelled() {
                 return Err(KbError::Cancelled);
             }
             let mut recs = Vec::new();

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cancel::Cancel;
 use crate::index::ChunkId;
 use crate::store::{ChunkRecord, LookupField, Metadata};
 
@@ -353,7 +354,7 @@ impl Kb {
             format!("Authors: {}\n\n{summary}", paper.authors)
         };
         let docs = build_text_documents(&content, &caller, &own, &header, self.chunker_config())?;
-        let prepared = self.prepare(docs, &|| false)?;
+        let prepared = self.prepare(docs, &Cancel::new())?;
         Ok(PaperAdd::Added(
             self.commit(prepared, Some(&ReplaceBy::Source(paper.source.clone())))?,
         ))

@@ -4,6 +4,7 @@
 //! [`Kb::prepare`] embeds them (cancellable, off the async runtime);
 //! [`Kb::commit`] is the only write and is never cancelled once started.
 
+use crate::cancel::Cancel;
 use crate::index::ChunkId;
 use crate::kb::chunker::{Chunker, ChunkerConfig};
 use crate::store::{LookupField, Metadata, NewChunk};
@@ -102,9 +103,9 @@ impl Kb {
         }
     }
 
-    /// Embed staged documents. Checks `cancelled` between batches; nothing
+    /// Embed staged documents. Checks `cancel` between batches; nothing
     /// is written.
-    pub fn prepare(&self, docs: Vec<Document>, cancelled: &dyn Fn() -> bool) -> Result<Prepared> {
+    pub fn prepare(&self, docs: Vec<Document>, cancel: &Cancel) -> Result<Prepared> {
         self.check_model()?;
         if docs.is_empty() {
             return Ok(Prepared(Vec::new()));
@@ -112,7 +113,7 @@ impl Kb {
         let texts: Vec<&str> = docs.iter().map(|d| d.embed_text.as_str()).collect();
         let vectors = self
             .embedder()
-            .embed_documents_cancellable(&texts, cancelled)
+            .embed_documents_cancellable(&texts, &|| cancel.is_cancelled())
             .map_err(|e| match e {
                 crate::embed::EmbedError::Cancelled => KbError::Cancelled,
                 other => other.into(),
@@ -214,7 +215,7 @@ impl Kb {
         replace: Option<&ReplaceBy>,
     ) -> Result<Vec<ChunkId>> {
         let docs = build_text_documents(content, caller_meta, own_meta, embed_header, self.chunker_config())?;
-        let prepared = self.prepare(docs, &|| false)?;
+        let prepared = self.prepare(docs, &Cancel::new())?;
         self.commit(prepared, replace)
     }
 }

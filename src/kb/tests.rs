@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::search::SearchRequest;
 use super::*;
+use crate::cancel::Cancel;
 use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
 use crate::embed::test_support::natives;
 use crate::index::Filter;
@@ -319,7 +320,7 @@ fn the_model_guard_refuses_until_reindex() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("jarvis kb reindex"), "{err}");
-    let report = kb.reindex(&|_, _| {}, &|| false).unwrap();
+    let report = kb.reindex(&|_, _| {}, &Cancel::new()).unwrap();
     assert_eq!(report.chunks, 1);
     assert_eq!(kb.search(&SearchRequest::new("dogs", 1)).unwrap().len(), 1);
     assert!(kb.agreement().unwrap().ok());
@@ -348,8 +349,8 @@ fn reindex_adds_missing_paper_headers_idempotently() {
         None,
     )
     .unwrap();
-    assert_eq!(kb.reindex(&|_, _| {}, &|| false).unwrap().headers_added, 1);
-    assert_eq!(kb.reindex(&|_, _| {}, &|| false).unwrap().headers_added, 0);
+    assert_eq!(kb.reindex(&|_, _| {}, &Cancel::new()).unwrap().headers_added, 1);
+    assert_eq!(kb.reindex(&|_, _| {}, &Cancel::new()).unwrap().headers_added, 0);
     let id = kb.store().all_ids().unwrap()[0];
     assert!(kb
         .store()

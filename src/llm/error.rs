@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::llm::cancel::TurnCancelled;
+use crate::cancel::Cancelled;
 
 /// What went wrong, coarsely: the axis retries and UIs decide on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -138,7 +138,7 @@ impl LlmError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CallError {
     #[error(transparent)]
-    Cancelled(#[from] TurnCancelled),
+    Cancelled(#[from] Cancelled),
     #[error(transparent)]
     Llm(#[from] LlmError),
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 use ureq::Agent;
 
-use crate::llm::cancel::{CancelToken, StopHookGuard};
+use crate::cancel::{Cancel, CancelGuard};
 use crate::llm::error::{parse_retry_after, ErrorKind};
 
 /// A transport-level failure (no HTTP status): the provider words it.
@@ -43,7 +43,7 @@ pub(crate) struct StreamBody {
     reader: BufReader<ureq::BodyReader<'static>>,
     // Unregisters the stop hook once the request is over, so a later stop()
     // of the same token doesn't touch a finished request.
-    _guard: Option<StopHookGuard>,
+    _guard: Option<CancelGuard>,
 }
 
 impl StreamBody {
@@ -105,7 +105,7 @@ pub(crate) fn post_stream(
     headers: &[(&str, String)],
     body: &Value,
     timeouts: &Timeouts,
-    cancel: Option<&CancelToken>,
+    cancel: Option<&Cancel>,
 ) -> Result<Opened, TransportFailure> {
     let mut config = Agent::config_builder()
         .http_status_as_error(false)
@@ -122,7 +122,7 @@ pub(crate) fn post_stream(
     let agent: Agent = config.build().into();
     let guard = cancel.map(|c| {
         let a = agent.clone();
-        c.on_stop(move || a.shutdown())
+        c.on_cancel(move || a.shutdown())
     });
     let mut request = agent.post(url).header("content-type", "application/json");
     for (k, v) in headers {

@@ -7,7 +7,7 @@
 //! - the provider-neutral [`transcript`] and the adapters to and from each wire;
 //! - every HTTP call to a model service, always streamed, always through the
 //!   one request helper of its provider, so that a turn can be stopped by
-//!   closing the connection ([`cancel`]);
+//!   closing the connection (a [`crate::cancel::Cancel`] hook);
 //! - classification of failures into [`LlmError`], with secrets redacted
 //!   before any text leaves this module ([`redact`]);
 //! - parsing of `provider[:model]` specs, the cloud/local privacy predicate
@@ -19,7 +19,6 @@
 //! network request anywhere except a provider's request helper. All HTTP is
 //! blocking; async callers run it on a blocking thread.
 
-pub mod cancel;
 pub mod catalogue;
 pub mod error;
 mod http;
@@ -33,7 +32,6 @@ pub mod sse;
 pub mod transcript;
 pub mod wire;
 
-pub use cancel::{CancelToken, TurnCancelled};
 pub use catalogue::{format_catalogue, list_catalogue, CatalogueEntry};
 pub use error::{CallError, ErrorKind, LlmError};
 pub use provider::{
@@ -44,3 +42,8 @@ pub use retry::with_retries;
 pub use settings::{LlmSettings, OpenAiServer};
 pub use spec::{is_cloud_provider, make_provider, ModelSpec};
 pub use transcript::{Block, Message, Role};
+
+/// `check()` for an optional switch: callers that cannot be interrupted pass `None`.
+pub(crate) fn check_cancel(cancel: Option<&crate::cancel::Cancel>) -> Result<(), crate::cancel::Cancelled> {
+    cancel.map_or(Ok(()), crate::cancel::Cancel::check)
+}

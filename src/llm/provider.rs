@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::llm::cancel::{self, CancelToken, TurnCancelled};
+use crate::cancel::{Cancel, Cancelled};
+use crate::llm::check_cancel;
 use crate::llm::error::{CallError, LlmError};
 use crate::llm::transcript::{Block, Message, Role};
 
@@ -61,7 +62,7 @@ pub enum ToolError {
     Privacy(String),
     /// The tool saw the stop switch; the turn ends as cancelled.
     #[error(transparent)]
-    Cancelled(#[from] TurnCancelled),
+    Cancelled(#[from] Cancelled),
     /// An ordinary failure, reported back to the model as an error result.
     #[error("{0}")]
     Failed(String),
@@ -127,7 +128,7 @@ pub trait ChatProvider: Send + Sync {
         messages: &[Message],
         max_tokens: u32,
         context_length: Option<u32>,
-        cancel: Option<&CancelToken>,
+        cancel: Option<&Cancel>,
     ) -> Result<String, CallError>;
 
     /// Dense summary of a paper from its abstract/text or its PDF.
@@ -136,7 +137,7 @@ pub trait ChatProvider: Send + Sync {
         title: &str,
         source: &SummarySource,
         max_tokens: u32,
-        cancel: Option<&CancelToken>,
+        cancel: Option<&Cancel>,
     ) -> Result<String, CallError>;
 
     /// Full tool-calling loop. On success the turn's messages are appended
@@ -148,11 +149,11 @@ pub trait ChatProvider: Send + Sync {
         tools: &[ToolSpec],
         dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
         system: &str,
-        cancel: Option<&CancelToken>,
+        cancel: Option<&Cancel>,
     ) -> Result<TurnEnd, CallError>;
 
     /// Caption one figure for indexing; `context` is the document title.
-    fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&CancelToken>) -> Result<String, CallError>;
+    fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&Cancel>) -> Result<String, CallError>;
 
     /// Cost since the last call, then reset; `None` when the provider
     /// reports no money (never a fabricated zero).
@@ -181,7 +182,7 @@ pub struct Turn<'a> {
 pub trait Exchange: Send + Sync {
     fn provider_name(&self) -> &str;
     fn model(&self) -> &str;
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError>;
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError>;
     /// Whether `summarize` may upload the PDF itself (Anthropic only).
     fn uploads_pdf(&self) -> bool {
         false
@@ -219,9 +220,9 @@ impl<T: Exchange> ChatProvider for T {
         messages: &[Message],
         max_tokens: u32,
         context_length: Option<u32>,
-        cancel: Option<&CancelToken>,
+        cancel: Option<&Cancel>,
     ) -> Result<String, CallError> {
-        cancel::check(cancel)?;
+        check_cancel(cancel)?;
         let reply = self.exchange(
             &Turn {
                 messages,
@@ -241,9 +242,9 @@ impl<T: Exchange> ChatProvider for T {
         title: &str,
         source: &SummarySource,
         max_tokens: u32,
-        cancel: Option<&CancelToken>,
+        cancel: Option<&Cancel>,
     ) -> Result<String, CallError> {
-        cancel::check(cancel)?;
+        check_cancel(cancel)?;
         let prompt = Exchange::summary_prompt(self)
             .unwrap_or(SUMMARY_PROMPT)
             .replace("{title}", title);
@@ -262,7 +263,7 @@ impl<T: Exchange> ChatProvider for T {
                 })?;
                 let text = convert(path)
                     .map_err(|e| LlmError::config(format!("could not convert {} to text: {e}", path.display())))?;
-                cancel::check(cancel)?;
+                check_cancel(cancel)?;
                 (format!("{prompt}\n\n{text}"), None)
             }
         };
@@ -287,14 +288,14 @@ impl<T: Exchange> ChatProvider for T {
         tools: &[ToolSpec],
         dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
         system: &str,
-        cancel: Option<&CancelToken>,
+        cancel: Option<&Cancel>,
     ) -> Result<TurnEnd, CallError> {
         // The turn is built here and published to `messages` with one
         // extend at a return point: any `?` in between leaves the caller's
         // transcript exactly as it was found.
         let mut tail: Vec<Message> = Vec::new();
         loop {
-            cancel::check(cancel)?;
+            check_cancel(cancel)?;
             let history: Vec<Message> = messages.iter().chain(tail.iter()).cloned().collect();
             let reply = self.exchange(
                 &Turn {
@@ -324,7 +325,7 @@ impl<T: Exchange> ChatProvider for T {
             tail.push(reply);
             let mut results = Vec::with_capacity(calls.len());
             for call in &calls {
-                cancel::check(cancel)?;
+                check_cancel(cancel)?;
                 let outcome = match dispatch(call) {
                     Ok(o) => o,
                     Err(ToolError::Privacy(text)) => {
@@ -354,8 +355,8 @@ impl<T: Exchange> ChatProvider for T {
         }
     }
 
-    fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&CancelToken>) -> Result<String, CallError> {
-        cancel::check(cancel)?;
+    fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&Cancel>) -> Result<String, CallError> {
+        check_cancel(cancel)?;
         let messages = [Message::user(FIGURE_CAPTION_PROMPT.replace("{context}", context))];
         let reply = self.exchange(
             &Turn {

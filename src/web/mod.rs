@@ -28,8 +28,8 @@ use std::sync::Arc;
 use axum::Router;
 
 use crate::app::App;
+use crate::cancel::Cancel;
 use crate::error_kind::ErrorKind;
-use crate::llm::cancel::CancelToken as Cancel;
 
 pub use error::ApiError;
 pub use state::WebState;

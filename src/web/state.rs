@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::app::App;
+use crate::cancel::Cancel;
 use crate::chat::{ChatAgent, SharedSession};
-use crate::llm::cancel::CancelToken as Cancel;
 
 use super::error::ApiError;
 use super::security::allowed_hosts;
@@ -149,7 +149,7 @@ impl WebState {
         let all: Vec<(String, Streaming)> = lock(&self.streaming).drain().collect();
         let mut ids = Vec::new();
         for (id, s) in all {
-            s.cancel.stop();
+            s.cancel.cancel();
             let _ =
                 s.tx.send(serde_json::json!({ "type": "stopped", "session_id": id, "reason": "shutdown" }));
             ids.push(id);
@@ -160,11 +160,5 @@ impl WebState {
 
 /// Resolves once `cancel` is stopped.
 pub async fn stopped(cancel: &Cancel) {
-    let notify = Arc::new(tokio::sync::Notify::new());
-    let n = notify.clone();
-    let _guard = cancel.on_stop(move || n.notify_one());
-    if cancel.is_stopped() {
-        return;
-    }
-    notify.notified().await;
+    cancel.cancelled().await;
 }

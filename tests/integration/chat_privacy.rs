@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use jarvis::cancel::Cancel;
 use jarvis::chat::tools::{PRIVACY_STOP, PRIVATE_CAVEAT};
 use jarvis::chat::{ChatEvent, ChatSettings, SwitchError};
-use jarvis::llm::CancelToken;
 
 use crate::chat_support::*;
 use crate::fake_llm::FakeServer;
@@ -26,7 +26,7 @@ fn assert_cloud_stop(fx: &Fx, name: &str, args: &str) {
     let s = session(&agent, "openrouter:acme/model-1");
     let ev = Events::default();
     let reply = agent
-        .run_turn(&s, "What does my diary say?", &ev.sink(), &CancelToken::new())
+        .run_turn(&s, "What does my diary say?", &ev.sink(), &Cancel::new())
         .expect("turn")
         .expect("not stopped");
     assert!(
@@ -75,7 +75,7 @@ fn cloud_search_with_mixed_results_returns_public_hits_and_the_caveat() {
     let agent = fx.agent(&server);
     let s = session(&agent, "openrouter:acme/model-1");
     let reply = agent
-        .run_turn(&s, "budget?", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "budget?", &Events::default().sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     assert!(!reply.privacy_stop);
@@ -112,7 +112,7 @@ fn chat_history_of_private_sessions_never_reaches_a_cloud_model() {
             &private,
             "What is the code word?",
             &Events::default().sink(),
-            &CancelToken::new(),
+            &Cancel::new(),
         )
         .unwrap()
         .unwrap();
@@ -138,7 +138,7 @@ fn chat_history_of_private_sessions_never_reaches_a_cloud_model() {
             &c,
             "What was the code word we discussed?",
             &Events::default().sink(),
-            &CancelToken::new(),
+            &Cancel::new(),
         )
         .unwrap()
         .unwrap();
@@ -158,7 +158,7 @@ fn a_session_turning_private_reindexes_its_public_exchanges_private() {
     let agent = fx.agent(&local);
     let s = session(&agent, "ollama");
     agent
-        .run_turn(&s, "hi", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "hi", &Events::default().sink(), &Cancel::new())
         .unwrap();
     let id = s.lock().unwrap().id.clone();
     let vis = |fx: &Fx| -> Vec<String> {
@@ -180,7 +180,7 @@ fn a_session_turning_private_reindexes_its_public_exchanges_private() {
     };
     assert_eq!(vis(&fx), vec!["public"]);
     let r = agent
-        .run_turn(&s, "health?", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "health?", &Events::default().sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     assert!(r.private);
@@ -226,7 +226,7 @@ fn compaction_of_a_private_session_runs_on_its_own_local_provider() {
     }
     let ev = Events::default();
     agent
-        .run_turn(&s, "and now?", &ev.sink(), &CancelToken::new())
+        .run_turn(&s, "and now?", &ev.sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     assert!(ev.all().contains(&ChatEvent::Status {
@@ -273,7 +273,7 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
         }
     }
     agent
-        .run_turn(&s, "summary?", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "summary?", &Events::default().sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     assert_eq!(cloud.requests().len(), 2);

@@ -89,7 +89,7 @@ pub fn fixture(notes: &[(&str, &str)]) -> Fx {
         private_dirs: vec!["private".into()],
         force: false,
     };
-    refresh_vault(&kb, &vault, &opts, &|_, _| {}, &|| false).expect("index vault");
+    refresh_vault(&kb, &vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new()).expect("index vault");
     Fx {
         sb,
         kb: Arc::new(kb),

@@ -5,9 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use jarvis::cancel::Cancel;
 use jarvis::chat::{ChatEvent, ChatSettings, TurnState};
 use jarvis::kb::ops::Paper;
-use jarvis::llm::{Block, CancelToken, Role};
+use jarvis::llm::{Block, Role};
 
 use crate::chat_support::*;
 use crate::fake_llm::{FakeServer, Reply};
@@ -34,7 +35,7 @@ fn every_wire_runs_a_tool_turn_with_events_sources_and_retrieved_data_markers() 
         let s = session(&agent, spec);
         let ev = Events::default();
         let reply = agent
-            .run_turn(&s, "How long do I boil pasta?", &ev.sink(), &CancelToken::new())
+            .run_turn(&s, "How long do I boil pasta?", &ev.sink(), &Cancel::new())
             .unwrap()
             .unwrap();
         assert_eq!(reply.text, "Nine minutes, in salted water.", "{wire:?}");
@@ -148,7 +149,7 @@ fn an_injected_note_yields_only_pending_confirmations() {
     let s = session(&agent, "openrouter:acme/model-1");
     let ev = Events::default();
     agent
-        .run_turn(&s, "What is on my reading list?", &ev.sink(), &CancelToken::new())
+        .run_turn(&s, "What is on my reading list?", &ev.sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     let confirms: Vec<(String, String)> = ev
@@ -206,7 +207,7 @@ fn the_tool_round_cap_ends_a_runaway_loop_without_another_request() {
     );
     let s = session(&agent, "ollama");
     let reply = agent
-        .run_turn(&s, "loop please", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "loop please", &Events::default().sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     assert!(reply.error);
@@ -234,14 +235,14 @@ fn stop_before_the_reply_rolls_the_turn_back_and_leaves_no_trace() {
     let agent = Arc::new(fx.agent(&server));
     let s = session(&agent, "ollama");
     agent
-        .run_turn(&s, "first", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "first", &Events::default().sink(), &Cancel::new())
         .unwrap();
     let id = s.lock().unwrap().id.clone();
     let before = agent.store().load(&id).unwrap();
     let (a2, s2) = (agent.clone(), s.clone());
     let ev = Events::default();
     let sink = ev.sink();
-    let worker = std::thread::spawn(move || a2.run_turn(&s2, "second question", &sink, &CancelToken::new()));
+    let worker = std::thread::spawn(move || a2.run_turn(&s2, "second question", &sink, &Cancel::new()));
     // Wait for the silent request: the question is on disk by then.
     while server.requests().len() < 2 {
         std::thread::sleep(Duration::from_millis(10));
@@ -282,7 +283,7 @@ fn a_reply_that_wins_the_race_stands() {
             *o2.lock().unwrap() = Some(a2.stop(&id2).unwrap());
         }
     };
-    let r = agent.run_turn(&s, "question", &sink, &CancelToken::new()).unwrap();
+    let r = agent.run_turn(&s, "question", &sink, &Cancel::new()).unwrap();
     assert!(r.is_some());
     assert!(
         !outcome.lock().unwrap().unwrap().rolled_back,
@@ -301,7 +302,7 @@ fn rename_propagates_to_indexed_chat_chunks_and_delete_removes_them() {
     let agent = fx.agent(&server);
     let s = session(&agent, "ollama");
     agent
-        .run_turn(&s, "pasta?", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "pasta?", &Events::default().sink(), &Cancel::new())
         .unwrap();
     let id = s.lock().unwrap().id.clone();
     let title = agent.rename(&id, "  Cooking questions  ").unwrap();
@@ -337,7 +338,7 @@ fn an_llm_error_becomes_a_saved_warning_reply_with_secrets_redacted() {
     let agent = fx.agent(&server);
     let s = session(&agent, "openrouter:acme/model-1");
     let r = agent
-        .run_turn(&s, "hello", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "hello", &Events::default().sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     assert!(r.error && r.text.starts_with("⚠️"), "{}", r.text);

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use jarvis::cancel::Cancel;
 use jarvis::config::Config;
 use jarvis::embed::Embedder;
 use jarvis::kb::search::SearchRequest;
@@ -185,7 +186,7 @@ fn crash_child() {
     let kb = Kb::open(&dir.join("rag"), load_embedder(&dir.join("home")), None, settings()).expect("open kb");
     line("ready");
     if mode == "reindex" {
-        kb.reindex(&|_, _| {}, &|| false).expect("reindex");
+        kb.reindex(&|_, _| {}, &Cancel::new()).expect("reindex");
         line("reindexed");
         return;
     }
@@ -193,12 +194,12 @@ fn crash_child() {
     for (i, op) in ops.iter().enumerate().skip(start) {
         match *op {
             Op::Put { key, chunks } => {
-                let prepared = kb.prepare(documents(i, key, chunks), &|| false).expect("prepare");
+                let prepared = kb.prepare(documents(i, key, chunks), &Cancel::new()).expect("prepare");
                 kb.commit(prepared, Some(&ReplaceBy::Source(source(key))))
                     .expect("commit");
             }
             Op::Delete { key } => {
-                let empty = kb.prepare(Vec::new(), &|| false).expect("prepare");
+                let empty = kb.prepare(Vec::new(), &Cancel::new()).expect("prepare");
                 kb.commit(empty, Some(&ReplaceBy::Source(source(key)))).expect("commit");
             }
             Op::DeleteByMeta { key } => {
@@ -568,7 +569,7 @@ fn kb_survives_kills_at_random_points() {
     // Finally a reindex that completes, on what the crashes left behind.
     let kb = Kb::open(&rag, embedder.take().expect("embedder"), None, settings()).expect("open");
     let gen = kb.store().generation().expect("gen");
-    kb.reindex(&|_, _| {}, &|| false).expect("reindex");
+    kb.reindex(&|_, _| {}, &Cancel::new()).expect("reindex");
     assert_eq!(kb.store().generation().expect("gen"), gen + 1);
     check(&kb, &mut model, None, false);
     drop(kb);

@@ -4,9 +4,10 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use jarvis::cancel::Cancel;
 use jarvis::llm::{
-    make_provider, Block, CallError, CancelToken, ChatProvider, ErrorKind, LlmSettings, Message, Role, SummarySource,
-    ToolCall, ToolError, ToolOutcome, ToolSpec, TurnEnd,
+    make_provider, Block, CallError, ChatProvider, ErrorKind, LlmSettings, Message, Role, SummarySource, ToolCall,
+    ToolError, ToolOutcome, ToolSpec, TurnEnd,
 };
 use serde_json::{json, Value};
 
@@ -340,7 +341,7 @@ fn stop_closes_a_slow_stream_within_100ms_and_leaves_the_transcript_unchanged() 
             },
         )]);
         let provider: Arc<dyn ChatProvider> = Arc::from(wire.provider(&server));
-        let token = CancelToken::new();
+        let token = Cancel::new();
         let original = vec![
             Message::user("earlier"),
             Message::assistant("reply"),
@@ -363,7 +364,7 @@ fn stop_closes_a_slow_stream_within_100ms_and_leaves_the_transcript_unchanged() 
         }
         thread::sleep(Duration::from_millis(150));
         let stopped_at = Instant::now();
-        token.stop();
+        token.cancel();
         let (result, messages, ended_at) = rx.recv_timeout(Duration::from_secs(5)).expect("turn ended");
         let latency = ended_at.duration_since(stopped_at);
         let closed_at = server
@@ -391,11 +392,11 @@ fn stop_between_tool_rounds_sends_nothing_further() {
             wire.text(&["never"]),
         ]);
         let p = wire.provider(&server);
-        let token = CancelToken::new();
+        let token = Cancel::new();
         let mut messages = vec![Message::user("q")];
         let t = token.clone();
         let mut dispatch = move |_: &ToolCall| {
-            t.stop();
+            t.cancel();
             Ok(ToolOutcome::ok("r"))
         };
         let r = p.agentic_turn(
@@ -617,7 +618,7 @@ fn stop_interrupts_a_request_still_waiting_for_its_first_byte() {
     for wire in WIRES {
         let server = FakeServer::start(vec![Reply::Silent]);
         let provider: Arc<dyn ChatProvider> = Arc::from(wire.provider(&server));
-        let token = CancelToken::new();
+        let token = Cancel::new();
         let (tx, rx) = mpsc::channel();
         {
             let (provider, token) = (provider.clone(), token.clone());
@@ -632,7 +633,7 @@ fn stop_interrupts_a_request_still_waiting_for_its_first_byte() {
         }
         thread::sleep(Duration::from_millis(50));
         let stopped_at = Instant::now();
-        token.stop();
+        token.cancel();
         let (result, ended_at) = rx.recv_timeout(Duration::from_secs(5)).expect("ended");
         let latency = ended_at.duration_since(stopped_at);
         println!("{wire:?}: waiting-for-headers turn ended {latency:?} after stop()");

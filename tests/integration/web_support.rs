@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use jarvis::llm::cancel::CancelToken as Cancel;
+use jarvis::cancel::Cancel;
 
 use crate::support::Sandbox;
 
@@ -121,7 +121,7 @@ impl WebServer {
     }
 
     fn shutdown(&mut self) {
-        self.stop.stop();
+        self.stop.cancel();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

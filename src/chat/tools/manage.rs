@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::cancel::Cancelled;
 use crate::index::Filter;
 use crate::ingest::metadata::PdfMetadata;
 use crate::ingest::paper::{AddError, AddRequest, Input, Mode};
 use crate::ingest::vault::{refresh_vault, VaultOptions};
-use crate::llm::{ToolError, ToolOutcome, TurnCancelled};
+use crate::llm::{ToolError, ToolOutcome};
 
 use super::{invariant_line, kb_err, Args, PendingRemoval, ToolBox};
 
@@ -66,7 +67,7 @@ impl ToolBox<'_> {
                 }
                 Ok(ToolOutcome::ok(out))
             }
-            Err(AddError::Cancelled) => Err(ToolError::Cancelled(TurnCancelled)),
+            Err(AddError::Cancelled) => Err(ToolError::Cancelled(Cancelled)),
             Err(e) => Err(ToolError::Failed(e.to_string())),
         }
     }
@@ -241,10 +242,7 @@ impl ToolBox<'_> {
             private_dirs: self.deps.vault.private_dirs.clone(),
             force: false,
         };
-        let cancel = self.cancel.clone();
-        let r = refresh_vault(&self.deps.kb, Path::new(&root), &opts, &|_, _| {}, &|| {
-            cancel.is_stopped()
-        });
+        let r = refresh_vault(&self.deps.kb, Path::new(&root), &opts, &|_, _| {}, self.cancel);
         match r {
             // Counts only: file names of private notes stay out of the reply.
             Ok(r) => Ok(ToolOutcome::ok(format!(
@@ -256,7 +254,7 @@ impl ToolBox<'_> {
                 r.unchanged,
                 r.skipped.len()
             ))),
-            Err(crate::ingest::vault::VaultError::Cancelled) => Err(ToolError::Cancelled(TurnCancelled)),
+            Err(crate::ingest::vault::VaultError::Cancelled) => Err(ToolError::Cancelled(Cancelled)),
             Err(e) => Err(ToolError::Failed(e.to_string())),
         }
     }

@@ -18,11 +18,12 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::cancel::Cancel;
 use crate::chat::session::SourceRef;
 use crate::ingest::paper::{AddError, AddReport, AddRequest};
 use crate::kb::ops::DocumentRef;
 use crate::kb::Kb;
-use crate::llm::{CancelToken, ToolCall, ToolError, ToolOutcome, ToolSpec};
+use crate::llm::{ToolCall, ToolError, ToolOutcome, ToolSpec};
 
 pub const BEGIN_DATA: &str = "BEGIN RETRIEVED DATA";
 pub const END_DATA: &str = "END RETRIEVED DATA";
@@ -58,7 +59,7 @@ pub const TOOL_NAMES: &[&str] = &[
 /// the App's PDF worker, arXiv client and summary provider. `allow_duplicate`
 /// answers the duplicate question.
 pub trait PaperAdder: Send + Sync {
-    fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &CancelToken) -> Result<AddReport, AddError>;
+    fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &Cancel) -> Result<AddReport, AddError>;
 }
 
 /// Where the vault is and which of its top-level folders are private.
@@ -89,7 +90,7 @@ pub struct ToolBox<'a> {
     pub deps: &'a ToolDeps,
     pub cloud: bool,
     pub session_id: &'a str,
-    pub cancel: &'a CancelToken,
+    pub cancel: &'a Cancel,
     /// Search hits per call.
     pub results: usize,
     /// A tool returned private content (local provider only).
@@ -100,7 +101,7 @@ pub struct ToolBox<'a> {
 }
 
 impl<'a> ToolBox<'a> {
-    pub fn new(deps: &'a ToolDeps, cloud: bool, session_id: &'a str, cancel: &'a CancelToken) -> Self {
+    pub fn new(deps: &'a ToolDeps, cloud: bool, session_id: &'a str, cancel: &'a Cancel) -> Self {
         ToolBox {
             deps,
             cloud,
@@ -213,7 +214,7 @@ pub fn wrap_data(body: &str) -> String {
 
 pub(crate) fn kb_err(e: crate::kb::KbError) -> ToolError {
     match e {
-        crate::kb::KbError::Cancelled => ToolError::Cancelled(crate::llm::TurnCancelled),
+        crate::kb::KbError::Cancelled => ToolError::Cancelled(crate::cancel::Cancelled),
         other => ToolError::Failed(other.to_string()),
     }
 }

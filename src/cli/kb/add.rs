@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Args};
 use indicatif::{ProgressBar, ProgressDrawTarget};
 
+use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::ingest::metadata::PdfMetadata;
 use crate::ingest::paper::{add_document, AddContext, AddRequest, Input, Mode, Stage};
-use crate::llm::CancelToken;
 
 use super::open;
 
@@ -89,7 +89,7 @@ pub fn add(a: AddArgs, config: &Config) -> anyhow::Result<ExitCode> {
             Stage::Committing => "saving…".into(),
         })
     };
-    let cancel = CancelToken::new();
+    let cancel = Cancel::new();
     let cx = AddContext {
         kb: &kb,
         pdf: pdf.as_ref(),

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
+use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::kb::search::SearchRequest;
 use crate::sandbox::{self, Ending};
@@ -44,7 +45,7 @@ pub fn reindex(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         },
-        &|| false,
+        &Cancel::new(),
     );
     bar.finish_and_clear();
     let report = report?;

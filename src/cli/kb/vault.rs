@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::ingest::vault::{refresh_vault, VaultOptions};
 
@@ -49,7 +50,7 @@ pub fn index_vault(a: IndexVaultArgs, config: &Config) -> anyhow::Result<ExitCod
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         },
-        &|| false,
+        &Cancel::new(),
     );
     bar.finish_and_clear();
     let report = match report {

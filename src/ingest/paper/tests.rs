@@ -53,20 +53,14 @@ impl ChatProvider for Stub {
     fn model(&self) -> &str {
         "stub"
     }
-    fn complete(&self, m: &[Message], _: u32, _: Option<u32>, _: Option<&CancelToken>) -> Result<String, CallError> {
+    fn complete(&self, m: &[Message], _: u32, _: Option<u32>, _: Option<&Cancel>) -> Result<String, CallError> {
         self.calls
             .lock()
             .unwrap()
             .push(format!("complete:{}", m[0].text().len()));
         Ok("{\"title\": \"Inferred Title\", \"authors\": [\"Ada Example\", \"Brian Sample\"]}".into())
     }
-    fn summarize(
-        &self,
-        title: &str,
-        src: &SummarySource,
-        _: u32,
-        _: Option<&CancelToken>,
-    ) -> Result<String, CallError> {
+    fn summarize(&self, title: &str, src: &SummarySource, _: u32, _: Option<&Cancel>) -> Result<String, CallError> {
         let kind = match src {
             SummarySource::Text(t) => format!("text:{}", t.len()),
             SummarySource::Pdf(_) => "pdf".into(),
@@ -80,11 +74,11 @@ impl ChatProvider for Stub {
         _: &[ToolSpec],
         _: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
         _: &str,
-        _: Option<&CancelToken>,
+        _: Option<&Cancel>,
     ) -> Result<TurnEnd, CallError> {
         unreachable!("not used by add_document")
     }
-    fn describe_image(&self, image: &[u8], _: &str, _: Option<&CancelToken>) -> Result<String, CallError> {
+    fn describe_image(&self, image: &[u8], _: &str, _: Option<&Cancel>) -> Result<String, CallError> {
         let mut calls = self.calls.lock().unwrap();
         calls.push(format!("image:{}", image.len()));
         if self.fail_images_on_page_call == Some(calls.iter().filter(|c| c.starts_with("image")).count()) {
@@ -124,15 +118,7 @@ fn no_arxiv() -> ArxivClient {
 }
 
 fn run(kb: &Kb, provider: Option<&dyn ChatProvider>, req: &AddRequest, confirm: bool) -> Result<AddReport, AddError> {
-    run_with(
-        kb,
-        provider,
-        req,
-        confirm,
-        &no_arxiv(),
-        &settings(),
-        &CancelToken::new(),
-    )
+    run_with(kb, provider, req, confirm, &no_arxiv(), &settings(), &Cancel::new())
 }
 
 fn run_with(
@@ -142,7 +128,7 @@ fn run_with(
     confirm: bool,
     arxiv: &ArxivClient,
     s: &AddSettings,
-    cancel: &CancelToken,
+    cancel: &Cancel,
 ) -> Result<AddReport, AddError> {
     let pdf = pdf_tools();
     let cx = AddContext {
@@ -371,16 +357,7 @@ fn an_arxiv_add_survives_an_empty_feed_and_a_stop_adds_nothing() {
         explicit: PdfMetadata::default(),
         figures: false,
     };
-    let r = run_with(
-        &kb,
-        None,
-        &req,
-        true,
-        &arxiv_client(&base),
-        &settings(),
-        &CancelToken::new(),
-    )
-    .unwrap();
+    let r = run_with(&kb, None, &req, true, &arxiv_client(&base), &settings(), &Cancel::new()).unwrap();
     assert_eq!(r.source, "https://arxiv.org/abs/2301.01234");
     assert_eq!(r.title, "Reading Order in Two-Column Papers");
     assert_eq!(r.authors, "Ada Example");
@@ -391,8 +368,8 @@ fn an_arxiv_add_survives_an_empty_feed_and_a_stop_adds_nothing() {
 
     // Stopped before the commit: nothing is added.
     let before = kb.store().all_ids().unwrap();
-    let cancel = CancelToken::new();
-    cancel.stop();
+    let cancel = Cancel::new();
+    cancel.cancel();
     let err = run_with(
         &kb,
         None,

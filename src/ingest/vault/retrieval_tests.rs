@@ -34,7 +34,7 @@ fn fixture(notes: &[(&str, &str)]) -> Fixture {
         private_dirs: vec!["private".into()],
         force: false,
     };
-    refresh_vault(&kb, &vault, &opts, &|_, _| {}, &|| false).unwrap();
+    refresh_vault(&kb, &vault, &opts, &|_, _| {}, &crate::cancel::Cancel::new()).unwrap();
     Fixture { _t: t, vault, kb }
 }
 

@@ -47,7 +47,7 @@ fn opts() -> VaultOptions {
 }
 
 fn refresh(f: &Fixture, o: &VaultOptions) -> VaultReport {
-    refresh_vault(&f.kb, &f.vault, o, &|_, _| {}, &|| false).unwrap()
+    refresh_vault(&f.kb, &f.vault, o, &|_, _| {}, &Cancel::new()).unwrap()
 }
 
 fn vis_of(f: &Fixture, rel: &str) -> Option<String> {
@@ -271,7 +271,7 @@ fn force_rebuilds_and_a_missing_vault_changes_nothing() {
     let r = refresh(&f, &VaultOptions { force: true, ..opts() });
     assert_eq!(r.added, vec!["a.md"]);
     assert_ne!(f.kb.store().ids_by(LookupField::FilePath, "a.md").unwrap(), before);
-    let err = refresh_vault(&f.kb, &f.vault.join("nope"), &opts(), &|_, _| {}, &|| false).unwrap_err();
+    let err = refresh_vault(&f.kb, &f.vault.join("nope"), &opts(), &|_, _| {}, &Cancel::new()).unwrap_err();
     assert!(err.to_string().contains("does not exist") && err.to_string().contains("nothing was changed"));
     assert_eq!(f.kb.count_unique_documents().unwrap(), 1);
 }
@@ -311,7 +311,7 @@ fn a_one_megabyte_note_is_indexed() {
         text.push_str("\n\n");
     }
     write(&vault, "big.md", &text);
-    let r = refresh_vault(&kb, &vault, &opts(), &|_, _| {}, &|| false).unwrap();
+    let r = refresh_vault(&kb, &vault, &opts(), &|_, _| {}, &Cancel::new()).unwrap();
     assert_eq!(r.added, vec!["big.md"]);
     let chunks = kb.store().ids_by(LookupField::FilePath, "big.md").unwrap().len();
     assert!(chunks >= 60, "{chunks} chunks");

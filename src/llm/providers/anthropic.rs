@@ -5,7 +5,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{read_sse, ErrorContext, Flow};
-use crate::llm::cancel::{self, CancelToken};
+use crate::cancel::Cancel;
+use crate::llm::check_cancel;
 use crate::llm::error::CallError;
 use crate::llm::http::{post_stream, Opened, Timeouts};
 use crate::llm::provider::{Attachment, Exchange, PdfToText, Turn};
@@ -95,8 +96,8 @@ impl AnthropicProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(&self, body: &Value, cancel: Option<&CancelToken>) -> Result<AnthropicStream, CallError> {
-        cancel::check(cancel)?;
+    fn request(&self, body: &Value, cancel: Option<&Cancel>) -> Result<AnthropicStream, CallError> {
+        check_cancel(cancel)?;
         let url = super::join_url(&self.base_url, "v1/messages");
         let headers = [
             ("x-api-key", self.api_key.clone()),
@@ -104,7 +105,7 @@ impl AnthropicProvider {
         ];
         let errors = self.errors();
         let opened = post_stream(&url, &headers, body, &self.timeouts, cancel);
-        cancel::check(cancel)?;
+        check_cancel(cancel)?;
         let mut stream = match opened.map_err(|f| errors.transport(f))? {
             Opened::Stream(s) => s,
             Opened::Status(f) => return Err(errors.status(f)),
@@ -129,7 +130,7 @@ impl Exchange for AnthropicProvider {
         &self.model
     }
 
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError> {
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError> {
         let body = self.body(turn);
         let acc = self.request(&body, cancel)?;
         let mut converted = from_anthropic(&[acc.message()], &self.model);

@@ -8,7 +8,8 @@ pub mod openai_compat;
 
 use serde_json::Value;
 
-use crate::llm::cancel::{self, CancelToken, TurnCancelled};
+use crate::cancel::{Cancel, Cancelled};
+use crate::llm::check_cancel;
 use crate::llm::error::{classify_status, error_detail, CallError, ErrorKind, LlmError, StatusContext};
 use crate::llm::http::{StatusFailure, StreamBody, TransportFailure};
 use crate::llm::redact::redact_secrets;
@@ -48,14 +49,14 @@ impl From<StreamFault> for ReadFailure {
 /// reports `Cancelled`, not a network error.
 pub(crate) fn read_sse(
     body: &mut StreamBody,
-    cancel: Option<&CancelToken>,
+    cancel: Option<&Cancel>,
     mut on_event: impl FnMut(&SseEvent) -> Result<Flow, StreamFault>,
 ) -> Result<(), ReadFailure> {
     let mut parser = SseParser::default();
     let mut events = 0usize;
     loop {
         let line = body.next_line();
-        if cancel::check(cancel).is_err() {
+        if check_cancel(cancel).is_err() {
             return Err(ReadFailure::Cancelled);
         }
         let event = match line.map_err(ReadFailure::Transport)? {
@@ -77,13 +78,13 @@ pub(crate) fn read_sse(
 /// Reads NDJSON lines until `on_line` says done, same rules as [`read_sse`].
 pub(crate) fn read_ndjson(
     body: &mut StreamBody,
-    cancel: Option<&CancelToken>,
+    cancel: Option<&Cancel>,
     mut on_line: impl FnMut(&Value) -> Result<Flow, StreamFault>,
 ) -> Result<(), ReadFailure> {
     let mut events = 0usize;
     loop {
         let line = body.next_line();
-        if cancel::check(cancel).is_err() {
+        if check_cancel(cancel).is_err() {
             return Err(ReadFailure::Cancelled);
         }
         let Some(line) = line.map_err(ReadFailure::Transport)? else {
@@ -181,7 +182,7 @@ impl ErrorContext<'_> {
 
     pub fn read(&self, f: ReadFailure) -> CallError {
         match f {
-            ReadFailure::Cancelled => CallError::Cancelled(TurnCancelled),
+            ReadFailure::Cancelled => CallError::Cancelled(Cancelled),
             ReadFailure::Transport(t) => {
                 if t.kind == ErrorKind::Timeout {
                     self.transport(t)

@@ -4,7 +4,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{read_ndjson, ErrorContext, Flow};
-use crate::llm::cancel::{self, CancelToken};
+use crate::cancel::Cancel;
+use crate::llm::check_cancel;
 use crate::llm::error::CallError;
 use crate::llm::http::{post_stream, Opened, Timeouts};
 use crate::llm::provider::{Attachment, Exchange, PdfToText, Turn};
@@ -74,12 +75,12 @@ impl OllamaProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(&self, body: &Value, cancel: Option<&CancelToken>) -> Result<OllamaStream, CallError> {
-        cancel::check(cancel)?;
+    fn request(&self, body: &Value, cancel: Option<&Cancel>) -> Result<OllamaStream, CallError> {
+        check_cancel(cancel)?;
         let url = super::join_url(&self.host, "api/chat");
         let errors = self.errors();
         let opened = post_stream(&url, &[], body, &self.timeouts, cancel);
-        cancel::check(cancel)?;
+        check_cancel(cancel)?;
         let mut stream = match opened.map_err(|f| errors.transport(f))? {
             Opened::Stream(s) => s,
             Opened::Status(f) => return Err(errors.status(f)),
@@ -107,7 +108,7 @@ impl Exchange for OllamaProvider {
         &self.model
     }
 
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError> {
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError> {
         let body = self.body(turn);
         let acc = self.request(&body, cancel)?;
         let mut converted = from_ollama(&[acc.message()], &self.model);

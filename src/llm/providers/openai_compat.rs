@@ -11,7 +11,8 @@ use std::sync::Mutex;
 use serde_json::{json, Map, Value};
 
 use super::{read_sse, ErrorContext, Flow};
-use crate::llm::cancel::{self, CancelToken};
+use crate::cancel::Cancel;
+use crate::llm::check_cancel;
 use crate::llm::error::CallError;
 use crate::llm::http::{post_stream, Opened, Timeouts};
 use crate::llm::provider::{record_cost, Attachment, Exchange, PdfToText, ToolSpec, Turn, Usage};
@@ -132,8 +133,8 @@ impl OpenAiCompatProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(&self, body: &Value, cancel: Option<&CancelToken>) -> Result<OpenAiStream, CallError> {
-        cancel::check(cancel)?;
+    fn request(&self, body: &Value, cancel: Option<&Cancel>) -> Result<OpenAiStream, CallError> {
+        check_cancel(cancel)?;
         let url = super::join_url(&self.base_url, "chat/completions");
         let mut headers = Vec::new();
         if let Some(key) = &self.api_key {
@@ -141,7 +142,7 @@ impl OpenAiCompatProvider {
         }
         let errors = self.errors();
         let opened = post_stream(&url, &headers, body, &self.timeouts, cancel);
-        cancel::check(cancel)?;
+        check_cancel(cancel)?;
         let mut stream = match opened.map_err(|f| errors.transport(f))? {
             Opened::Stream(s) => s,
             Opened::Status(f) => return Err(errors.status(f)),
@@ -214,7 +215,7 @@ impl Exchange for OpenAiCompatProvider {
         &self.model
     }
 
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&CancelToken>) -> Result<Message, CallError> {
+    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError> {
         let body = self.body(turn);
         let acc = self.request(&body, cancel)?;
         let mut converted = from_openai(&[acc.message()], &self.name, &self.model);

@@ -94,7 +94,7 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
                 tracing::warn!(session = %worker_id, error = %e, "turn failed");
             }
         }
-        if cancel.is_stopped() {
+        if cancel.is_cancelled() {
             // A stop that arrived before this worker registered with the
             // agent found nothing to roll back; the worker may have saved
             // the question since. Take it back out.
@@ -165,7 +165,7 @@ async fn stop(State(state): State<Arc<WebState>>, Body(b): Body<StopBody>) -> Ap
     if let Some(s) = &streaming {
         // The switch first (it closes the model request), then the browser
         // is freed — before any lock is taken.
-        s.cancel.stop();
+        s.cancel.cancel();
         let _ = s.tx.send(json!({ "type": "stopped", "session_id": id }));
     }
     // The rollback may wait on the commit lock (a worker mid-save): off the
