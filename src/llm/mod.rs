@@ -8,6 +8,7 @@
 //! - every HTTP call to a model service, always streamed, always through the
 //!   one request helper of its provider, so that a turn can be stopped by
 //!   closing the connection (a [`crate::cancel::Cancel`] hook);
+//! - live progress of every streamed reply as [`StreamEvent`]s ([`stream`]);
 //! - classification of failures into [`LlmError`], with secrets redacted
 //!   before any text leaves this module ([`redact`]);
 //! - parsing of `provider[:model]` specs, the cloud/local privacy predicate
@@ -29,6 +30,7 @@ pub mod retry;
 pub mod settings;
 pub mod spec;
 pub mod sse;
+pub mod stream;
 pub mod transcript;
 pub mod wire;
 
@@ -41,6 +43,7 @@ pub use redact::redact_secrets;
 pub use retry::with_retries;
 pub use settings::{LlmSettings, OpenAiServer};
 pub use spec::{is_cloud_provider, make_provider, ModelSpec};
+pub use stream::{OnEvent, StepUsage, StreamEvent};
 pub use transcript::{Block, Message, Role};
 
 /// `check()` for an optional switch: callers that cannot be interrupted pass `None`.

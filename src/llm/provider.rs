@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::cancel::{Cancel, Cancelled};
 use crate::llm::check_cancel;
 use crate::llm::error::{CallError, LlmError};
+use crate::llm::stream::{self, OnEvent, StreamEvent};
 use crate::llm::transcript::{Block, Message, Role};
 
 /// Converts a local PDF to text for providers without document input.
@@ -142,7 +143,7 @@ pub trait ChatProvider: Send + Sync {
 
     /// Full tool-calling loop. On success the turn's messages are appended
     /// to `messages` in one go; on cancellation or error `messages` is
-    /// exactly as it was.
+    /// exactly as it was. [`Self::agentic_turn_streaming`] without the events.
     fn agentic_turn(
         &self,
         messages: &mut Vec<Message>,
@@ -151,6 +152,31 @@ pub trait ChatProvider: Send + Sync {
         system: &str,
         cancel: Option<&Cancel>,
     ) -> Result<TurnEnd, CallError>;
+
+    /// [`Self::agentic_turn`], reporting its progress to `on_event` as it
+    /// streams in (text and thinking deltas, tool calls, tool results,
+    /// usage — see [`crate::llm::stream`] for the order). Same transcript
+    /// rules: `messages` changes only on success.
+    ///
+    /// Every provider in this module streams for real. This default exists
+    /// for implementors that cannot (test doubles): it runs the whole turn,
+    /// then reports the reply as one `TextDelta`.
+    fn agentic_turn_streaming(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: &[ToolSpec],
+        dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
+        system: &str,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<TurnEnd, CallError> {
+        on_event(StreamEvent::StepStart { step: 0 });
+        let end = self.agentic_turn(messages, tools, dispatch, system, cancel)?;
+        if let TurnEnd::Reply(text) = &end {
+            on_event(StreamEvent::TextDelta(text));
+        }
+        Ok(end)
+    }
 
     /// Caption one figure for indexing; `context` is the document title.
     fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&Cancel>) -> Result<String, CallError>;
@@ -182,7 +208,15 @@ pub struct Turn<'a> {
 pub trait Exchange: Send + Sync {
     fn provider_name(&self) -> &str;
     fn model(&self) -> &str;
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError>;
+    /// Sends one request; reports deltas, tool-call starts and usage to
+    /// `on_event` as they arrive (never `StepStart`, `ToolCallEnd` or
+    /// `ToolResult`: those belong to the agentic loop).
+    fn exchange(
+        &self,
+        turn: &Turn<'_>,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<Message, CallError>;
     /// Whether `summarize` may upload the PDF itself (Anthropic only).
     fn uploads_pdf(&self) -> bool {
         false
@@ -233,6 +267,7 @@ impl<T: Exchange> ChatProvider for T {
                 attachment: None,
             },
             cancel,
+            &mut stream::ignore,
         )?;
         Ok(reply.text())
     }
@@ -278,6 +313,7 @@ impl<T: Exchange> ChatProvider for T {
                 attachment: pdf_bytes.as_deref().map(Attachment::Pdf),
             },
             cancel,
+            &mut stream::ignore,
         )?;
         Ok(reply.text())
     }
@@ -290,12 +326,26 @@ impl<T: Exchange> ChatProvider for T {
         system: &str,
         cancel: Option<&Cancel>,
     ) -> Result<TurnEnd, CallError> {
+        self.agentic_turn_streaming(messages, tools, dispatch, system, cancel, &mut stream::ignore)
+    }
+
+    fn agentic_turn_streaming(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: &[ToolSpec],
+        dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
+        system: &str,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<TurnEnd, CallError> {
         // The turn is built here and published to `messages` with one
         // extend at a return point: any `?` in between leaves the caller's
         // transcript exactly as it was found.
         let mut tail: Vec<Message> = Vec::new();
+        let mut step = 0usize;
         loop {
             check_cancel(cancel)?;
+            on_event(StreamEvent::StepStart { step });
             let history: Vec<Message> = messages.iter().chain(tail.iter()).cloned().collect();
             let reply = self.exchange(
                 &Turn {
@@ -307,6 +357,7 @@ impl<T: Exchange> ChatProvider for T {
                     attachment: None,
                 },
                 cancel,
+                &mut *on_event,
             )?;
             let calls: Vec<ToolCall> = reply
                 .tool_calls()
@@ -323,6 +374,9 @@ impl<T: Exchange> ChatProvider for T {
                 return Ok(TurnEnd::Reply(text));
             }
             tail.push(reply);
+            for (index, call) in calls.iter().enumerate() {
+                on_event(StreamEvent::ToolCallEnd { index, call });
+            }
             let mut results = Vec::with_capacity(calls.len());
             for call in &calls {
                 check_cancel(cancel)?;
@@ -342,6 +396,10 @@ impl<T: Exchange> ChatProvider for T {
                         is_error: true,
                     },
                 };
+                on_event(StreamEvent::ToolResult {
+                    call,
+                    outcome: &outcome,
+                });
                 results.push(Block::ToolResult {
                     tool_call_id: call.id.clone(),
                     content: outcome.content,
@@ -352,6 +410,7 @@ impl<T: Exchange> ChatProvider for T {
                 role: Role::User,
                 content: results,
             });
+            step += 1;
         }
     }
 
@@ -368,6 +427,7 @@ impl<T: Exchange> ChatProvider for T {
                 attachment: Some(Attachment::Image(image)),
             },
             cancel,
+            &mut stream::ignore,
         )?;
         Ok(reply.text())
     }

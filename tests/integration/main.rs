@@ -16,6 +16,7 @@ mod fake_llm;
 mod fake_wires;
 mod kb_crash;
 mod llm;
+mod llm_stream;
 mod metadata;
 mod pdf_isolation;
 mod sandbox;

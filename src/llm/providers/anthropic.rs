@@ -11,6 +11,7 @@ use crate::llm::error::CallError;
 use crate::llm::http::{post_stream, Opened, Timeouts};
 use crate::llm::provider::{Attachment, Exchange, PdfToText, Turn};
 use crate::llm::settings::LlmSettings;
+use crate::llm::stream::{OnEvent, StreamEvent};
 use crate::llm::transcript::Message;
 use crate::llm::wire::anthropic::{from_anthropic, to_anthropic, AnthropicStream, PROVIDER};
 use crate::llm::wire::{base64_encode, image_media_type, StreamFault};
@@ -96,7 +97,12 @@ impl AnthropicProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(&self, body: &Value, cancel: Option<&Cancel>) -> Result<AnthropicStream, CallError> {
+    fn request(
+        &self,
+        body: &Value,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<AnthropicStream, CallError> {
         check_cancel(cancel)?;
         let url = super::join_url(&self.base_url, "v1/messages");
         let headers = [
@@ -113,10 +119,14 @@ impl AnthropicProvider {
         let mut acc = AnthropicStream::default();
         read_sse(&mut stream, cancel, |ev| {
             let data = super::parse_json(&ev.data)?;
-            acc.feed(&ev.event, &data)?;
+            acc.feed_with(&ev.event, &data, on_event)?;
             Ok(if acc.done { Flow::Done } else { Flow::Continue })
         })
         .map_err(|f| errors.read(f))?;
+        let usage = acc.step_usage();
+        if !usage.is_empty() {
+            on_event(StreamEvent::Usage(usage));
+        }
         Ok(acc)
     }
 }
@@ -130,9 +140,14 @@ impl Exchange for AnthropicProvider {
         &self.model
     }
 
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError> {
+    fn exchange(
+        &self,
+        turn: &Turn<'_>,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<Message, CallError> {
         let body = self.body(turn);
-        let acc = self.request(&body, cancel)?;
+        let acc = self.request(&body, cancel, on_event)?;
         let mut converted = from_anthropic(&[acc.message()], &self.model);
         converted.pop().ok_or_else(|| {
             self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(

@@ -11,6 +11,7 @@ use crate::llm::http::{post_stream, Opened, Timeouts};
 use crate::llm::provider::{Attachment, Exchange, PdfToText, Turn};
 use crate::llm::providers::openai_compat::tools_json;
 use crate::llm::settings::LlmSettings;
+use crate::llm::stream::{OnEvent, StreamEvent};
 use crate::llm::transcript::Message;
 use crate::llm::wire::ollama::{from_ollama, to_ollama, OllamaStream, PROVIDER};
 use crate::llm::wire::{base64_encode, StreamFault};
@@ -75,7 +76,12 @@ impl OllamaProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(&self, body: &Value, cancel: Option<&Cancel>) -> Result<OllamaStream, CallError> {
+    fn request(
+        &self,
+        body: &Value,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<OllamaStream, CallError> {
         check_cancel(cancel)?;
         let url = super::join_url(&self.host, "api/chat");
         let errors = self.errors();
@@ -87,7 +93,7 @@ impl OllamaProvider {
         };
         let mut acc = OllamaStream::default();
         let read = read_ndjson(&mut stream, cancel, |chunk| {
-            if let Err(StreamFault::ServiceError { detail, .. }) = acc.feed(chunk) {
+            if let Err(StreamFault::ServiceError { detail, .. }) = acc.feed_with(chunk, on_event) {
                 // Ollama reports a missing model inside a 200 stream too.
                 let status = if detail.contains("not found") { Some(404) } else { None };
                 return Err(StreamFault::ServiceError { status, detail });
@@ -95,6 +101,10 @@ impl OllamaProvider {
             Ok(if acc.done { Flow::Done } else { Flow::Continue })
         });
         read.map_err(|f| errors.read(f))?;
+        let usage = acc.step_usage();
+        if !usage.is_empty() {
+            on_event(StreamEvent::Usage(usage));
+        }
         Ok(acc)
     }
 }
@@ -108,9 +118,14 @@ impl Exchange for OllamaProvider {
         &self.model
     }
 
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError> {
+    fn exchange(
+        &self,
+        turn: &Turn<'_>,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<Message, CallError> {
         let body = self.body(turn);
-        let acc = self.request(&body, cancel)?;
+        let acc = self.request(&body, cancel, on_event)?;
         let mut converted = from_ollama(&[acc.message()], &self.model);
         converted.pop().ok_or_else(|| {
             self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(

@@ -17,6 +17,7 @@ use crate::llm::error::CallError;
 use crate::llm::http::{post_stream, Opened, Timeouts};
 use crate::llm::provider::{record_cost, Attachment, Exchange, PdfToText, ToolSpec, Turn, Usage};
 use crate::llm::settings::LlmSettings;
+use crate::llm::stream::{OnEvent, StreamEvent};
 use crate::llm::transcript::Message;
 use crate::llm::wire::openai::{from_openai, to_openai, OpenAiStream};
 use crate::llm::wire::{base64_encode, image_media_type, StreamFault};
@@ -133,7 +134,12 @@ impl OpenAiCompatProvider {
     }
 
     /// The one place this provider makes an HTTP call.
-    fn request(&self, body: &Value, cancel: Option<&Cancel>) -> Result<OpenAiStream, CallError> {
+    fn request(
+        &self,
+        body: &Value,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<OpenAiStream, CallError> {
         check_cancel(cancel)?;
         let url = super::join_url(&self.base_url, "chat/completions");
         let mut headers = Vec::new();
@@ -153,7 +159,7 @@ impl OpenAiCompatProvider {
                 return Ok(Flow::Done);
             }
             let chunk = super::parse_json(&ev.data)?;
-            acc.feed(&chunk)?;
+            acc.feed_with(&chunk, on_event)?;
             Ok(Flow::Continue)
         });
         match read {
@@ -168,6 +174,10 @@ impl OpenAiCompatProvider {
             return Err(errors.read(super::ReadFailure::Eof { events: 0 }));
         }
         self.record_usage(&acc);
+        let usage = acc.step_usage();
+        if !usage.is_empty() {
+            on_event(StreamEvent::Usage(usage));
+        }
         Ok(acc)
     }
 
@@ -215,9 +225,14 @@ impl Exchange for OpenAiCompatProvider {
         &self.model
     }
 
-    fn exchange(&self, turn: &Turn<'_>, cancel: Option<&Cancel>) -> Result<Message, CallError> {
+    fn exchange(
+        &self,
+        turn: &Turn<'_>,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<Message, CallError> {
         let body = self.body(turn);
-        let acc = self.request(&body, cancel)?;
+        let acc = self.request(&body, cancel, on_event)?;
         let mut converted = from_openai(&[acc.message()], &self.name, &self.model);
         converted.pop().ok_or_else(|| {
             self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(

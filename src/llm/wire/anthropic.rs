@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::StreamFault;
+use crate::llm::stream::{StepUsage, StreamEvent};
 use crate::llm::transcript::{opaque_matches, Block, Message, Role};
 
 pub const PROVIDER: &str = "anthropic";
@@ -175,10 +176,22 @@ pub struct AnthropicStream {
     pub usage: Option<Value>,
     pub done: bool,
     pub events: usize,
+    /// Tool-use blocks started so far: the `index` of [`StreamEvent::ToolCallStart`].
+    calls_started: usize,
 }
 
 impl AnthropicStream {
     pub fn feed(&mut self, event: &str, data: &Value) -> Result<(), StreamFault> {
+        self.feed_with(event, data, &mut crate::llm::stream::ignore)
+    }
+
+    /// [`Self::feed`], reporting text/thinking deltas and tool-call starts to `on_event`.
+    pub fn feed_with(
+        &mut self,
+        event: &str,
+        data: &Value,
+        on_event: &mut dyn FnMut(StreamEvent<'_>),
+    ) -> Result<(), StreamFault> {
         self.events += 1;
         let kind = data.get("type").and_then(Value::as_str).unwrap_or(event);
         match kind {
@@ -194,6 +207,12 @@ impl AnthropicStream {
                 let mut block = data.get("content_block").cloned().unwrap_or_else(|| json!({}));
                 if block["type"] == "tool_use" {
                     block["input"] = json!({});
+                    let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
+                    on_event(StreamEvent::ToolCallStart {
+                        index: self.calls_started,
+                        name,
+                    });
+                    self.calls_started += 1;
                 }
                 self.blocks.insert(
                     index,
@@ -210,8 +229,18 @@ impl AnthropicStream {
                 };
                 let delta = data.get("delta").cloned().unwrap_or_default();
                 match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => append(&mut state.block, "text", delta.get("text")),
-                    Some("thinking_delta") => append(&mut state.block, "thinking", delta.get("thinking")),
+                    Some("text_delta") => {
+                        if let Some(t) = delta.get("text").and_then(Value::as_str) {
+                            on_event(StreamEvent::TextDelta(t));
+                        }
+                        append(&mut state.block, "text", delta.get("text"))
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(t) = delta.get("thinking").and_then(Value::as_str) {
+                            on_event(StreamEvent::ThinkingDelta(t));
+                        }
+                        append(&mut state.block, "thinking", delta.get("thinking"))
+                    }
                     Some("signature_delta") => append(&mut state.block, "signature", delta.get("signature")),
                     Some("input_json_delta") => {
                         if let Some(p) = delta.get("partial_json").and_then(Value::as_str) {
@@ -235,8 +264,16 @@ impl AnthropicStream {
                 if let Some(r) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(r.to_string());
                 }
-                if let Some(u) = data.get("usage") {
-                    self.usage = Some(u.clone());
+                if let Some(u) = data.get("usage").and_then(Value::as_object) {
+                    // message_delta carries the output count (and, on newer
+                    // API versions, the input count again): merge, so the
+                    // input count from message_start is not lost.
+                    let merged = self.usage.get_or_insert_with(|| json!({}));
+                    if let Some(m) = merged.as_object_mut() {
+                        for (k, v) in u {
+                            m.insert(k.clone(), v.clone());
+                        }
+                    }
                 }
             }
             "message_stop" => self.done = true,
@@ -263,6 +300,16 @@ impl AnthropicStream {
     }
 
     /// The assembled assistant message in wire form.
+    /// Token counts the service reported, if any.
+    pub fn step_usage(&self) -> StepUsage {
+        let get = |k: &str| self.usage.as_ref().and_then(|u| u.get(k)).and_then(Value::as_u64);
+        StepUsage {
+            input_tokens: get("input_tokens"),
+            output_tokens: get("output_tokens"),
+            cost_usd: None,
+        }
+    }
+
     pub fn message(&self) -> Value {
         let content: Vec<Value> = self.blocks.values().map(|s| s.block.clone()).collect();
         json!({"role": "assistant", "content": content})

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use serde_json::{json, Map, Value};
 
 use super::StreamFault;
+use crate::llm::stream::{StepUsage, StreamEvent};
 use crate::llm::transcript::{opaque_matches, tool_name_for, Block, Message, Role};
 
 pub const PROVIDER: &str = "ollama";
@@ -173,10 +174,17 @@ pub struct OllamaStream {
     pub done_reason: Option<String>,
     pub model: Option<String>,
     pub chunks: usize,
+    /// `prompt_eval_count` / `eval_count` of the final chunk.
+    usage: StepUsage,
 }
 
 impl OllamaStream {
     pub fn feed(&mut self, chunk: &Value) -> Result<(), StreamFault> {
+        self.feed_with(chunk, &mut crate::llm::stream::ignore)
+    }
+
+    /// [`Self::feed`], reporting content/thinking deltas and tool calls to `on_event`.
+    pub fn feed_with(&mut self, chunk: &Value, on_event: &mut dyn FnMut(StreamEvent<'_>)) -> Result<(), StreamFault> {
         self.chunks += 1;
         if let Some(err) = chunk.get("error") {
             let detail = err.as_str().map(str::to_string).unwrap_or_else(|| err.to_string());
@@ -186,21 +194,43 @@ impl OllamaStream {
             self.model = Some(m.to_string());
         }
         if let Some(msg) = chunk.get("message") {
-            if let Some(t) = msg.get("content").and_then(Value::as_str) {
-                self.content.push_str(t);
-            }
-            if let Some(t) = msg.get("thinking").and_then(Value::as_str) {
+            if let Some(t) = msg.get("thinking").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                on_event(StreamEvent::ThinkingDelta(t));
                 self.thinking.push_str(t);
             }
+            if let Some(t) = msg.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                on_event(StreamEvent::TextDelta(t));
+                self.content.push_str(t);
+            }
             if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
-                self.tool_calls.extend(calls.iter().cloned());
+                for call in calls {
+                    let name = call
+                        .pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    on_event(StreamEvent::ToolCallStart {
+                        index: self.tool_calls.len(),
+                        name,
+                    });
+                    self.tool_calls.push(call.clone());
+                }
             }
         }
         if chunk.get("done").and_then(Value::as_bool) == Some(true) {
             self.done = true;
             self.done_reason = chunk.get("done_reason").and_then(Value::as_str).map(str::to_string);
+            self.usage = StepUsage {
+                input_tokens: chunk.get("prompt_eval_count").and_then(Value::as_u64),
+                output_tokens: chunk.get("eval_count").and_then(Value::as_u64),
+                cost_usd: None,
+            };
         }
         Ok(())
+    }
+
+    /// Token counts from the final chunk (Ollama reports no money).
+    pub fn step_usage(&self) -> StepUsage {
+        self.usage
     }
 
     pub fn message(&self) -> Value {

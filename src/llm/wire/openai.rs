@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::StreamFault;
+use crate::llm::stream::{StepUsage, StreamEvent};
 use crate::llm::transcript::{opaque_matches, Block, Message, Role};
 
 /// Reasoning fields some OpenAI-compatible services add to assistant
@@ -191,6 +192,10 @@ pub struct OpenAiStream {
     reasoning: String,
     reasoning_details: Vec<Value>,
     calls: BTreeMap<u64, PartialCall>,
+    /// Wire indices in order of first appearance: the position here is the
+    /// `index` of [`StreamEvent::ToolCallStart`] and the order of the
+    /// assembled calls, so the two always agree.
+    order: Vec<u64>,
     pub finish_reason: Option<String>,
     /// Usage object from the final chunk (OpenRouter: includes `cost`).
     pub usage: Option<Value>,
@@ -201,6 +206,11 @@ pub struct OpenAiStream {
 
 impl OpenAiStream {
     pub fn feed(&mut self, chunk: &Value) -> Result<(), StreamFault> {
+        self.feed_with(chunk, &mut crate::llm::stream::ignore)
+    }
+
+    /// [`Self::feed`], reporting text/reasoning deltas and tool-call starts to `on_event`.
+    pub fn feed_with(&mut self, chunk: &Value, on_event: &mut dyn FnMut(StreamEvent<'_>)) -> Result<(), StreamFault> {
         self.chunks += 1;
         if let Some(err) = chunk.get("error") {
             let status = err
@@ -228,10 +238,16 @@ impl OpenAiStream {
                 continue;
             };
             if let Some(t) = delta.get("content").and_then(Value::as_str) {
+                if !t.is_empty() {
+                    on_event(StreamEvent::TextDelta(t));
+                }
                 self.content.push_str(t);
             }
             for key in ["reasoning", "reasoning_content"] {
                 if let Some(t) = delta.get(key).and_then(Value::as_str) {
+                    if !t.is_empty() {
+                        on_event(StreamEvent::ThinkingDelta(t));
+                    }
                     self.reasoning.push_str(t);
                 }
             }
@@ -242,7 +258,11 @@ impl OpenAiStream {
                 let Some(index) = call.get("index").and_then(Value::as_u64) else {
                     return Err(StreamFault::Malformed("tool call delta without an index".into()));
                 };
+                if !self.calls.contains_key(&index) {
+                    self.order.push(index);
+                }
                 let slot = self.calls.entry(index).or_default();
+                let had_name = slot.name.is_some();
                 if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
                     slot.id = Some(id.to_string());
                 }
@@ -254,9 +274,24 @@ impl OpenAiStream {
                         slot.arguments.push_str(a);
                     }
                 }
+                if let (false, Some(name)) = (had_name, slot.name.as_deref()) {
+                    let ordinal = self.order.iter().position(|&i| i == index).unwrap_or_default();
+                    on_event(StreamEvent::ToolCallStart { index: ordinal, name });
+                }
             }
         }
         Ok(())
+    }
+
+    /// Token counts and cost the service reported, if any.
+    pub fn step_usage(&self) -> StepUsage {
+        let u = self.usage.as_ref();
+        let get = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
+        StepUsage {
+            input_tokens: get("prompt_tokens"),
+            output_tokens: get("completion_tokens"),
+            cost_usd: u.and_then(|u| u.get("cost")).and_then(Value::as_f64),
+        }
     }
 
     /// The assembled wire assistant message.
@@ -276,8 +311,9 @@ impl OpenAiStream {
             let prefix = uuid::Uuid::new_v4().simple().to_string();
             let prefix = &prefix[..8];
             let calls: Vec<Value> = self
-                .calls
+                .order
                 .iter()
+                .filter_map(|i| self.calls.get(i).map(|c| (i, c)))
                 .map(|(i, c)| {
                     json!({
                         "id": c.id.clone().unwrap_or_else(|| format!("call_{prefix}_{i}")),
