@@ -466,7 +466,7 @@ fn work(req: &WorkerRequest) -> Result<PdfJobOutput, PdfError> {
         PdfOp::All => {
             match crate::pdf::pdf_to_markdown(engine, name, &bytes) {
                 Ok(c) => out.converted = Some(c),
-                Err(e @ PdfError::NoText { .. }) => out.text_error = Some(e.to_string()),
+                Err(e @ (PdfError::NoText { .. } | PdfError::Garbled { .. })) => out.text_error = Some(e.to_string()),
                 Err(e) => return Err(e),
             }
             out.annotations = Some(crate::pdf::extract_annotations(engine, name, &bytes)?);

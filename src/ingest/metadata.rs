@@ -109,7 +109,7 @@ pub fn infer(
         tracing::warn!(reply = %reply.chars().take(200).collect::<String>(), "metadata inference gave no JSON object; ignored");
         return meta;
     };
-    meta.title = clean(parsed.title);
+    meta.title = clean(parsed.title).filter(|t| usable_title(t));
     meta.authors = clean(parsed.authors.map(|a| match a {
         AuthorList::List(v) => v.join(", "),
         AuthorList::One(s) => s,
@@ -119,6 +119,30 @@ pub fn infer(
         meta.doi = clean(parsed.doi).and_then(|d| find_doi(&d));
     }
     meta
+}
+
+/// A model's title answer is usable when it is title-sized and not a
+/// placeholder or a remark about the task — small local models answer
+/// "Untitled", "N/A" or "Here is the JSON…". An unusable answer leaves the
+/// title to the converter's recognised one (then the file name).
+fn usable_title(title: &str) -> bool {
+    let n = title.chars().count();
+    let lower = title.to_lowercase();
+    let placeholder = [
+        "untitled",
+        "title",
+        "n/a",
+        "none",
+        "unknown title",
+        "no title",
+        "not found",
+        "not available",
+    ]
+    .contains(&lower.trim_end_matches('.'));
+    let remark = ["here is", "here's", "the title", "i could", "i can", "sorry", "{"]
+        .iter()
+        .any(|p| lower.starts_with(p));
+    (3..=300).contains(&n) && !placeholder && !remark && title.chars().any(char::is_alphabetic)
 }
 
 /// The shared policy: explicit values win; inference runs only for what is
@@ -138,6 +162,16 @@ pub fn resolve(explicit: &PdfMetadata, infer_missing: impl FnOnce() -> PdfMetada
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholder_and_remark_titles_are_unusable() {
+        assert!(usable_title("Otters in the Wild: A Field Study"));
+        assert!(usable_title("JSONiq for Scientists"));
+        assert!(!usable_title("Here is the JSON you asked for"));
+        assert!(!usable_title("Untitled"));
+        assert!(!usable_title("N/A"));
+        assert!(!usable_title("42"));
+    }
 
     #[test]
     fn dois_are_found_and_trimmed() {

@@ -289,9 +289,12 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         });
         check(cx.cancel)?;
     }
+    // No usable title from the caller or the model: the title the layout
+    // shows (the conversion's H1) beats the file name.
     let title = meta
         .title
         .clone()
+        .or_else(|| converted.as_ref().and_then(|c| c.title.clone()))
         .unwrap_or_else(|| name.trim_end_matches(".pdf").to_string());
     let authors = meta.authors.clone().unwrap_or_default();
 
@@ -477,7 +480,10 @@ pub struct InProcessPdf {
 }
 
 fn failure(e: crate::pdf::PdfError) -> PdfFailure {
-    let no_text = matches!(e, crate::pdf::PdfError::NoText { .. });
+    let no_text = matches!(
+        e,
+        crate::pdf::PdfError::NoText { .. } | crate::pdf::PdfError::Garbled { .. }
+    );
     PdfFailure {
         message: e.to_string(),
         no_text,

@@ -1,14 +1,18 @@
 //! PDF → Markdown, rule-based (no model): lines in reading order from
-//! `layout`, then running headers/footers dropped, headings picked by font
-//! size and weight relative to the body text, paragraphs re-flowed with
-//! de-hyphenation, list items and table rows kept as such.
+//! `layout`, running headers/footers dropped, pages whose text layer is
+//! garbage reported instead of emitted, then the structure rules
+//! (`structure`: title, front matter, abstract, headings; `tables`: tables
+//! only from aligned columns), then paragraphs re-flowed with
+//! de-hyphenation across line, column and page breaks (`blocks`).
 
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::blocks::{self, Block};
 use super::layout::{self, Line};
-use super::{text, PdfEngine, PdfError};
+use super::structure::{self, Mark};
+use super::{flow, tables, text, PdfEngine, PdfError};
 
 /// A converted document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,6 +22,14 @@ pub struct Converted {
     /// Plain text of each page in reading order, running headers and footers
     /// included (a DOI is often printed in one of them).
     pub page_texts: Vec<String>,
+    /// The title as the layout shows it (the largest line at the top of the
+    /// first page), when there is one.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// 1-based numbers of pages whose text layer is garbage (glyphs mapped
+    /// to symbols instead of letters); their text is left out.
+    #[serde(default)]
+    pub unreadable_pages: Vec<usize>,
 }
 
 struct PageLines {
@@ -25,29 +37,50 @@ struct PageLines {
     height: f32,
 }
 
+/// A page's text layer is garbage when it has plenty of glyphs but few of
+/// them are letters or digits: a font without a usable Unicode mapping.
+fn garbled(glyphs: &[layout::Glyph]) -> bool {
+    let visible = glyphs.iter().filter(|g| !g.c.is_whitespace()).count();
+    let alnum = glyphs.iter().filter(|g| g.c.is_alphanumeric()).count();
+    visible >= 200 && alnum * 10 < visible * 3
+}
+
 /// Convert a PDF held in memory. `name` is only used in error messages.
 pub fn pdf_to_markdown(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<Converted, PdfError> {
     let doc = engine.open(name, bytes)?;
     let mut pages = Vec::new();
     let mut alnum = 0usize;
-    for page in doc.pages().iter() {
+    let mut unreadable = Vec::new();
+    for (i, page) in doc.pages().iter().enumerate() {
         let glyphs = super::page_glyphs(&page, name)?;
+        let height = page.height().value;
+        if garbled(&glyphs) {
+            unreadable.push(i + 1);
+            pages.push(PageLines {
+                lines: Vec::new(),
+                height,
+            });
+            continue;
+        }
         alnum += glyphs.iter().filter(|g| g.c.is_alphanumeric()).count();
         let lines = layout::reading_order(layout::words_from_glyphs(&glyphs));
-        pages.push(PageLines {
-            lines,
-            height: page.height().value,
-        });
+        pages.push(PageLines { lines, height });
+    }
+    if !unreadable.is_empty() && unreadable.len() == pages.len() {
+        return Err(PdfError::Garbled { name: name.into() });
     }
     // A stray page number or a scanner's stamp is not a text layer.
     if alnum < 8 {
         return Err(PdfError::NoText { name: name.into() });
     }
+    if !unreadable.is_empty() {
+        tracing::warn!(file = name, pages = ?unreadable, "pages with a garbage text layer left out");
+    }
     let page_texts = pages
         .iter()
         .map(|p| p.lines.iter().map(Line::text).collect::<Vec<_>>().join("\n"))
         .collect();
-    let markdown = render(&pages);
+    let (markdown, title) = render(&pages);
     if markdown.trim().is_empty() {
         return Err(PdfError::NoText { name: name.into() });
     }
@@ -61,6 +94,8 @@ pub fn pdf_to_markdown(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<C
         markdown,
         page_count: pages.len(),
         page_texts,
+        title,
+        unreadable_pages: unreadable,
     })
 }
 
@@ -120,24 +155,6 @@ fn running_lines(pages: &[PageLines]) -> Vec<HashSet<usize>> {
         .collect()
 }
 
-/// Heading style: font size in half points and weight.
-type Style = (i32, bool);
-
-fn style(line: &Line) -> Style {
-    ((line.size() * 2.0).round() as i32, line.all_bold())
-}
-
-fn body_size(pages: &[PageLines]) -> f32 {
-    let mut hist: HashMap<i32, usize> = HashMap::new();
-    for l in pages.iter().flat_map(|p| &p.lines) {
-        *hist.entry((l.size() * 2.0).round() as i32).or_default() += l.text().chars().count();
-    }
-    hist.into_iter()
-        .max_by_key(|(_, n)| *n)
-        .map(|(s, _)| s as f32 / 2.0)
-        .unwrap_or(10.0)
-}
-
 const BULLETS: &[&str] = &[
     "•", "◦", "▪", "‣", "∙", "·", "–", "-", "*", "○", "■", "□", "►", "✓", "➢",
 ];
@@ -165,211 +182,159 @@ fn list_marker(first: &str) -> Option<String> {
     None
 }
 
-enum Role {
-    Heading(Style),
-    Item(String),
-    Row(Vec<String>),
-    Text,
-}
-
-enum Block {
-    Heading(Style, Vec<String>),
-    Para(Vec<String>),
-    Item(String, Vec<String>),
-    Table(Vec<Vec<String>>),
-}
-
-/// Left and right text edges of each column of a page.
-fn column_edges(lines: &[&Line]) -> HashMap<Option<usize>, (f32, f32)> {
-    let mut by_col: HashMap<Option<usize>, (Vec<f32>, Vec<f32>)> = HashMap::new();
-    for l in lines {
-        let e = by_col.entry(l.column).or_default();
-        e.0.push(l.x0);
-        e.1.push(l.x1);
-    }
-    by_col
-        .into_iter()
-        .map(|(c, (mut x0, mut x1))| {
-            x0.sort_by(f32::total_cmp);
-            x1.sort_by(f32::total_cmp);
-            (c, (x0[x0.len() / 10], x1[x1.len() * 9 / 10]))
-        })
-        .collect()
-}
-
-fn ends_sentence(s: &str) -> bool {
-    s.trim_end().ends_with(['.', '!', '?', ':'])
-}
-
-fn render(pages: &[PageLines]) -> String {
-    let body = body_size(pages);
+/// Markdown and the recognised title.
+fn render(pages: &[PageLines]) -> (String, Option<String>) {
     let drop = running_lines(pages);
-    let keep_hyphens = text::hyphenated_words(
-        pages
-            .iter()
-            .flat_map(|p| &p.lines)
-            .map(|l| l.text())
-            .collect::<Vec<_>>()
-            .iter()
-            .map(String::as_str),
-    );
+    let kept: Vec<Vec<&Line>> = pages
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
+            p.lines
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !drop[pi].contains(i))
+                .map(|(_, l)| l)
+                .collect()
+        })
+        .collect();
+    let lns = flow::build(&kept);
+    let keep_hyphens = text::hyphenated_words(lns.iter().map(|l| l.text.as_str()));
+    let (body, body_bold) = flow::body_style(&lns);
+    let shares = flow::style_shares(&lns);
+    let heights: Vec<f32> = pages.iter().map(|p| p.height).collect();
+    let marks = structure::mark(&lns, &heights, body, body_bold, &shares);
+    let found = tables::find_tables(&lns);
+    let mut table_at: HashMap<usize, &tables::Table> = HashMap::new();
+    let mut in_table = vec![false; lns.len()];
+    // Author blocks under a title line up like table columns; they are
+    // front matter.
+    for t in found
+        .iter()
+        .filter(|t| marks[t.start..t.end].iter().all(|m| *m == Mark::None))
+    {
+        table_at.insert(t.start, t);
+        in_table[t.start..t.end].iter_mut().for_each(|b| *b = true);
+    }
 
-    let mut blocks: Vec<Block> = Vec::new();
-    // The previous line and the geometry it was judged against.
-    let mut prev: Option<(&Line, f32, f32, usize)> = None;
+    let mut out: Vec<Block> = Vec::new();
+    let mut title: Vec<String> = Vec::new();
     let mut item_text_x0 = 0.0f32;
-    for (pi, page) in pages.iter().enumerate() {
-        let lines: Vec<&Line> = page
-            .lines
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !drop[pi].contains(i))
-            .map(|(_, l)| l)
-            .collect();
-        let edges = column_edges(&lines);
-        let roles: Vec<Role> = classify(&lines, body);
-        for (line, role) in lines.iter().copied().zip(roles) {
-            let size = line.size().max(1.0);
-            let (left, right) = edges.get(&line.column).copied().unwrap_or((line.x0, line.x1));
-            let text = line.text();
-            match role {
-                Role::Heading(st) => {
-                    let same = matches!(blocks.last(), Some(Block::Heading(s, _)) if *s == st)
-                        && prev.is_some_and(|(p, _, _, pp)| pp == pi && line.top - p.bottom < size);
-                    match blocks.last_mut() {
-                        Some(Block::Heading(_, v)) if same => v.push(text),
-                        _ => blocks.push(Block::Heading(st, vec![text])),
-                    }
-                }
-                Role::Item(marker) => {
-                    let rest: Vec<&str> = text.split(' ').skip(1).collect();
-                    item_text_x0 = line.words.get(1).map(|w| w.x0).unwrap_or(line.x0);
-                    blocks.push(Block::Item(marker, vec![rest.join(" ")]));
-                }
-                Role::Row(cells) => match blocks.last_mut() {
-                    Some(Block::Table(rows)) if prev.is_some_and(|(_, _, _, pp)| pp == pi) => rows.push(cells),
-                    _ => blocks.push(Block::Table(vec![cells])),
-                },
-                Role::Text => {
-                    let indented = line.x0 > left + 0.8 * size;
-                    let continues = match prev {
-                        None => false,
-                        Some((p, _, p_right, pp)) => {
-                            let p_size = p.size().max(1.0);
-                            let short = p.x1 < p_right - 1.5 * p_size && ends_sentence(&p.text());
-                            let same_flow = pp == pi && p.column == line.column;
-                            let gap = line.top - p.bottom;
-                            let far = same_flow && (gap > 0.7 * size || gap < -size);
-                            let resized = (p_size - size).abs() > 0.6;
-                            !short && !far && !resized
-                        }
-                    };
-                    match blocks.last_mut() {
-                        Some(Block::Para(v)) if continues && !indented => v.push(text),
-                        Some(Block::Item(_, v)) if continues && (line.x0 - item_text_x0).abs() < 0.6 * size => {
-                            v.push(text)
-                        }
-                        _ => blocks.push(Block::Para(vec![text])),
-                    }
-                }
-            }
-            prev = Some((line, left, right, pi));
+    // The previous text line, for paragraph continuation.
+    let mut prev: Option<usize> = None;
+    for (i, l) in lns.iter().enumerate() {
+        if let Some(t) = table_at.get(&i) {
+            out.push(Block::Table(t.rows.clone()));
+            prev = None;
+            continue;
         }
+        if in_table[i] {
+            continue;
+        }
+        let text = l.text.clone();
+        match &marks[i] {
+            Mark::Title => {
+                title.push(text.clone());
+                match out.last_mut() {
+                    Some(Block::Title(v)) => v.push(text),
+                    _ => out.push(Block::Title(vec![text])),
+                }
+                prev = None;
+                continue;
+            }
+            Mark::Front => {
+                match out.last_mut() {
+                    Some(Block::Front(v)) => v.push(text),
+                    _ => out.push(Block::Front(vec![text])),
+                }
+                prev = None;
+                continue;
+            }
+            Mark::Abstract { rest } => {
+                out.push(Block::Heading {
+                    style: (i32::MAX, true),
+                    depth: Some(1),
+                    lines: vec!["Abstract".into()],
+                });
+                if !rest.is_empty() {
+                    out.push(Block::Para {
+                        lines: vec![rest.clone()],
+                        size: l.size,
+                    });
+                    prev = Some(i);
+                } else {
+                    prev = None;
+                }
+                continue;
+            }
+            Mark::Heading { style, depth, cont } => {
+                let joined = match out.last_mut() {
+                    Some(Block::Heading { lines, .. }) if *cont => {
+                        lines.push(text.clone());
+                        true
+                    }
+                    _ => false,
+                };
+                if !joined {
+                    out.push(Block::Heading {
+                        style: *style,
+                        depth: *depth,
+                        lines: vec![text],
+                    });
+                }
+                prev = None;
+                continue;
+            }
+            Mark::None => {}
+        }
+        if l.line.words.len() >= 2 {
+            if let Some(m) = l.line.words.first().and_then(|w| list_marker(&w.text)) {
+                let rest: Vec<&str> = text.split(' ').skip(1).collect();
+                item_text_x0 = l.line.words.get(1).map(|w| w.x0).unwrap_or(l.line.x0);
+                out.push(Block::Item(m, vec![rest.join(" ")]));
+                prev = Some(i);
+                continue;
+            }
+        }
+        let size = l.size.max(1.0);
+        let indented = l.line.x0 > l.left + 0.8 * size;
+        let continues = prev.is_some_and(|pi| continues_paragraph(&lns[pi], l));
+        match out.last_mut() {
+            Some(Block::Para { lines, .. }) if continues && !indented => lines.push(text),
+            Some(Block::Para { lines, .. }) if continues && flow::starts_lower(&text) => lines.push(text),
+            Some(Block::Item(_, v)) if continues && (l.line.x0 - item_text_x0).abs() < 0.6 * size => v.push(text),
+            _ => out.push(Block::Para {
+                lines: vec![text],
+                size: l.size,
+            }),
+        }
+        prev = Some(i);
     }
-    emit(&blocks, &keep_hyphens)
+    let out = blocks::mend_breaks(out);
+    let title = (!title.is_empty()).then(|| text::join_lines(title.iter().map(String::as_str), &keep_hyphens));
+    (blocks::emit(&out, &keep_hyphens), title)
 }
 
-/// Decide what each line of a page is. Table rows need a neighbour that is
-/// also a row: one line with a wide gap is more likely a stray alignment.
-fn classify(lines: &[&Line], body: f32) -> Vec<Role> {
-    let mut roles: Vec<Role> = lines
-        .iter()
-        .map(|l| {
-            let size = l.size();
-            let words = l.words.len();
-            let has_letters = l.words.iter().any(|w| w.text.chars().any(char::is_alphabetic));
-            let t = l.text();
-            let headingish = words <= 15 && has_letters && !t.ends_with([',', ';']);
-            if headingish && (size >= body * 1.15 || (l.all_bold() && size >= body * 0.9 && !t.ends_with('.'))) {
-                return Role::Heading(style(l));
-            }
-            if words >= 2 {
-                if let Some(m) = l.words.first().and_then(|w| list_marker(&w.text)) {
-                    return Role::Item(m);
-                }
-            }
-            let cells = l.cells(size.max(1.0));
-            if cells.len() >= 2 {
-                return Role::Row(cells);
-            }
-            Role::Text
-        })
-        .collect();
-    let is_row: Vec<bool> = roles.iter().map(|r| matches!(r, Role::Row(_))).collect();
-    for (i, r) in roles.iter_mut().enumerate() {
-        let neighbour = (i > 0 && is_row[i - 1]) || is_row.get(i + 1).copied().unwrap_or(false);
-        if matches!(r, Role::Row(_)) && !neighbour {
-            *r = Role::Text;
-        }
+/// Does line `l` carry on the paragraph that line `p` is in?
+fn continues_paragraph(p: &flow::Ln<'_>, l: &flow::Ln<'_>) -> bool {
+    let p_size = p.size.max(1.0);
+    let size = l.size.max(1.0);
+    // A sentence that visibly goes on (no full stop, lower-case next) goes
+    // on across any break, unless the style changes a lot (a footnote).
+    let sentence_goes_on = !flow::ends_sentence(&p.text) && flow::starts_lower(&l.text);
+    let resized = (p_size - size).abs() > 0.6;
+    if sentence_goes_on && (p_size - size).abs() <= 0.15 * p_size {
+        return match l.gap_above {
+            Some(gap) => gap < 2.0 * size,
+            None => true,
+        };
     }
-    roles
-}
-
-fn emit(blocks: &[Block], keep: &HashSet<String>) -> String {
-    // Heading levels: biggest style first; bold before regular at a size.
-    let mut styles: Vec<Style> = blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Heading(s, _) => Some(*s),
-            _ => None,
-        })
-        .collect();
-    styles.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-    styles.dedup();
-    let level = |s: &Style| styles.iter().position(|x| x == s).map(|i| i + 1).unwrap_or(3).min(3);
-
-    let mut out = String::new();
-    let mut last_was_item = false;
-    for b in blocks {
-        let is_item = matches!(b, Block::Item(..));
-        if !out.is_empty() {
-            out.push_str(if is_item && last_was_item { "\n" } else { "\n\n" });
-        }
-        last_was_item = is_item;
-        match b {
-            Block::Heading(s, lines) => {
-                out.push_str(&"#".repeat(level(s)));
-                out.push(' ');
-                out.push_str(&text::join_lines(lines.iter().map(String::as_str), keep));
-            }
-            Block::Para(lines) => out.push_str(&text::join_lines(lines.iter().map(String::as_str), keep)),
-            Block::Item(marker, lines) => {
-                out.push_str(marker);
-                out.push_str(&text::join_lines(lines.iter().map(String::as_str), keep));
-            }
-            Block::Table(rows) => {
-                let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-                for (i, row) in rows.iter().enumerate() {
-                    out.push('|');
-                    for c in 0..width {
-                        let cell = row.get(c).map(|s| s.replace('|', "\\|")).unwrap_or_default();
-                        out.push(' ');
-                        out.push_str(&cell);
-                        out.push_str(" |");
-                    }
-                    out.push('\n');
-                    if i == 0 {
-                        out.push('|');
-                        out.push_str(&" --- |".repeat(width));
-                        out.push('\n');
-                    }
-                }
-                out.pop();
-            }
-        }
-    }
-    out.push('\n');
-    out
+    let short = p.line.x1 < p.right - 1.5 * p_size && flow::ends_sentence(&p.text);
+    let far = match (p.page == l.page && p.line.column == l.line.column, l.gap_above) {
+        (true, Some(gap)) => gap > 0.7 * size || gap < -size,
+        (true, None) => true,
+        _ => false,
+    };
+    !short && !far && !resized
 }
 
 #[cfg(test)]
@@ -381,6 +346,31 @@ mod tests {
         assert_eq!(running_key("Page 3 of 12"), running_key("Page 4 of 12"));
         assert_eq!(running_key("17"), "#");
         assert_eq!(running_key("xiv"), "#");
+    }
+
+    #[test]
+    fn a_text_layer_of_symbols_is_garbage() {
+        let glyph = |c| layout::Glyph {
+            c,
+            x0: 0.0,
+            x1: 5.0,
+            top: 0.0,
+            bottom: 10.0,
+            size: 10.0,
+            bold: false,
+            space_before: false,
+        };
+        let symbols: Vec<layout::Glyph> = "#$%&!*+=<>".chars().cycle().take(300).map(glyph).collect();
+        assert!(garbled(&symbols));
+        let prose: Vec<layout::Glyph> = "Words, with (some) punctuation: 3.2%!"
+            .chars()
+            .cycle()
+            .take(300)
+            .map(glyph)
+            .collect();
+        assert!(!garbled(&prose));
+        // A short page (a figure label, an equation) is too little to judge.
+        assert!(!garbled(&symbols[..50]));
     }
 
     #[test]

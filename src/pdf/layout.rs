@@ -107,18 +107,24 @@ impl Line {
         self.words.iter().all(|w| w.bold)
     }
 
-    /// Horizontal gaps wider than `min_gap` split the line into cells; a
-    /// line with two or more cells is a candidate table row.
-    pub fn cells(&self, min_gap: f32) -> Vec<String> {
-        let mut cells: Vec<String> = Vec::new();
+    /// Horizontal gaps wider than `min_gap` split the line into cells
+    /// (text, left, right); a line with two or more cells is a candidate
+    /// table row.
+    pub fn cells(&self, min_gap: f32) -> Vec<Cell> {
+        let mut cells: Vec<Cell> = Vec::new();
         let mut prev_x1: Option<f32> = None;
         for w in &self.words {
             match (prev_x1, cells.last_mut()) {
                 (Some(p), Some(cell)) if w.x0 - p < min_gap => {
-                    cell.push(' ');
-                    cell.push_str(&w.text);
+                    cell.text.push(' ');
+                    cell.text.push_str(&w.text);
+                    cell.x1 = w.x1;
                 }
-                _ => cells.push(w.text.clone()),
+                _ => cells.push(Cell {
+                    text: w.text.clone(),
+                    x0: w.x0,
+                    x1: w.x1,
+                }),
             }
             prev_x1 = Some(w.x1);
         }
@@ -126,25 +132,33 @@ impl Line {
     }
 }
 
+/// One cell of a candidate table row.
+#[derive(Debug, Clone)]
+pub(crate) struct Cell {
+    pub text: String,
+    pub x0: f32,
+    pub x1: f32,
+}
+
 /// Group glyphs (in content order) into words. A word ends at whitespace,
 /// at a jump to another line, or at a horizontal gap too wide for
 /// letter spacing — some producers position every word without emitting a
-/// space character.
+/// space character. How wide is "too wide" is decided per line: where the
+/// text layer carries its own spaces, a quarter of the font size; where a
+/// long run of glyphs has (almost) none — old TeX output, Type 3 fonts —
+/// the gap that separates words is read off the line's own gaps.
 pub(crate) fn words_from_glyphs(glyphs: &[Glyph]) -> Vec<Word> {
+    let limits = gap_limits(glyphs);
     let mut words = Vec::new();
     let mut cur: Option<Word> = None;
-    for g in glyphs {
+    for (i, g) in glyphs.iter().enumerate() {
         let breaks = match &cur {
             None => false,
             Some(w) => {
-                let h = (g.bottom - g.top).max(w.height()).max(1.0);
-                let same_line =
-                    (g.top + g.bottom) / 2.0 > w.top - 0.2 * h && (g.top + g.bottom) / 2.0 < w.bottom + 0.2 * h;
-                let gap = g.x0 - w.x1;
                 // Ligatures mapped to several characters share one box, so a
                 // glyph starting left of the previous one is normal; only one
                 // wholly left of the word's start is a jump.
-                g.space_before || !same_line || gap > 0.25 * g.size.max(1.0) || g.x1 <= w.x0
+                g.space_before || !same_line(w, g) || g.x0 - w.x1 > limits[i] || g.x1 <= w.x0
             }
         };
         if breaks {
@@ -177,6 +191,51 @@ pub(crate) fn words_from_glyphs(glyphs: &[Glyph]) -> Vec<Word> {
     }
     words.extend(cur);
     words
+}
+
+fn same_line(w: &Word, g: &Glyph) -> bool {
+    let h = (g.bottom - g.top).max(w.height()).max(1.0);
+    let cy = (g.top + g.bottom) / 2.0;
+    cy > w.top - 0.2 * h && cy < w.bottom + 0.2 * h
+}
+
+/// For each glyph, the widest gap before it that still keeps it in the
+/// same word. Glyphs are cut into runs on one line (content order); a run
+/// of 12+ glyphs with fewer than one space per 25 is a line whose text
+/// layer has no spaces, and its word gap sits between the tight
+/// letter-to-letter gaps (the typical gap) and the wider word gaps.
+fn gap_limits(glyphs: &[Glyph]) -> Vec<f32> {
+    let mut limits: Vec<f32> = glyphs.iter().map(|g| 0.25 * g.size.max(1.0)).collect();
+    let mut start = 0;
+    while start < glyphs.len() {
+        let mut end = start + 1;
+        while end < glyphs.len() {
+            let (p, g) = (&glyphs[end - 1], &glyphs[end]);
+            let h = (g.bottom - g.top).max(p.bottom - p.top).max(1.0);
+            let cy = (g.top + g.bottom) / 2.0;
+            let on_line = cy > p.top - 0.2 * h && cy < p.bottom + 0.2 * h && g.x0 > p.x0 - 0.5 * h;
+            if !on_line {
+                break;
+            }
+            end += 1;
+        }
+        let run = &glyphs[start..end];
+        let spaces = run.iter().skip(1).filter(|g| g.space_before).count();
+        if run.len() >= 12 && spaces * 25 < run.len() {
+            let mut gaps: Vec<f32> = run
+                .windows(2)
+                .map(|w| (w[1].x0 - w[0].x1) / w[1].size.max(1.0))
+                .collect();
+            gaps.sort_by(f32::total_cmp);
+            let typical = gaps[gaps.len() / 2];
+            let limit = (typical + 0.1).clamp(0.08, 0.25);
+            for (l, g) in limits[start..end].iter_mut().zip(run) {
+                *l = limit * g.size.max(1.0);
+            }
+        }
+        start = end;
+    }
+    limits
 }
 
 /// Vertical gutters (x ranges) that few text rows cross, with text on
@@ -425,6 +484,7 @@ mod tests {
             ],
             Some(0),
         );
-        assert_eq!(line.cells(15.0), vec!["Name", "Pages/s x"]);
+        let cells: Vec<String> = line.cells(15.0).into_iter().map(|c| c.text).collect();
+        assert_eq!(cells, vec!["Name", "Pages/s x"]);
     }
 }

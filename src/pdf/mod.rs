@@ -12,9 +12,13 @@ use std::sync::OnceLock;
 use pdfium_render::prelude::*;
 
 mod annotations;
+mod blocks;
 mod convert;
 mod figures;
+mod flow;
 mod layout;
+mod structure;
+mod tables;
 mod text;
 
 pub use annotations::extract_annotations;
@@ -50,6 +54,10 @@ pub enum PdfError {
     NoPages { name: String },
     #[error("{name}: no extractable text — scanned or image-only PDF; there is no OCR (its highlights and notes can still be extracted)")]
     NoText { name: String },
+    /// Every page's text layer is garbage (fonts without a usable Unicode
+    /// mapping): what would come out is symbols, not words.
+    #[error("{name}: no extractable text — the text layer is unreadable on every page (its fonts map glyphs to symbols, not letters); there is no OCR — export the PDF again from its source, or print it to a new PDF")]
+    Garbled { name: String },
 }
 
 impl PdfError {
@@ -263,6 +271,19 @@ pub struct Probe {
     pub first_page_text: String,
 }
 
+/// PDFium's own plain text of every page (`FPDFText_GetText`), with no
+/// layout analysis: the yardstick the quality benchmark measures the
+/// converter's word recovery against.
+pub fn plain_text(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<Vec<String>, PdfError> {
+    let doc = engine.open(name, bytes)?;
+    let mut out = Vec::new();
+    for page in doc.pages().iter() {
+        let text = page.text().map_err(|e| read_error(name, "page text", e))?;
+        out.push(text.all());
+    }
+    Ok(out)
+}
+
 /// Every character of a page as a [`layout::Glyph`], in content order,
 /// normalised (ligatures split, odd spaces folded), in top-down coordinates.
 /// Rotated characters (margin stamps such as arXiv's) are left out: they
@@ -293,7 +314,13 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
             continue;
         }
         let Ok(b) = ch.loose_bounds() else { continue };
-        let size = ch.scaled_font_size().value;
+        // Some producers (ps2pdf with Type 3 bitmap fonts) flip the font
+        // matrix, so the size comes out negative; a missing size falls back
+        // to the glyph box height.
+        let size = match ch.scaled_font_size().value.abs() {
+            s if s >= 1.0 && s.is_finite() => s,
+            _ => (b.top().value - b.bottom().value).abs().max(1.0),
+        };
         let bold = match ch.font_weight() {
             Some(w) if weight_value(w) >= 600 => true,
             _ => {
@@ -368,5 +395,7 @@ fn bold_name(font: &str) -> bool {
         .any(|k| f.contains(k))
 }
 
+#[cfg(test)]
+mod golden;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use super::*;
 
-fn engine() -> &'static PdfEngine {
+pub(super) fn engine() -> &'static PdfEngine {
     static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, lib) = LIB.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp JARVIS_HOME for the bundled PDFium");
@@ -17,7 +17,7 @@ fn engine() -> &'static PdfEngine {
     PdfEngine::load(lib).expect("load PDFium")
 }
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(super) fn fixture(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/pdf")
         .join(name);
@@ -28,7 +28,7 @@ fn annotations(name: &str) -> Vec<Annotation> {
     extract_annotations(engine(), name, &fixture(name)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn convert(name: &str) -> Converted {
+pub(super) fn convert(name: &str) -> Converted {
     pdf_to_markdown(engine(), name, &fixture(name)).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -355,8 +355,30 @@ fn dump() {
     };
     let bytes = std::fs::read(&path).expect("read");
     match pdf_to_markdown(engine(), &path, &bytes) {
-        Ok(c) => println!("{}", c.markdown),
+        Ok(c) => {
+            println!("{}", c.markdown);
+            for (i, t) in c.page_texts.iter().enumerate() {
+                println!("--- page {}: {:?}", i + 1, t.chars().take(100).collect::<String>());
+            }
+        }
         Err(e) => println!("convert: {e}"),
     }
     println!("{:#?}", extract_annotations(engine(), &path, &bytes));
+}
+
+#[test]
+#[ignore]
+fn dump_glyphs() {
+    let Ok(path) = std::env::var("JARVIS_PDF_DUMP") else {
+        return;
+    };
+    let bytes = std::fs::read(&path).expect("read");
+    let doc = engine().open(&path, &bytes).expect("open");
+    let page = doc.pages().get(0).expect("page");
+    for g in page_glyphs(&page, &path).expect("glyphs").iter().take(120) {
+        println!(
+            "{:?} size {:.2} x {:.1}-{:.1} y {:.1}-{:.1} sp {}",
+            g.c, g.size, g.x0, g.x1, g.top, g.bottom, g.space_before
+        );
+    }
 }

@@ -7,6 +7,7 @@ mod bench_pdf;
 mod common;
 mod eval;
 mod eval_vault;
+mod pdf_quality;
 mod vault;
 
 use std::process::ExitCode;
@@ -21,10 +22,14 @@ fn main() -> ExitCode {
         ["bench", "vault", rest @ ..] => vault::run(&root, rest),
         ["bench", "pdf", rest @ ..] => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
-            bench_pdf::run(&root, &rest)
+            if rest.iter().any(|a| a == "--quality") {
+                pdf_quality::run(&root, &rest)
+            } else {
+                bench_pdf::run(&root, &rest)
+            }
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench pdf [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench pdf [--quality [--show-worst]] [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };

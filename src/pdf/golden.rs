@@ -1,0 +1,124 @@
+//! Golden-file tests: small real PDFs (tests/fixtures/pdf, made by
+//! make_fixtures.py and make_structure_fixtures.py) converted and compared
+//! with the committed Markdown next to them, plus assertions naming the
+//! rule each one exercises, so a failure says what broke.
+//!
+//! After an intended change of output: `JARVIS_BLESS=1 cargo test --lib
+//! pdf::golden`, then review the diff of the `.md` files.
+
+use std::path::PathBuf;
+
+use super::tests::{convert, engine, fixture};
+use super::*;
+
+fn golden(pdf: &str) -> String {
+    let md = convert(pdf).markdown;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pdf")
+        .join(pdf.replace(".pdf", ".md"));
+    if std::env::var_os("JARVIS_BLESS").is_some() {
+        std::fs::write(&path, &md).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if md != want {
+        let line = md
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(md.lines().count().min(want.lines().count()));
+        panic!(
+            "{pdf}: Markdown differs from {} at line {}:\n got: {:?}\nwant: {:?}\n(JARVIS_BLESS=1 rewrites the golden file)",
+            path.display(),
+            line + 1,
+            md.lines().nth(line),
+            want.lines().nth(line)
+        );
+    }
+    md
+}
+
+fn paragraph_with<'a>(md: &'a str, needle: &str) -> &'a str {
+    md.split("\n\n")
+        .find(|p| p.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in:\n{md}"))
+}
+
+#[test]
+fn two_columns_golden() {
+    let md = golden("paper.pdf");
+    // Columns: the left column is finished before the right one starts.
+    assert!(md.find("LEFTCOLUMNEND.") < md.find("### 1.1 Ligatures"));
+    assert!(md.starts_with("# Reading Order in Two-Column Scientific Papers\n"));
+}
+
+#[test]
+fn numbered_headings_front_matter_page_break_and_a_real_table() {
+    let md = golden("structure.pdf");
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        headings,
+        [
+            "# Evidence for Structure in Converted Papers",
+            "## Abstract",
+            "## 1 Introduction",
+            "### 1.1 Numbered headings",
+            "## 2 A table and a formula",
+            "## 3 Conclusion",
+        ],
+        "{md}"
+    );
+    // Front matter: authors and affiliations are plain lines, not a table
+    // and not headings.
+    assert!(paragraph_with(&md, "Ada Example").contains("Institute of Reading"));
+    assert!(!paragraph_with(&md, "Ada Example").contains('|'));
+    // The abstract is its own section.
+    assert!(paragraph_with(&md, "ABSTRACTSTART").starts_with("ABSTRACTSTART We describe"));
+    // A bold lead-in word is not a heading.
+    assert!(paragraph_with(&md, "Observation.").starts_with("Observation. A bold first word"));
+    // The paragraph across the page break is whole, its footnote after it.
+    let across = paragraph_with(&md, "PAGEBREAKSTART");
+    assert!(across.contains("PAGEBREAKEND."), "{across}");
+    assert!(across.starts_with("The paragraph that crosses the page starts here."));
+    assert!(md.find("PAGEBREAKEND") < md.find("A footnote at the foot"));
+    // A real table; the formula with wide gaps is not one.
+    assert!(
+        md.contains("| Converter | Pages per second | Headings |\n| --- | --- | --- |\n| Plain text | 900 | none |")
+    );
+    assert_eq!(md.lines().filter(|l| l.starts_with("| --- |")).count(), 1, "{md}");
+    assert!(paragraph_with(&md, "a = b + c").starts_with("a = b + c"));
+}
+
+#[test]
+fn old_tex_bitmap_fonts_give_whole_words() {
+    let md = golden("oldtex.pdf");
+    // Type 3 fonts with a negative font matrix: words from glyph gaps.
+    for word in [
+        "Introduction",
+        "positions",
+        "because",
+        "producer",
+        "between",
+        "loosely",
+        "document",
+    ] {
+        assert!(md.contains(word), "{word} missing:\n{md}");
+    }
+    for broken in ["Intro duction", "p ositions", "b ecause"] {
+        assert!(!md.contains(broken), "{broken}:\n{md}");
+    }
+    assert!(md.starts_with("# Word Boundaries in Bitmap Font Documents\n"), "{md}");
+    assert!(md.contains("\n## 1 Introduction\n") && md.contains("\n### 2.1 Gaps relative to the font size\n"));
+    // Each paragraph whole: no line of body text became a heading.
+    assert_eq!(md.lines().filter(|l| l.starts_with('#')).count(), 5, "{md}");
+}
+
+#[test]
+fn the_recognised_title_is_reported() {
+    assert_eq!(
+        convert("structure.pdf").title.as_deref(),
+        Some("Evidence for Structure in Converted Papers")
+    );
+    // The annotated fixture is a one-column page without a title.
+    let c = pdf_to_markdown(engine(), "figures.pdf", &fixture("figures.pdf")).expect("convert");
+    assert_eq!(c.title, None);
+}

@@ -1,0 +1,275 @@
+//! Document structure from evidence: the title, the front matter under it
+//! (authors, affiliations), the abstract, and section headings.
+//!
+//! A heading needs all of: a style clearly above the dominant body style
+//! (larger, or bold where the body is not), a short line with letters, space
+//! above it (or the top of a column), no sentence running into it or out of
+//! it, and a style that is rare in the document (a paragraph set in a big
+//! font is not a run of headings). Section numbering ("2.1", "IV.", "A.2")
+//! is strong evidence and also gives the level.
+
+use super::flow::{ends_sentence, starts_lower, Ln};
+
+/// What the structure pass decided about one line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Mark {
+    None,
+    Title,
+    /// Author, affiliation or e-mail lines under the title.
+    Front,
+    /// The abstract's label; `rest` is text that follows it on the line
+    /// ("Abstract—We show…").
+    Abstract {
+        rest: String,
+    },
+    /// A section heading: style key, numbering depth, and whether it
+    /// continues the heading on the line above (a wrapped heading).
+    Heading {
+        style: (i32, bool),
+        depth: Option<usize>,
+        cont: bool,
+    },
+}
+
+/// Numbering depth of a heading's first word: "3" and "III." → 1,
+/// "2.1" → 2, "A.1.2" → 3. The next word must start a title (upper case).
+pub(crate) fn numbering(text: &str) -> Option<usize> {
+    let mut it = text.split(' ');
+    let first = it.next()?;
+    let next = it.next()?;
+    if !next
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_uppercase() || !c.is_alphabetic())
+    {
+        return None;
+    }
+    let lower = first.to_ascii_lowercase();
+    if ["chapter", "section", "appendix", "part"].contains(&lower.as_str()) {
+        return Some(1);
+    }
+    let core = first.trim_end_matches('.');
+    if core.is_empty() {
+        return None;
+    }
+    let roman = core.len() <= 5 && core.chars().all(|c| matches!(c, 'I' | 'V' | 'X' | 'L'));
+    if roman && first.ends_with('.') {
+        return Some(1);
+    }
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.len() > 4 {
+        return None;
+    }
+    let ok = parts.iter().enumerate().all(|(i, p)| {
+        let digits = !p.is_empty() && p.len() <= 2 && p.chars().all(|c| c.is_ascii_digit());
+        let letter = i == 0 && p.len() == 1 && p.chars().all(|c| c.is_ascii_uppercase());
+        digits || letter
+    });
+    // A lone capital ("A Survey…") is a word, not a number.
+    let lone_letter = parts.len() == 1 && core.chars().all(|c| c.is_ascii_uppercase()) && !first.ends_with('.');
+    (ok && !lone_letter).then_some(parts.len())
+}
+
+fn letters(s: &str) -> usize {
+    s.chars().filter(|c| c.is_alphabetic()).count()
+}
+
+/// Decide every line's mark.
+pub(crate) fn mark(
+    lns: &[Ln<'_>],
+    heights: &[f32],
+    body: f32,
+    body_bold: bool,
+    shares: &std::collections::HashMap<(i32, bool), f32>,
+) -> Vec<Mark> {
+    let mut marks = vec![Mark::None; lns.len()];
+    let after_front = front_matter(lns, heights, body, &mut marks);
+
+    // Runs of same-style lines that sit close together: more than a few
+    // such lines is a paragraph in that style, not a heading.
+    let mut run = vec![1usize; lns.len()];
+    let mut i = 0;
+    while i < lns.len() {
+        let mut j = i + 1;
+        while j < lns.len() && lns[j].same_style(&lns[j - 1]) && lns[j].gap_above.is_some_and(|g| g < 0.5 * body) {
+            j += 1;
+        }
+        run[i..j].iter_mut().for_each(|r| *r = j - i);
+        i = j;
+    }
+
+    for i in after_front..lns.len() {
+        if marks[i] != Mark::None {
+            continue;
+        }
+        let l = &lns[i];
+        let t = l.text.trim();
+        if letters(t) < 2 || l.line.words.len() > 14 || t.chars().count() > 110 {
+            continue;
+        }
+        if t.ends_with([',', ';', '-']) {
+            continue;
+        }
+        let depth = numbering(t);
+        let ratio = l.size / body.max(1.0);
+        // Numbering lets a smaller step count (\large over 11 pt body).
+        let bigger = ratio >= 1.12 || (ratio >= 1.06 && depth.is_some());
+        let bolder = l.bold && !body_bold && ratio >= 0.95;
+        if !(bigger || bolder) {
+            continue;
+        }
+        // Unnumbered bold at body size is weak evidence: keep it short and
+        // never a sentence ("Proof." / "Note that …").
+        if !bigger && depth.is_none() && (l.line.words.len() > 8 || t.ends_with('.')) {
+            continue;
+        }
+        if t.ends_with('.') && depth.is_none() && t.split(' ').count() > 4 {
+            continue;
+        }
+        let body_after_number = t.split_once(' ').map(|(_, r)| r).unwrap_or(t);
+        let first_text = if depth.is_some() { body_after_number } else { t };
+        if starts_lower(first_text) {
+            continue;
+        }
+        if run[i] > 3 && depth.is_none() {
+            continue;
+        }
+        if depth.is_none() && shares.get(&l.style()).copied().unwrap_or(0.0) > 0.08 {
+            continue;
+        }
+        // Space above, unless it starts a column/page or continues the
+        // heading on the line above.
+        let prev_heading = i > 0
+            && matches!(marks[i - 1], Mark::Heading { .. })
+            && lns[i - 1].same_style(l)
+            && l.gap_above.is_some_and(|g| g < l.size);
+        if !prev_heading {
+            if let Some(g) = l.gap_above {
+                let p = &lns[i - 1];
+                if g < 0.3 * body && !(p.size < l.size * 0.9 || ends_sentence(&p.text)) {
+                    continue;
+                }
+                // A sentence in the same style runs into this line.
+                if g < 0.5 * body && p.same_style(l) && !ends_sentence(&p.text) {
+                    continue;
+                }
+            }
+        }
+        // A sentence runs out of it: the first line of a paragraph set
+        // larger or bold (a lead-in), not a heading.
+        if let (Some(g), Some(n)) = (l.gap_below, lns.get(i + 1)) {
+            if g < 0.3 * body && starts_lower(&n.text) && !ends_sentence(t) && !n.same_style(l) {
+                continue;
+            }
+        }
+        marks[i] = Mark::Heading {
+            style: l.style(),
+            depth: if prev_heading { None } else { depth },
+            cont: prev_heading,
+        };
+    }
+    marks
+}
+
+/// Title (the largest line near the top of the first page), the author
+/// and affiliation lines under it, and the abstract's label. Returns the
+/// index where the body starts being searched for headings.
+fn front_matter(lns: &[Ln<'_>], heights: &[f32], body: f32, marks: &mut [Mark]) -> usize {
+    let first_page: Vec<usize> = (0..lns.len()).filter(|&i| lns[i].page == 0).collect();
+    let height = heights.first().copied().unwrap_or(792.0);
+    let top: Vec<usize> = first_page
+        .iter()
+        .copied()
+        .filter(|&i| lns[i].line.top < height * 0.5 && letters(&lns[i].text) >= 3)
+        .collect();
+    let Some(&t0) = top
+        .iter()
+        .max_by(|&&a, &&b| lns[a].size.total_cmp(&lns[b].size).then(b.cmp(&a)))
+    else {
+        return 0;
+    };
+    let abstract_at = abstract_label(lns);
+    if lns[t0].size < body * 1.25 || lns[t0].line.words.len() > 25 {
+        if let Some((a, rest)) = abstract_at {
+            marks[a] = Mark::Abstract { rest };
+        }
+        return 0;
+    }
+    // The title may wrap over a few lines of the same size.
+    let mut start = t0;
+    while start > 0
+        && lns[start - 1].page == 0
+        && (lns[start - 1].size - lns[t0].size).abs() <= 0.6
+        && lns[start].gap_above.is_some_and(|g| g < lns[t0].size)
+        && t0 - start < 3
+    {
+        start -= 1;
+    }
+    let mut end = t0 + 1;
+    while end < lns.len()
+        && lns[end].page == 0
+        && (lns[end].size - lns[t0].size).abs() <= 0.6
+        && lns[end].gap_above.is_some_and(|g| g < lns[t0].size)
+        && end - start < 4
+    {
+        end += 1;
+    }
+    marks[start..end].iter_mut().for_each(|m| *m = Mark::Title);
+    // Front matter: what follows the title on the first page until the
+    // abstract, a numbered heading, or a line of prose.
+    let stop = abstract_at.as_ref().map(|(a, _)| *a).unwrap_or(usize::MAX);
+    let mut i = end;
+    while i < lns.len() && i < stop && lns[i].page == 0 && i - end < 15 {
+        let l = &lns[i];
+        let prose = l.line.words.len() >= 8 && l.full_width() && (l.size - body).abs() <= 0.6 && abstract_at.is_none();
+        if prose || numbering(&l.text).is_some() && l.size >= body {
+            break;
+        }
+        marks[i] = Mark::Front;
+        i += 1;
+    }
+    if let Some((a, rest)) = abstract_at {
+        marks[a] = Mark::Abstract { rest };
+    }
+    i
+}
+
+/// The abstract's label on the first two pages: a line that is or starts
+/// with "Abstract".
+fn abstract_label(lns: &[Ln<'_>]) -> Option<(usize, String)> {
+    lns.iter()
+        .enumerate()
+        .take_while(|(_, l)| l.page < 2)
+        .find_map(|(i, l)| {
+            let t = l.text.trim();
+            let head: String = t.chars().take(8).collect();
+            if !head.eq_ignore_ascii_case("abstract") {
+                return None;
+            }
+            let rest = &t[head.len()..];
+            if rest.chars().next().is_some_and(char::is_alphabetic) {
+                return None;
+            }
+            let rest = rest.trim_start_matches(|c: char| {
+                c.is_whitespace() || matches!(c, '.' | ':' | '-' | '\u{2014}' | '\u{2013}')
+            });
+            Some((i, rest.to_string()))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_numbers() {
+        assert_eq!(numbering("2.1 Related Work"), Some(2));
+        assert_eq!(numbering("IV. EXPERIMENTS"), Some(1));
+        assert_eq!(numbering("A.1 Proofs"), Some(2));
+        assert_eq!(numbering("3 Results"), Some(1));
+        assert_eq!(numbering("A Survey of Things"), None);
+        assert_eq!(numbering("1999 was a year"), None);
+        assert_eq!(numbering("2 the rest"), None);
+        assert_eq!(numbering("Introduction"), None);
+    }
+}

@@ -1,0 +1,435 @@
+//! `cargo xtask bench pdf --quality`: how well PDF → Markdown reads, over a
+//! fixed set of real PDFs from Debian documentation packages (installed on
+//! first use) plus the committed fixtures. Per file and in total it prints:
+//!
+//! - words: share of PDFium's own plain-text words (3+ letters, bag of
+//!   words, case folded) that the Markdown still has. Plain text keeps
+//!   running headers, page numbers and hyphen-split halves, so ~0.96 is the
+//!   practical ceiling, not a defect;
+//! - head%: share of non-empty Markdown lines that are `#` headings;
+//! - para/p: paragraphs per page;
+//! - mid/p: mid-sentence paragraph breaks per page — a paragraph (or list
+//!   item) ending without terminal punctuation followed by a block that
+//!   starts in lower case;
+//! - pages/s: conversion plus annotation extraction, in process.
+//!
+//! Then the worst five files by each measure. Figures only, no assertions;
+//! the machine may be shared, so pages/s is noisy.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use jarvis::pdf::{extract_annotations, pdf_to_markdown, plain_text, PdfEngine};
+
+/// The Debian packages the set comes from (all LaTeX/TeX-made manuals,
+/// papers, journal templates and samples; some a few decades old).
+const PACKAGES: &[&str] = &[
+    "texlive-publishers-doc",
+    "pari-doc",
+    "glpk-doc",
+    "nauty-doc",
+    "r-doc-pdf",
+    "gnuplot-doc",
+];
+
+/// The fixed set, from the packages above: journal and conference samples
+/// (one and two columns, ACM, APS/AIP revtex, Elsevier, IEEE, LNCS, MNRAS,
+/// AAS, …), some pre-2004 class documentation, and long TeX/Texinfo
+/// manuals. A missing file is reported, not fatal.
+const FILES: &[&str] = &[
+    "/usr/share/doc/texlive-doc/latex/aastex/sample631.pdf",
+    "/usr/share/doc/texlive-doc/latex/acmart/samples/sample-sigconf.pdf",
+    "/usr/share/doc/texlive-doc/latex/acmart/samples/sample-acmsmall.pdf",
+    "/usr/share/doc/texlive-doc/latex/acmart/samples/sample-acmtog.pdf",
+    "/usr/share/doc/texlive-doc/latex/acmart/samples/sample-sigplan.pdf",
+    "/usr/share/doc/texlive-doc/latex/afparticle/afpsample.pdf",
+    "/usr/share/doc/texlive-doc/latex/aiaa/template_advanced.pdf",
+    "/usr/share/doc/texlive-doc/latex/aiaa/pre2004/aiaa.pdf",
+    "/usr/share/doc/texlive-doc/latex/aomart/aomsample.pdf",
+    "/usr/share/doc/texlive-doc/latex/apa7/samples/longsample.pdf",
+    "/usr/share/doc/texlive-doc/latex/asmeconf/asmeconf-template.pdf",
+    "/usr/share/doc/texlive-doc/latex/asmejour/asmejour-template.pdf",
+    "/usr/share/doc/texlive-doc/latex/cmpj/template.pdf",
+    "/usr/share/doc/texlive-doc/latex/confproc/example/papers/p_001.pdf",
+    "/usr/share/doc/texlive-doc/latex/confproc/example/papers/p_009.pdf",
+    "/usr/share/doc/texlive-doc/latex/dccpaper/dccpaper.pdf",
+    "/usr/share/doc/texlive-doc/latex/ejpecp/sample.pdf",
+    "/usr/share/doc/texlive-doc/latex/elsarticle/elstest-5p.pdf",
+    "/usr/share/doc/texlive-doc/latex/elsarticle/elstest-1p.pdf",
+    "/usr/share/doc/texlive-doc/latex/els-cas-templates/doc/elsdoc-cas.pdf",
+    "/usr/share/doc/texlive-doc/latex/ijmart/ijmsample.pdf",
+    "/usr/share/doc/texlive-doc/latex/jmlr/pmlr-sample.pdf",
+    "/usr/share/doc/texlive-doc/latex/llncsconf/example/example_llncs_nocrop.pdf",
+    "/usr/share/doc/texlive-doc/latex/nostarch/nssample.pdf",
+    "/usr/share/doc/texlive-doc/latex/nwejm/examples/article-in-english.pdf",
+    "/usr/share/doc/texlive-doc/latex/oup-authoring-template/oup-authoring-template.pdf",
+    "/usr/share/doc/texlive-doc/latex/philosophersimprint/sample.pdf",
+    "/usr/share/doc/texlive-doc/latex/pracjourn/pjsample.pdf",
+    "/usr/share/doc/texlive-doc/latex/quantumarticle/quantum-template.pdf",
+    "/usr/share/doc/texlive-doc/latex/quantumarticle/quantumarticle.pdf",
+    "/usr/share/doc/texlive-doc/latex/resphilosophica/rpsample.pdf",
+    "/usr/share/doc/texlive-doc/latex/revtex/sample/aps/apssamp.pdf",
+    "/usr/share/doc/texlive-doc/latex/revtex/sample/aip/aipsamp.pdf",
+    "/usr/share/doc/texlive-doc/latex/revtex4-1/sample/aps/apssamp.pdf",
+    "/usr/share/doc/texlive-doc/latex/sageep/sample.pdf",
+    "/usr/share/doc/texlive-doc/latex/spie/article.pdf",
+    "/usr/share/doc/texlive-doc/latex/tlc-article/doc/tlc-article.pdf",
+    "/usr/share/doc/texlive-doc/latex/univie-ling/univie-ling-paper.pdf",
+    "/usr/share/doc/texlive-doc/latex/hagenberg-thesis/examples/HgbArticle/main.pdf",
+    "/usr/share/doc/texlive-doc/latex/ieeetran/testflow_doc.pdf",
+    "/usr/share/doc/texlive-doc/latex/ieeeconf/IEEEconf.pdf",
+    "/usr/share/doc/texlive-doc/latex/ieeepes/ieeepes_doc.pdf",
+    "/usr/share/doc/texlive-doc/latex/mnras/mnras_guide.pdf",
+    "/usr/share/doc/texlive-doc/latex/jpsj/injpsj2.pdf",
+    "/usr/share/doc/texlive-doc/latex/ptptex/manptp.pdf",
+    "/usr/share/pari/doc/tutorial.pdf",
+    "/usr/share/pari/doc/develop.pdf",
+    "/usr/share/pari/doc/parallel.pdf",
+    "/usr/share/doc/glpk-doc/graphs.pdf",
+    "/usr/share/doc/glpk-doc/cnfsat.pdf",
+    "/usr/share/doc/nauty/nug28.pdf",
+    "/usr/share/doc/r-doc-pdf/manual/R-intro.pdf",
+    "/usr/share/doc/r-doc-pdf/manual/R-data.pdf",
+    "/usr/share/doc/gnuplot/gnuplot.pdf",
+];
+
+/// Fixtures converted too (the rest are meant to fail).
+const FIXTURES: &[&str] = &[
+    "paper.pdf",
+    "paper_annotated.pdf",
+    "annotated.pdf",
+    "figures.pdf",
+    "structure.pdf",
+    "oldtex.pdf",
+];
+
+struct Score {
+    name: String,
+    pages: usize,
+    words: f64,
+    heading_share: f64,
+    paras_per_page: f64,
+    mid_per_page: f64,
+    pages_per_s: f64,
+    mid_breaks: usize,
+    paragraphs: usize,
+    heading_lines: usize,
+    lines: usize,
+    hit: usize,
+    total: usize,
+    time: Duration,
+}
+
+pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    let explicit: Vec<PathBuf> = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .map(PathBuf::from)
+        .collect();
+    let files = if explicit.is_empty() {
+        install_if_missing()?;
+        let mut f: Vec<PathBuf> = FIXTURES
+            .iter()
+            .map(|n| root.join("tests/fixtures/pdf").join(n))
+            .collect();
+        f.extend(FILES.iter().map(PathBuf::from));
+        f
+    } else {
+        explicit
+    };
+    let verbose = args.iter().any(|a| a == "--show-worst");
+    let home_dir = tempfile::tempdir().context("temp JARVIS_HOME")?;
+    let home = jarvis::paths::JarvisHome::at(home_dir.path());
+    let lib = jarvis::runtime::ensure_bundled(&home, jarvis::runtime::PDFIUM_LIB).context("unpack PDFium")?;
+    let engine = PdfEngine::load(&lib.path)?;
+
+    println!(
+        "{:<44} {:>5} {:>6} {:>6} {:>7} {:>6} {:>8}",
+        "file", "pages", "words", "head%", "para/p", "mid/p", "pages/s"
+    );
+    let mut scores = Vec::new();
+    let (mut failed, mut missing) = (0usize, 0usize);
+    for path in &files {
+        let name = path.display().to_string();
+        let Ok(bytes) = std::fs::read(path) else {
+            println!("{:<44} missing", short(&name));
+            missing += 1;
+            continue;
+        };
+        let start = Instant::now();
+        let converted = match pdf_to_markdown(engine, &name, &bytes) {
+            Ok(c) => c,
+            Err(e) => {
+                println!("{:<44} failed: {e}", short(&name));
+                failed += 1;
+                continue;
+            }
+        };
+        let _ = extract_annotations(engine, &name, &bytes);
+        let time = start.elapsed();
+        let plain = plain_text(engine, &name, &bytes)?.join("\n");
+        let s = score(&name, &converted.markdown, &plain, converted.page_count, time);
+        println!(
+            "{:<44} {:>5} {:>6.3} {:>6.1} {:>7.2} {:>6.2} {:>8.1}",
+            short(&name),
+            s.pages,
+            s.words,
+            100.0 * s.heading_share,
+            s.paras_per_page,
+            s.mid_per_page,
+            s.pages_per_s
+        );
+        if verbose {
+            for (a, b) in mid_sentence_examples(&converted.markdown).into_iter().take(3) {
+                println!("      mid: …{a} ¶ {b}…");
+            }
+        }
+        scores.push(s);
+    }
+    anyhow::ensure!(!scores.is_empty(), "no PDF converted");
+
+    let pages: usize = scores.iter().map(|s| s.pages).sum();
+    let time: Duration = scores.iter().map(|s| s.time).sum();
+    let hit: usize = scores.iter().map(|s| s.hit).sum();
+    let total: usize = scores.iter().map(|s| s.total).sum();
+    let lines: usize = scores.iter().map(|s| s.lines).sum();
+    let heads: usize = scores.iter().map(|s| s.heading_lines).sum();
+    let paras: usize = scores.iter().map(|s| s.paragraphs).sum();
+    let mids: usize = scores.iter().map(|s| s.mid_breaks).sum();
+    println!(
+        "\n{} files ({} failed, {} missing), {} pages",
+        files.len(),
+        failed,
+        missing,
+        pages
+    );
+    println!(
+        "words recovered: total {:.3}, median {:.3}, worst {:.3}, files below 0.90: {}",
+        hit as f64 / total.max(1) as f64,
+        median(scores.iter().map(|s| s.words)),
+        scores.iter().map(|s| s.words).fold(f64::MAX, f64::min),
+        scores.iter().filter(|s| s.words < 0.90).count()
+    );
+    println!(
+        "heading lines: total {:.1}%, median {:.1}%, worst {:.1}%, files above 10%: {}",
+        100.0 * heads as f64 / lines.max(1) as f64,
+        100.0 * median(scores.iter().map(|s| s.heading_share)),
+        100.0 * scores.iter().map(|s| s.heading_share).fold(0.0, f64::max),
+        scores.iter().filter(|s| s.heading_share > 0.10).count()
+    );
+    println!(
+        "paragraphs per page: {:.2} (median {:.2}); mid-sentence breaks per page: {:.2} (median {:.2})",
+        paras as f64 / pages.max(1) as f64,
+        median(scores.iter().map(|s| s.paras_per_page)),
+        mids as f64 / pages.max(1) as f64,
+        median(scores.iter().map(|s| s.mid_per_page)),
+    );
+    println!(
+        "speed: {:.1} pages/s (conversion + annotations, in process; shared machine, noisy)",
+        pages as f64 / time.as_secs_f64()
+    );
+
+    worst(
+        &scores,
+        "words recovered (lowest)",
+        |s| -s.words,
+        |s| format!("{:.3}", s.words),
+    );
+    worst(
+        &scores,
+        "heading lines (highest)",
+        |s| s.heading_share,
+        |s| format!("{:.1}%", 100.0 * s.heading_share),
+    );
+    worst(
+        &scores,
+        "paragraphs per page (highest)",
+        |s| s.paras_per_page,
+        |s| format!("{:.2}", s.paras_per_page),
+    );
+    worst(
+        &scores,
+        "mid-sentence breaks per page (highest)",
+        |s| s.mid_per_page,
+        |s| format!("{:.2}", s.mid_per_page),
+    );
+    worst(
+        &scores,
+        "pages/s (lowest)",
+        |s| -s.pages_per_s,
+        |s| format!("{:.1}", s.pages_per_s),
+    );
+    Ok(())
+}
+
+fn worst(scores: &[Score], what: &str, key: impl Fn(&Score) -> f64, show: impl Fn(&Score) -> String) {
+    let mut v: Vec<&Score> = scores.iter().collect();
+    v.sort_by(|a, b| key(b).total_cmp(&key(a)));
+    println!("\nworst five by {what}:");
+    for s in v.into_iter().take(5) {
+        println!("  {:>8}  {}", show(s), short(&s.name));
+    }
+}
+
+fn median(it: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = it.collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Words of 3+ letters, lower-cased.
+fn bag(text: &str) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for w in text.split(|c: char| !c.is_alphabetic()) {
+        if w.chars().count() >= 3 {
+            *m.entry(w.to_lowercase()).or_default() += 1;
+        }
+    }
+    m
+}
+
+/// Markdown blocks (separated by blank lines), list items split apart.
+fn blocks(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for line in md.lines() {
+        let t = line.trim();
+        let item = t.starts_with("- ")
+            || t.split_once(". ")
+                .is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty());
+        if t.is_empty() || item || t.starts_with('#') {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            if t.is_empty() {
+                continue;
+            }
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(t);
+        if t.starts_with('#') {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn is_text_block(b: &str) -> bool {
+    !b.starts_with('#') && !b.starts_with('|') && !b.starts_with("```")
+}
+
+fn ends_sentence(b: &str) -> bool {
+    let t = b.trim_end().trim_end_matches(['"', '\'', ')', ']', '”', '’', '*', '_']);
+    t.ends_with(['.', '!', '?', ':', ';'])
+}
+
+fn mid_sentence_examples(md: &str) -> Vec<(String, String)> {
+    let b = blocks(md);
+    let mut out = Vec::new();
+    for w in b.windows(2) {
+        let next = w[1].trim_start_matches("- ");
+        if is_text_block(&w[0]) && !ends_sentence(&w[0]) && next.chars().next().is_some_and(char::is_lowercase) {
+            let tail: String = {
+                let v: Vec<char> = w[0].chars().collect();
+                v[v.len().saturating_sub(40)..].iter().collect()
+            };
+            let head: String = next.chars().take(40).collect();
+            out.push((tail, head));
+        }
+    }
+    out
+}
+
+fn score(name: &str, md: &str, plain: &str, pages: usize, time: Duration) -> Score {
+    let want = bag(plain);
+    let got = bag(md);
+    let total: usize = want.values().sum();
+    let hit: usize = want
+        .iter()
+        .map(|(w, n)| (*n).min(got.get(w).copied().unwrap_or(0)))
+        .sum();
+    let lines: Vec<&str> = md.lines().filter(|l| !l.trim().is_empty()).collect();
+    let heading_lines = lines.iter().filter(|l| l.starts_with('#')).count();
+    let b = blocks(md);
+    let paragraphs = b.iter().filter(|x| is_text_block(x)).count();
+    let mid_breaks = mid_sentence_examples(md).len();
+    let p = pages.max(1) as f64;
+    Score {
+        name: name.to_string(),
+        pages,
+        words: if total == 0 { 1.0 } else { hit as f64 / total as f64 },
+        heading_share: heading_lines as f64 / lines.len().max(1) as f64,
+        paras_per_page: paragraphs as f64 / p,
+        mid_per_page: mid_breaks as f64 / p,
+        pages_per_s: pages as f64 / time.as_secs_f64().max(1e-9),
+        mid_breaks,
+        paragraphs,
+        heading_lines,
+        lines: lines.len(),
+        hit,
+        total,
+        time,
+    }
+}
+
+/// Install the Debian packages the set needs when its files are missing
+/// (as root, or through sudo).
+fn install_if_missing() -> anyhow::Result<()> {
+    if FILES.iter().all(|f| Path::new(f).exists()) {
+        return Ok(());
+    }
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n");
+    let apt = |args: &[&str]| -> anyhow::Result<()> {
+        let mut c = std::process::Command::new(if root { "apt-get" } else { "sudo" });
+        if !root {
+            c.arg("apt-get");
+        }
+        let s = c.env("DEBIAN_FRONTEND", "noninteractive").args(args).status()?;
+        anyhow::ensure!(s.success(), "apt-get {} failed ({s})", args.join(" "));
+        Ok(())
+    };
+    eprintln!("bench pdf --quality: installing {}", PACKAGES.join(" "));
+    apt(&["update", "-qq"])?;
+    let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    args.extend(PACKAGES);
+    apt(&args)
+}
+
+fn short(name: &str) -> String {
+    let name = name
+        .trim_start_matches("/usr/share/doc/")
+        .trim_start_matches("/usr/share/texlive/texmf-dist/doc/");
+    let n = name.chars().count();
+    if n <= 44 {
+        name.to_string()
+    } else {
+        format!("…{}", name.chars().skip(n - 43).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mid_sentence_breaks_are_counted() {
+        let md = "# T\n\nfor over two decades\n\nnow. Although\n\nEnds.\n\nlower start\n";
+        assert_eq!(mid_sentence_examples(md).len(), 1);
+        let s = score("x", md, "decades decades", 1, Duration::from_secs(1));
+        assert_eq!(s.heading_lines, 1);
+        assert!((s.words - 0.5).abs() < 1e-9);
+    }
+}
