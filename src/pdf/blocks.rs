@@ -50,8 +50,9 @@ pub(crate) fn mend_breaks(blocks: Vec<Block>) -> Vec<Block> {
             continue;
         }
         let mut found = None;
-        for j in i + 1..slots.len().min(i + 1 + LOOKAHEAD) {
-            match &slots[j] {
+        let end = slots.len().min(i + 1 + LOOKAHEAD);
+        for (j, slot) in slots.iter().enumerate().take(end).skip(i + 1) {
+            match slot {
                 None | Some(Block::Table(_)) => continue,
                 Some(Block::Para { lines, size: s, .. }) => {
                     let same = size.is_none_or(|z| (z - s).abs() <= 0.15 * z.max(1.0));
