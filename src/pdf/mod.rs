@@ -73,7 +73,8 @@ impl PdfError {
             | PdfError::Corrupt { .. }
             | PdfError::Truncated { .. }
             | PdfError::NoPages { .. }
-            | PdfError::NoText { .. } => ErrorKind::User,
+            | PdfError::NoText { .. }
+            | PdfError::Garbled { .. } => ErrorKind::User,
         }
     }
 }
