@@ -96,6 +96,11 @@ impl PdfEngine {
     /// Bind PDFium from `lib` (once per process; later calls with the same
     /// path return the same engine).
     pub fn load(lib: &Path) -> Result<&'static PdfEngine, PdfError> {
+        // pdfium-render's bindings are a process global: two threads binding
+        // at once make the second fail with "already initialized", so the
+        // first load is serialised.
+        static LOADING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = LOADING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(e) = ENGINE.get() {
             // The same library unpacked in two places (tests, or two
             // JARVIS_HOMEs in one process) is the same library.
