@@ -564,7 +564,7 @@ pub const FIELDS: &[Field] = &[
         "extensions",
         None,
         Kind::StrList,
-        Default::List(&[".md", ".tex", ".bib", ".txt", ".csv"]),
+        Default::List(&[".md", ".tex", ".bib", ".txt", ".csv", ".json", ".yaml"]),
         "file types drafts may contain"
     ),
     field!(
@@ -607,8 +607,8 @@ pub const FIELDS: &[Field] = &[
         "pdf_engine",
         None,
         Kind::Str,
-        Default::Str("xelatex"),
-        "the engine pandoc drives for Markdown → PDF"
+        Default::Str("pdflatex"),
+        "the engine pandoc drives for Markdown → PDF (xelatex handles Greek but needs texlive-xetex)"
     ),
     field!(
         "drafts",

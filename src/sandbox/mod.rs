@@ -134,6 +134,10 @@ pub struct ChildSpec<'a> {
     /// Polled while the child runs; when it returns true the group is
     /// killed and the call ends with [`Ending::Stopped`] (Ctrl-C, shutdown).
     pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
+    /// Leave the group alone once the leader exits normally (a launcher
+    /// such as `xdg-open` hands off to a long-lived program on purpose).
+    /// Timeout and stop still kill the group.
+    pub leave_group_on_exit: bool,
 }
 
 impl Default for ChildSpec<'_> {
@@ -148,6 +152,7 @@ impl Default for ChildSpec<'_> {
             memory_limit: None,
             output_limit: DEFAULT_OUTPUT_LIMIT,
             stop: None,
+            leave_group_on_exit: false,
         }
     }
 }
@@ -164,6 +169,7 @@ impl std::fmt::Debug for ChildSpec<'_> {
             .field("memory_limit", &self.memory_limit)
             .field("output_limit", &self.output_limit)
             .field("stop", &self.stop.is_some())
+            .field("leave_group_on_exit", &self.leave_group_on_exit)
             .finish()
     }
 }
@@ -232,6 +238,16 @@ impl GroupGuard {
     }
 }
 
+impl GroupGuard {
+    /// Reap the exited leader without touching the rest of its group.
+    fn reap(&mut self) -> Result<std::process::ExitStatus, SandboxError> {
+        let Some(mut child) = self.child.take() else {
+            return Err(SandboxError::Wait(std::io::Error::other("child already reaped")));
+        };
+        child.wait().map_err(SandboxError::Wait)
+    }
+}
+
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.child.is_some() {
@@ -254,8 +270,8 @@ pub fn run_child(program: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, San
         } else {
             Stdio::null()
         })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(output_pipe(spec))
+        .stderr(output_pipe(spec));
     if let Some(dir) = spec.cwd {
         cmd.current_dir(dir);
     }
@@ -292,6 +308,9 @@ pub fn run_child(program: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, San
     let (status, cut_short) = loop {
         if unix::has_exited(pid).map_err(SandboxError::Wait)? {
             // Leader gone but unreaped: take any grandchildren with it.
+            if spec.leave_group_on_exit {
+                break (Some(guard.reap()?), None);
+            }
             break (Some(guard.kill_and_reap()?), None);
         }
         if start.elapsed() >= spec.timeout {
@@ -334,6 +353,16 @@ pub fn run_child(program: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, San
         stderr_truncated,
         elapsed_ms,
     })
+}
+
+/// A program left running after its launcher exits would hold our pipes
+/// open forever, so such a child's output is not captured.
+fn output_pipe(spec: &ChildSpec<'_>) -> Stdio {
+    if spec.leave_group_on_exit {
+        Stdio::null()
+    } else {
+        Stdio::piped()
+    }
 }
 
 /// Read a pipe to its end on a thread, keeping at most `limit` bytes.

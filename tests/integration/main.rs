@@ -12,6 +12,7 @@ mod cli_kb;
 mod cli_pdf;
 mod cli_runtime;
 mod cli_vault;
+mod drafts_build;
 mod fake_llm;
 mod fake_wires;
 mod kb_crash;

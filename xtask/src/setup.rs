@@ -10,8 +10,24 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 /// Debian packages and a command that proves each is present.
-/// (command, package, needed for)
-const SYSTEM: &[(&str, &str, &str)] = &[("python3", "python3-pip", "fetching the native runtime from PyPI")];
+/// (command, package, needed for). A command written `tex:<file>` is
+/// proved by `kpsewhich <file>` finding that TeX file.
+const SYSTEM: &[(&str, &str, &str)] = &[
+    ("python3", "python3-pip", "fetching the native runtime from PyPI"),
+    ("latexmk", "latexmk", "the drafts LaTeX compile tests"),
+    ("pdflatex", "texlive-latex-base", "the drafts LaTeX compile tests"),
+    (
+        "tex:parskip.sty",
+        "texlive-latex-recommended",
+        "pandoc's LaTeX template (drafts export tests)",
+    ),
+    (
+        "tex:lmodern.sty",
+        "lmodern",
+        "pandoc's LaTeX template (drafts export tests)",
+    ),
+    ("pandoc", "pandoc", "the drafts Markdown → PDF export tests"),
+];
 
 /// What only the test suite needs: Debian's chromium and its WebDriver for
 /// the browser tests of the web app (nothing may download a browser).
@@ -25,9 +41,13 @@ const TEST_SYSTEM: &[(&str, &str, &str)] = &[
 ];
 
 fn have(cmd: &str) -> bool {
+    let check = match cmd.strip_prefix("tex:") {
+        Some(file) => format!("kpsewhich {file} >/dev/null 2>&1"),
+        None => format!("command -v {cmd} >/dev/null 2>&1"),
+    };
     Command::new("sh")
         .arg("-c")
-        .arg(format!("command -v {cmd} >/dev/null 2>&1"))
+        .arg(check)
         .status()
         .is_ok_and(|s| s.success())
 }
