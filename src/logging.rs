@@ -51,3 +51,20 @@ pub fn init(home: &JarvisHome, verbose: bool) -> Result<PathBuf, PathsError> {
         .try_init();
     Ok(path)
 }
+
+/// The PDF worker child's subscriber: the same filter, written to stderr
+/// without colours or timestamps. The parent reads the child's stderr and
+/// re-logs each line into its own `jarvis.log` (the worker never touches
+/// `$JARVIS_HOME` itself).
+pub fn init_worker() {
+    let filter = EnvFilter::try_from_env("JARVIS_LOG").unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let _ = tracing_subscriber::registry()
+        .with(
+            fmt::layer()
+                .with_ansi(false)
+                .without_time()
+                .with_writer(std::io::stderr)
+                .with_filter(filter),
+        )
+        .try_init();
+}

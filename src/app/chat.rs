@@ -34,7 +34,7 @@ struct ConfigPapers {
 
 impl PaperAdder for ConfigPapers {
     fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &Cancel) -> Result<AddReport, AddError> {
-        let pdf = super::papers::pdf_tools(&self.cfg);
+        let pdf = super::papers::pdf_tools(&self.cfg, cancel);
         let provider = super::papers::provider(&self.cfg);
         let arxiv = super::papers::arxiv_client(&self.cfg);
         let settings = super::papers::add_settings(&self.cfg);

@@ -12,8 +12,11 @@
 
 pub mod chat;
 pub mod convert_pdf;
+pub mod ingest;
 pub mod kb;
 pub mod llm;
+pub mod ops;
+pub mod owner;
 pub mod papers;
 pub mod pdf_isolated;
 pub mod runtime_check;
@@ -29,6 +32,7 @@ use crate::kb::Kb;
 use crate::llm::spec::ModelSpec;
 use crate::llm::{ChatProvider, LlmError};
 use crate::paths::JarvisHome;
+use crate::store::{Holder, LockError, StoreError};
 
 /// Why the application could not do what an edge asked of it.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,15 @@ pub enum AppError {
         #[source]
         source: kb::OpenError,
     },
+    /// Another process holds the knowledge base.
+    #[error("{}", held_message(dir, holder, *waited))]
+    Held {
+        dir: std::path::PathBuf,
+        holder: Holder,
+        /// How long this process waited (None: a long-lived owner, not
+        /// waited for).
+        waited: Option<Duration>,
+    },
     /// A model provider could not be built from its spec.
     #[error(transparent)]
     Provider(#[from] LlmError),
@@ -58,6 +71,7 @@ impl AppError {
         match self {
             AppError::Config(e) => e.kind(),
             AppError::Open { source, .. } => source.kind(),
+            AppError::Held { .. } => ErrorKind::Conflict,
             AppError::Provider(e) => e.error_kind(),
             AppError::Chat(_) => ErrorKind::Unavailable,
         }
@@ -85,6 +99,10 @@ impl PdfWorkerSettings {
 /// passes the process environment).
 type EnvFn = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Told once when opening the knowledge base has to wait for another
+/// one-shot command that holds it.
+pub type LockNotice = Box<dyn Fn(&Holder) + Send + Sync>;
+
 /// The long-lived application handle. `Send + Sync`; share it as `Arc<App>`.
 pub struct App {
     home: JarvisHome,
@@ -96,6 +114,7 @@ pub struct App {
     shutdown: Cancel,
     /// The chat agent, built on first use (it holds the running turns).
     chat: Mutex<Option<Arc<crate::chat::ChatAgent>>>,
+    lock_notice: Mutex<Option<LockNotice>>,
 }
 
 impl std::fmt::Debug for App {
@@ -134,6 +153,7 @@ impl App {
             providers: Mutex::new(HashMap::new()),
             shutdown: Cancel::default(),
             chat: Mutex::new(None),
+            lock_notice: Mutex::new(None),
         })
     }
 
@@ -162,18 +182,68 @@ impl App {
 
     /// The knowledge base, opened (and locked) on first use and kept for
     /// the life of the App.
+    ///
+    /// When another one-shot command holds it, this waits (up to
+    /// `rag.lock_wait_seconds`, telling the [`LockNotice`] after a second)
+    /// instead of failing: two `kb search` started together both succeed. A
+    /// long-lived owner (`jarvis serve` / `jarvis sync`) never lets go, so
+    /// that is reported at once — the caller should go through its socket.
     pub fn kb(&self) -> Result<Arc<Kb>, AppError> {
         let mut slot = self.kb.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(kb) = slot.as_ref() {
             return Ok(Arc::clone(kb));
         }
         let cfg = self.config();
-        let kb = Arc::new(kb::open_kb(&cfg).map_err(|source| AppError::Open {
-            dir: cfg.rag_dir(),
-            source,
-        })?);
+        let wait = Duration::from_secs(u64::try_from(cfg.int("rag.lock_wait_seconds")).unwrap_or(0));
+        let start = std::time::Instant::now();
+        let mut told = false;
+        let kb = loop {
+            // Probe the lock before paying for the model load that opening
+            // starts with; a holder found either way is waited for alike.
+            let probe = match crate::store::lock::acquire(&cfg.rag_dir()) {
+                Err(LockError::Held { holder, .. }) => Some(holder),
+                _ => None,
+            };
+            let attempt: Result<(), Holder> = match probe {
+                Some(holder) => Err(holder),
+                None => match kb::open_kb(&cfg) {
+                    Ok(kb) => break kb,
+                    Err(source) => match held_by(&source) {
+                        Some(h) => Err(h.clone()),
+                        None => {
+                            return Err(AppError::Open {
+                                dir: cfg.rag_dir(),
+                                source,
+                            })
+                        }
+                    },
+                },
+            };
+            let Err(holder) = attempt else { continue };
+            let may_wait = !owner::is_owner_command(&holder.command);
+            if !may_wait || start.elapsed() >= wait || self.shutdown.is_cancelled() {
+                return Err(AppError::Held {
+                    dir: cfg.rag_dir(),
+                    holder,
+                    waited: may_wait.then(|| start.elapsed()),
+                });
+            }
+            if !told && start.elapsed() >= Duration::from_secs(1) {
+                told = true;
+                if let Some(n) = self.lock_notice.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                    n(&holder);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let kb = Arc::new(kb);
         *slot = Some(Arc::clone(&kb));
         Ok(kb)
+    }
+
+    /// Set what [`App::kb`] says when it starts waiting for a lock holder.
+    pub fn set_lock_notice(&self, notice: LockNotice) {
+        *self.lock_notice.lock().unwrap_or_else(|p| p.into_inner()) = Some(notice);
     }
 
     /// The knowledge base if it is already open (never opens it).
@@ -231,6 +301,42 @@ impl App {
 
     pub fn pdf_worker(&self) -> PdfWorkerSettings {
         PdfWorkerSettings::from_config(&self.config())
+    }
+}
+
+fn held_message(dir: &std::path::Path, holder: &Holder, waited: Option<Duration>) -> String {
+    match waited {
+        Some(w) => format!(
+            "cannot open the knowledge base at {}: still in use by {holder} after waiting {:.0} s — let that command finish or stop it, or raise `rag.lock_wait_seconds`",
+            dir.display(),
+            w.as_secs_f64()
+        ),
+        None => format!(
+            "cannot open the knowledge base at {}: it is owned by {holder} — `jarvis kb` commands go through its socket; if that failed, stop it and try again",
+            dir.display()
+        ),
+    }
+}
+
+/// The holder named by a "knowledge base in use" failure, if that is
+/// what `e` is.
+pub fn held_by(e: &kb::OpenError) -> Option<&Holder> {
+    match e {
+        kb::OpenError::Kb(crate::kb::KbError::Store(StoreError::Locked(LockError::Held { holder, .. }))) => {
+            Some(holder)
+        }
+        _ => None,
+    }
+}
+
+impl AppError {
+    /// The lock holder when the knowledge base is held by another process.
+    pub fn holder(&self) -> Option<&Holder> {
+        match self {
+            AppError::Held { holder, .. } => Some(holder),
+            AppError::Open { source, .. } => held_by(source),
+            _ => None,
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use crate::app::pdf_isolated::{run_pdf_job, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp};
+use crate::app::pdf_isolated::{run_pdf_job_stoppable, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp};
+use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::ingest::arxiv::{ArxivClient, ArxivSettings};
 use crate::ingest::paper::{AddSettings, PdfFailure, PdfTools};
@@ -52,12 +53,14 @@ pub fn provider(cfg: &Config) -> Option<Box<dyn ChatProvider>> {
 /// The PDF tools ingest uses: every PDFium call runs in a `jarvis
 /// __pdf-worker` child under the configured time and memory limits, so a
 /// hostile PDF can crash or hang only that child.
-pub fn pdf_tools(cfg: &Config) -> Box<dyn PdfTools + '_> {
-    Box::new(IsolatedPdf { cfg })
+/// A stop (`cancel`) kills a running worker at once.
+pub fn pdf_tools<'a>(cfg: &'a Config, cancel: &'a Cancel) -> Box<dyn PdfTools + 'a> {
+    Box::new(IsolatedPdf { cfg, cancel })
 }
 
 pub struct IsolatedPdf<'a> {
     cfg: &'a Config,
+    cancel: &'a Cancel,
 }
 
 impl IsolatedPdf<'_> {
@@ -84,7 +87,8 @@ impl IsolatedPdf<'_> {
         req.name = name.to_string();
         req.max_figures = max;
         req.min_pixels = min_pixels;
-        run_pdf_job(self.cfg, &req).map_err(|e| {
+        let stop = || self.cancel.is_cancelled();
+        run_pdf_job_stoppable(self.cfg, &req, Some(&stop)).map_err(|e| {
             let message = e.to_string();
             // A scanned PDF: its annotations may still be worth keeping.
             let no_text = matches!(e, IsolatedPdfError::Pdf { .. }) && message.contains("no extractable text");

@@ -259,15 +259,34 @@ impl WorkerCommand {
 /// Run `req` in a child `jarvis __pdf-worker` with the time and memory
 /// limits from `[rag]`.
 pub fn run_pdf_job(cfg: &Config, req: &PdfJob) -> Result<PdfJobOutput, IsolatedPdfError> {
+    run_pdf_job_stoppable(cfg, req, None)
+}
+
+/// [`run_pdf_job`] that kills the worker (its whole process group) as soon
+/// as `stop` says so — Ctrl-C in `kb add` must not wait for PDFium.
+pub fn run_pdf_job_stoppable(
+    cfg: &Config,
+    req: &PdfJob,
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
+) -> Result<PdfJobOutput, IsolatedPdfError> {
     let worker = WorkerCommand::current().map_err(|source| IsolatedPdfError::Sandbox {
         name: req.name.clone(),
         source,
     })?;
-    run_pdf_job_with(&worker, cfg, req)
+    run_worker(&worker, cfg, req, stop)
 }
 
 /// [`run_pdf_job`] with an explicit worker program.
 pub fn run_pdf_job_with(worker: &WorkerCommand, cfg: &Config, req: &PdfJob) -> Result<PdfJobOutput, IsolatedPdfError> {
+    run_worker(worker, cfg, req, None)
+}
+
+fn run_worker(
+    worker: &WorkerCommand,
+    cfg: &Config,
+    req: &PdfJob,
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
+) -> Result<PdfJobOutput, IsolatedPdfError> {
     let name = req.name.clone();
     let lib = runtime::resolve_pdfium(&cfg.home, &super::runtime_check::overrides(cfg)).map_err(|source| {
         IsolatedPdfError::Runtime {
@@ -299,6 +318,7 @@ pub fn run_pdf_job_with(worker: &WorkerCommand, cfg: &Config, req: &PdfJob) -> R
             // The reply carries figures as PNG bytes; it can be no larger
             // than what the worker could hold in memory.
             output_limit: usize::try_from(limit_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
+            stop,
             ..ChildSpec::default()
         },
     )
@@ -309,6 +329,7 @@ pub fn run_pdf_job_with(worker: &WorkerCommand, cfg: &Config, req: &PdfJob) -> R
     let pid = outcome.pid;
     let doing = req.op.doing();
     tracing::debug!(file = %name, pid, ending = %outcome.ending, elapsed_ms = outcome.elapsed_ms, "PDF worker ended");
+    forward_worker_log(pid, &outcome.stderr);
     let reply = || serde_json::from_slice::<WorkerReply>(&outcome.stdout);
     match &outcome.ending {
         Ending::Exited { code } if *code == 0 || *code == i32::from(EXIT_PDF_ERROR) => match reply() {
@@ -391,6 +412,20 @@ fn tail(stderr: &str) -> String {
     }
 }
 
+/// Copy the worker's tracing output (its stderr) into this process's log,
+/// one event per line, keeping the level it was logged at.
+fn forward_worker_log(pid: u32, stderr: &str) {
+    for line in stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("ERROR") {
+            tracing::error!(target: "jarvis::pdf_worker", pid, "{line}");
+        } else if line.starts_with("WARN") {
+            tracing::warn!(target: "jarvis::pdf_worker", pid, "{line}");
+        } else {
+            tracing::info!(target: "jarvis::pdf_worker", pid, "{line}");
+        }
+    }
+}
+
 /// The worker's side: read the request from `input`, do the work, and
 /// return the bytes for stdout and the exit code. Failpoints
 /// (`JARVIS_FAILPOINT=pdf_worker_crash | pdf_worker_hang | pdf_worker_oom`)
@@ -444,6 +479,7 @@ fn failpoints() {
 
 fn work(req: &WorkerRequest) -> Result<PdfJobOutput, PdfError> {
     let job = &req.job;
+    tracing::info!(file = %job.name, op = ?job.op, pid = std::process::id(), "PDF worker reading");
     let engine = PdfEngine::load(&req.pdfium)?;
     let bytes = std::fs::read(&job.path).map_err(|e| PdfError::Read {
         name: job.name.clone(),

@@ -8,9 +8,13 @@
 
 mod ask_cmd;
 mod config_cmd;
+mod delegate;
 mod kb;
 mod models_cmd;
+mod owner_cmd;
 mod runtime_cmd;
+mod signals;
+mod term;
 
 use std::process::ExitCode;
 
@@ -60,6 +64,27 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<std::path::PathBuf>,
     },
+    /// Run the web app on 127.0.0.1 and own the knowledge base.
+    ///
+    /// `jarvis serve` keeps the knowledge base open, serves the web app on
+    /// 127.0.0.1 (`web.port`, or --port), and runs every `jarvis kb …`
+    /// command started elsewhere (they reach it over a private Unix socket
+    /// at $JARVIS_HOME/state/owner.sock). Only one `serve` or `sync` runs per
+    /// JARVIS_HOME; Ctrl-C or SIGTERM stops it cleanly.
+    Serve {
+        /// Listen on this port instead of `web.port` (0 picks a free one).
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// Run the background owner process (no scheduled jobs yet).
+    ///
+    /// Today `jarvis sync` keeps the knowledge base open and runs every
+    /// `jarvis kb …` command started elsewhere (they reach it over a private
+    /// Unix socket at $JARVIS_HOME/state/owner.sock), so the embedding model
+    /// is loaded once. Scheduled jobs (arXiv, digests, vault sync) are not
+    /// part of this build yet. Only one `serve` or `sync` runs per
+    /// JARVIS_HOME; Ctrl-C or SIGTERM stops it cleanly.
+    Sync,
     /// Check the native runtime (ONNX Runtime, PDFium, embedding model).
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCmd),
@@ -119,7 +144,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     if let Command::PdfWorker = cli.command {
         // Before config and logging: the parent already resolved everything
-        // the worker needs, and the worker must not touch $JARVIS_HOME.
+        // the worker needs, and the worker must not touch $JARVIS_HOME. Its
+        // logs go to stderr, which the parent copies into jarvis.log.
+        crate::logging::init_worker();
         return pdf_worker();
     }
     let home = JarvisHome::from_env()?;
@@ -138,12 +165,48 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Config(c) => config_cmd::run(c, &home, config),
         Command::Runtime(c) => runtime_cmd::run(c, &config),
-        Command::Kb(c) => kb::run(c, &config),
+        Command::Kb(c) => Ok(ExitCode::from(delegate::run_kb(c, config)?)),
+        Command::Serve { port } => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Serve { port }, config)?)),
+        Command::Sync => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Sync, config)?)),
         Command::Ask(a) => ask_cmd::run(a, &config),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Print a failed command's error the one way (`error: …` on stderr, the
+/// whole cause chain) and pick its exit code from its kind: 130 for a stop
+/// (as a shell reports Ctrl-C), 1 otherwise.
+pub(crate) fn report_error(e: &anyhow::Error, t: &dyn term::Term) -> u8 {
+    tracing::error!("{e:#}");
+    let kind = error_kind(e);
+    if kind == crate::error_kind::ErrorKind::Cancelled {
+        t.err(&format!("stopped: {e:#}\n"));
+        return 130;
+    }
+    t.err(&format!("error: {e:#}\n"));
+    1
+}
+
+/// The kind of the first error in the chain that has one.
+fn error_kind(e: &anyhow::Error) -> crate::error_kind::ErrorKind {
+    use crate::error_kind::ErrorKind;
+    for c in e.chain() {
+        if let Some(k) = c
+            .downcast_ref::<crate::app::ingest::WriteError>()
+            .map(|e| e.kind())
+            .or_else(|| c.downcast_ref::<crate::app::ops::OpError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::app::AppError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::app::owner::OwnerError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::kb::KbError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::ingest::paper::AddError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::config::ConfigError>().map(|e| e.kind()))
+        {
+            return k;
+        }
+    }
+    ErrorKind::Internal
 }
 
 fn convert_pdf(input: &str, output: Option<&std::path::Path>, config: &Config) -> anyhow::Result<ExitCode> {

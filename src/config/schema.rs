@@ -385,6 +385,14 @@ pub const FIELDS: &[Field] = &[
     ),
     field!(
         "rag",
+        "lock_wait_seconds",
+        Some("JARVIS_LOCK_WAIT_SECONDS"),
+        Kind::Int { min: 0, max: 86400 },
+        Default::Int(60),
+        "how long a one-shot `kb` command waits for another one-shot command holding the knowledge base before giving up"
+    ),
+    field!(
+        "rag",
         "pdf_memory_mb",
         None,
         Kind::Int {

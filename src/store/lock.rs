@@ -29,7 +29,7 @@ impl std::fmt::Display for Holder {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LockError {
-    #[error("the knowledge base at {dir} is in use by {holder} — stop that process (or use it: `jarvis serve`/`jarvis sync` will serve this command once loopback delegation lands), then try again")]
+    #[error("the knowledge base at {dir} is in use by {holder} — let it finish or stop it, then try again")]
     Held { dir: PathBuf, holder: Holder },
     #[error("cannot lock {path}: {source}")]
     Io {

@@ -504,6 +504,12 @@ fn doctor_and_the_one_owner_lock() {
     // is told who holds it.
     let held = open(&sb);
     let pid = format!("pid {}", std::process::id());
+    // A one-shot holder is waited for (rag.lock_wait_seconds), then named.
+    let kb = |sb: &Sandbox, args: &[&str]| {
+        let mut c = sb.jarvis();
+        c.env("JARVIS_LOCK_WAIT_SECONDS", "1").arg("kb").args(args);
+        run(c)
+    };
     let d = kb(&sb, &["doctor"]);
     assert_eq!(d.code, 1);
     assert!(

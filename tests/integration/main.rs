@@ -19,6 +19,7 @@ mod kb_crash;
 mod llm;
 mod llm_stream;
 mod metadata;
+mod owner;
 mod pdf_isolation;
 mod sandbox;
 mod support;

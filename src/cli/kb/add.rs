@@ -1,18 +1,12 @@
 //! `jarvis kb add <file.pdf | arXiv URL or id>`: one paper, staged and
 //! committed at once — a failure or Ctrl-C at any step adds nothing.
 
-use std::io::IsTerminal;
-use std::process::ExitCode;
-
 use clap::{ArgGroup, Args};
-use indicatif::{ProgressBar, ProgressDrawTarget};
 
-use crate::cancel::Cancel;
-use crate::config::Config;
+use crate::app::App;
+use crate::cli::term::Term;
 use crate::ingest::metadata::PdfMetadata;
-use crate::ingest::paper::{add_document, AddContext, AddRequest, Input, Mode, Stage};
-
-use super::open;
+use crate::ingest::paper::{AddRequest, Input, Mode, Stage};
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("mode").args(["full_text", "summary"])))]
@@ -45,8 +39,15 @@ pub struct AddArgs {
     pub json: bool,
 }
 
-pub fn add(a: AddArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let input = Input::parse(&a.input)?;
+pub fn add(a: AddArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    // A relative path is relative to the directory the user typed it in
+    // (in delegated mode the owner's working directory is not theirs).
+    let local = t.cwd().join(&a.input);
+    let input = if std::path::Path::new(&a.input).is_relative() && local.exists() {
+        Input::Local(local)
+    } else {
+        Input::parse(&a.input)?
+    };
     let req = AddRequest {
         input,
         mode: if a.full_text { Mode::FullText } else { Mode::Summary },
@@ -57,25 +58,13 @@ pub fn add(a: AddArgs, config: &Config) -> anyhow::Result<ExitCode> {
         },
         figures: a.figures,
     };
-    let kb = open(config)?;
-    let pdf = crate::app::papers::pdf_tools(config);
-    let provider = crate::app::papers::provider(config);
-    let arxiv = crate::app::papers::arxiv_client(config);
-    let settings = crate::app::papers::add_settings(config);
-    let bar = if std::io::stderr().is_terminal() {
-        let b = ProgressBar::new_spinner();
-        b.set_draw_target(ProgressDrawTarget::stderr());
-        b.enable_steady_tick(std::time::Duration::from_millis(120));
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = t.bar(None);
     let yes = a.yes;
     let confirm = |q: &str| -> bool {
         if yes {
             return true;
         }
-        bar.suspend(|| ask(q))
+        bar.suspend(|| ask(t, q))
     };
     let progress = |s: Stage| {
         bar.set_message(match s {
@@ -89,24 +78,16 @@ pub fn add(a: AddArgs, config: &Config) -> anyhow::Result<ExitCode> {
             Stage::Committing => "saving…".into(),
         })
     };
-    let cancel = Cancel::new();
-    let cx = AddContext {
-        kb: &kb,
-        pdf: pdf.as_ref(),
-        provider: provider.as_deref(),
-        arxiv: &arxiv,
-        settings: &settings,
-        confirm: &confirm,
-        progress: &progress,
-        cancel: &cancel,
-    };
-    let report = add_document(&cx, &req);
+    let report = app.add_paper(&req, &confirm, &progress, t.cancel());
     bar.finish_and_clear();
     let report = report?;
     if a.json {
-        super::super::emit(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+        t.out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&super::dto::Added::from(&report))?
+        ))?;
     } else if let Some(why) = &report.skipped {
-        eprintln!("not added: {why}");
+        t.err(&format!("not added: {why}\n"));
     } else {
         let mut out = format!(
             "{} {}\n  {}\n  {} body, {} highlight/note, {} figure chunks",
@@ -124,25 +105,22 @@ pub fn add(a: AddArgs, config: &Config) -> anyhow::Result<ExitCode> {
             out.push_str(&format!("\n  doi: {d}"));
         }
         out.push('\n');
-        super::super::emit(&out)?;
+        t.out(&out)?;
     }
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        t.err(&format!("warning: {w}\n"));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// `question [y/N]` on stderr; only y/yes proceeds; end of input declines.
-fn ask(question: &str) -> bool {
-    use std::io::{BufRead, Write};
-    eprint!("{question} [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    match std::io::stdin().lock().read_line(&mut line) {
-        Ok(0) | Err(_) => {
-            eprintln!();
+fn ask(t: &dyn Term, question: &str) -> bool {
+    t.err(&format!("{question} [y/N] "));
+    match t.read_line() {
+        None => {
+            t.err("\n");
             false
         }
-        Ok(_) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
+        Some(line) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
     }
 }

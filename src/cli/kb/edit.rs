@@ -1,15 +1,12 @@
 //! `jarvis kb set-meta` and `jarvis kb remove`.
 
-use std::io::BufRead;
-use std::path::PathBuf;
-use std::process::ExitCode;
-
 use clap::{ArgGroup, Args};
 
-use crate::config::Config;
+use crate::app::App;
+use crate::cli::term::Term;
 use crate::kb::ops::DocumentRef;
 
-use super::{display_title, open};
+use super::display_title;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("fields").required(true).multiple(true).args(["title", "authors", "doi"])))]
@@ -36,45 +33,20 @@ pub struct RemoveArgs {
     pub yes: bool,
 }
 
-pub fn set_meta(a: SetMetaArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let kb = open(config)?;
-    // Resolve the key first: notes all share `source = "local"`, and a
-    // note's title comes from the note itself, so only correct non-notes.
-    let doc = kb.find_document(&a.source)?;
-    if doc.by != "source" || doc.doc_type == "note" {
-        anyhow::bail!(
-            "{} is a note; its metadata comes from the note's own text and frontmatter — edit the note in the vault instead",
-            a.source
-        );
-    }
-    let n = kb.update_paper_metadata(&a.source, a.title.as_deref(), a.authors.as_deref(), a.doi.as_deref())?;
-    drop(kb);
+pub fn set_meta(a: SetMetaArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    let n = app.set_meta(&a.source, a.title.as_deref(), a.authors.as_deref(), a.doi.as_deref())?;
     let changed: Vec<&str> = [("title", &a.title), ("authors", &a.authors), ("doi", &a.doi)]
         .into_iter()
         .filter(|(_, v)| v.is_some())
         .map(|(k, _)| k)
         .collect();
-    eprintln!(
-        "updated {} of {} ({n} chunk{}); metadata only, nothing was re-embedded",
+    t.err(&format!(
+        "updated {} of {} ({n} chunk{}); metadata only, nothing was re-embedded\n",
         changed.join(", "),
         a.source,
         if n == 1 { "" } else { "s" }
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The local file a document came from, as a full path: notes store a
-/// vault-relative path, local PDFs an absolute one.
-fn local_path(p: &DocumentRef, config: &Config) -> Option<PathBuf> {
-    let fp = p.file_path.as_deref().filter(|f| !f.is_empty())?;
-    let path = PathBuf::from(fp);
-    if path.is_absolute() {
-        return Some(path);
-    }
-    Some(match config.path("vault.path") {
-        Some(vault) => vault.join(path),
-        None => path,
-    })
+    ));
+    Ok(0)
 }
 
 pub fn render_preview(p: &DocumentRef, local: Option<&std::path::Path>) -> String {
@@ -95,44 +67,33 @@ pub fn render_preview(p: &DocumentRef, local: Option<&std::path::Path>) -> Strin
     )
 }
 
-pub fn remove(a: RemoveArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let kb = open(config)?;
-    // Refuse before asking: a removal under a model mismatch would fail anyway.
-    kb.check_model()?;
-    let preview = kb.find_document(&a.source)?;
-    let local = local_path(&preview, config);
-    super::super::emit(&render_preview(&preview, local.as_deref()))?;
-    if !a.yes && !confirm()? {
-        eprintln!("cancelled — nothing was removed");
-        return Ok(ExitCode::FAILURE);
+pub fn remove(a: RemoveArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    // Refuses before asking under a model mismatch: the removal would fail.
+    let (preview, local) = app.removal_preview(&a.source)?;
+    t.out(&render_preview(&preview, local.as_deref()))?;
+    if !a.yes && !confirm(t) {
+        t.err("cancelled — nothing was removed\n");
+        return Ok(1);
     }
-    let n = kb.remove_document(&preview)?;
-    drop(kb);
-    eprintln!(
-        "removed {n} chunk{} of {} from the knowledge base",
+    let n = app.remove(&preview)?;
+    t.err(&format!(
+        "removed {n} chunk{} of {} from the knowledge base\n",
         if n == 1 { "" } else { "s" },
         preview.key
-    );
-    Ok(ExitCode::SUCCESS)
+    ));
+    Ok(0)
 }
 
 /// `Remove? [y/N]` on stderr, answer from stdin. Only `y`/`yes` proceed;
 /// anything else, or end of input, cancels.
-fn confirm() -> anyhow::Result<bool> {
-    use std::io::Write;
-    eprint!("Remove? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    let stdin = std::io::stdin();
-    let n = stdin.lock().read_line(&mut line)?;
+fn confirm(t: &dyn Term) -> bool {
+    t.err("Remove? [y/N] ");
+    let line = t.read_line();
     // A terminal echoes the answer and its newline; piped input does not.
-    if n == 0 || !std::io::IsTerminal::is_terminal(&stdin) {
-        eprintln!();
+    if line.is_none() || !t.stdin_is_terminal() {
+        t.err("\n");
     }
-    if n == 0 {
-        return Ok(false);
-    }
-    Ok(matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
+    line.is_some_and(|l| matches!(l.trim().to_lowercase().as_str(), "y" | "yes"))
 }
 
 #[cfg(test)]

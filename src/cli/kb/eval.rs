@@ -4,16 +4,16 @@
 //! printing.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
 
-use crate::config::Config;
+use crate::app::App;
+use crate::cli::term::Term;
 use crate::kb::eval::{parse_beir, parse_known_items, EvalOptions, EvalReport};
 
+use super::emit_json;
 use super::search::Group;
-use super::{emit_json, open};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -39,8 +39,10 @@ pub struct EvalArgs {
     pub json: bool,
 }
 
-pub fn eval(a: EvalArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let read = |p: &PathBuf| std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()));
+pub fn eval(a: EvalArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    // Relative to the directory the user typed it in (the owner's is not theirs).
+    let read =
+        |p: &PathBuf| std::fs::read_to_string(t.cwd().join(p)).with_context(|| format!("cannot read {}", p.display()));
     let text = read(&a.file)?;
     let set = match &a.qrels {
         Some(q) => parse_beir(&text, &read(q)?, &a.key_prefix)?,
@@ -51,15 +53,13 @@ pub fn eval(a: EvalArgs, config: &Config) -> anyhow::Result<ExitCode> {
         dense_only: a.dense_only,
         ..EvalOptions::default()
     };
-    let kb = open(config)?;
-    let report = kb.evaluate(&set, &opts, &|_, _| {}, &|| false)?;
-    drop(kb);
+    let report = app.evaluate(&set, &opts, &|_, _| {}, t.cancel())?;
     if a.json {
-        emit_json(&report)?;
+        emit_json(t, &report)?;
     } else {
-        super::super::emit(&render(&report))?;
+        t.out(&render(&report))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// The summary table and the misses (queries whose answer is not in the top 10).

@@ -1,25 +1,13 @@
 //! `jarvis kb stats` and `jarvis kb schema`.
 
 use std::collections::BTreeMap;
-use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::config::Config;
-use crate::index::Filter;
-use crate::kb::{scalar_string, Kb};
+use crate::app::App;
+use crate::cli::term::Term;
 
-use super::{emit_json, open};
-
-/// Papers are always public; a private one predates that invariant.
-pub(crate) fn legacy_private_papers(kb: &Kb) -> anyhow::Result<Vec<String>> {
-    let f = Filter {
-        doc_types: vec!["paper".into()],
-        visibility: Some("private".into()),
-        ..Filter::default()
-    };
-    Ok(kb.list_documents(&f, usize::MAX)?.into_iter().map(|d| d.key).collect())
-}
+use super::emit_json;
 
 pub(crate) fn legacy_warning(keys: &[String]) -> String {
     format!(
@@ -30,35 +18,15 @@ pub(crate) fn legacy_warning(keys: &[String]) -> String {
     )
 }
 
-pub fn stats(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
-    let kb = open(config)?;
-    let docs = kb.list_documents(&Filter::default(), usize::MAX)?;
-    let chunks = kb.count()?;
-    let chunks_by_type = kb.metadata_value_counts("doc_type")?;
-    let mut docs_by_type: BTreeMap<String, usize> = BTreeMap::new();
-    let mut categories: BTreeMap<String, usize> = BTreeMap::new();
-    let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
-    for d in &docs {
-        *docs_by_type.entry(d.doc_type.clone()).or_default() += 1;
-        if let Some(c) = d.meta.get("category") {
-            *categories.entry(scalar_string(c)).or_default() += 1;
-        }
-        if let Some(s) = d.meta.get("status") {
-            *statuses.entry(scalar_string(s)).or_default() += 1;
-        }
+pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    let s = app.stats()?;
+    let (docs_by_type, chunks_by_type, chunks) = (&s.docs_by_type, &s.chunks_by_type, s.chunks);
+    let (configured, recorded, usage) = (&s.configured_model, &s.recorded_model, &s.usage);
+    if !s.legacy_private_papers.is_empty() {
+        t.err(&format!("{}\n", legacy_warning(&s.legacy_private_papers)));
     }
-    let configured = kb.model_id();
-    let recorded = kb.store().meta_string("embed_model")?;
-    let mismatch = kb.check_model().err().map(|e| e.to_string());
-    let usage = kb.disk_usage()?;
-    let legacy = legacy_private_papers(&kb)?;
-    drop(kb);
-
-    if !legacy.is_empty() {
-        eprintln!("{}", legacy_warning(&legacy));
-    }
-    if let Some(m) = &mismatch {
-        eprintln!("warning: {m}");
+    if let Some(m) = &s.mismatch {
+        t.err(&format!("warning: {m}\n"));
     }
     if json_out {
         let by_type: BTreeMap<_, _> = chunks_by_type
@@ -72,27 +40,30 @@ pub fn stats(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
                 )
             })
             .collect();
-        emit_json(&json!({
-            "documents": docs.len(),
-            "chunks": chunks,
-            "by_doc_type": by_type,
-            "categories": categories,
-            "statuses": statuses,
-            "embed_model": { "configured": configured, "index": recorded, "mismatch": mismatch.is_some() },
-            "disk_bytes": usage,
-            "legacy_private_papers": legacy,
-        }))?;
-        return Ok(ExitCode::SUCCESS);
+        emit_json(
+            t,
+            &json!({
+                "documents": s.documents,
+                "chunks": chunks,
+                "by_doc_type": by_type,
+                "categories": s.categories,
+                "statuses": s.statuses,
+                "embed_model": { "configured": configured, "index": recorded, "mismatch": s.mismatch.is_some() },
+                "disk_bytes": super::dto::Disk::from(usage),
+                "legacy_private_papers": s.legacy_private_papers,
+            }),
+        )?;
+        return Ok(0);
     }
-    let mut out = format!("documents  {}\nchunks     {chunks}\n", docs.len());
+    let mut out = format!("documents  {}\nchunks     {chunks}\n", s.documents);
     if !docs_by_type.is_empty() {
         out.push_str("\nby type\n");
-        for (t, n) in &docs_by_type {
+        for (t, n) in docs_by_type {
             let c = chunks_by_type.get(t).copied().unwrap_or(0);
             out.push_str(&format!("  {t:<10} {n:>6} documents {c:>8} chunks\n"));
         }
     }
-    for (label, counts) in [("record categories", &categories), ("record statuses", &statuses)] {
+    for (label, counts) in [("record categories", &s.categories), ("record statuses", &s.statuses)] {
         if !counts.is_empty() {
             out.push_str(&format!("\n{label}\n"));
             for (v, n) in counts {
@@ -114,8 +85,8 @@ pub fn stats(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
         human_bytes(usage.bm25_bytes),
         human_bytes(usage.vector_bytes)
     ));
-    super::super::emit(&out)?;
-    Ok(ExitCode::SUCCESS)
+    t.out(&out)?;
+    Ok(0)
 }
 
 pub fn human_bytes(b: u64) -> String {
@@ -133,40 +104,25 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-pub fn schema(key: Option<String>, json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
-    let kb = open(config)?;
+pub fn schema(key: Option<String>, json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let Some(key) = key else {
-        let counts = kb.metadata_key_counts()?;
-        drop(kb);
+        let counts = app.schema_keys()?;
         if json_out {
-            emit_json(&counts)?;
+            emit_json(t, &counts)?;
         } else if counts.is_empty() {
-            eprintln!("the knowledge base is empty");
+            t.err("the knowledge base is empty\n");
         } else {
-            super::super::emit(&render_counts("key", &counts))?;
+            t.out(&render_counts("key", &counts))?;
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(0);
     };
-    let values = kb.metadata_value_counts(&key)?;
-    if values.is_empty() {
-        let keys = kb.metadata_key_counts()?;
-        drop(kb);
-        let guess = keys
-            .keys()
-            .map(|k| (strsim::jaro_winkler(k, &key), k))
-            .filter(|(s, _)| *s > 0.8)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-            .unwrap_or_default();
-        anyhow::bail!("no chunk carries the metadata key `{key}`{guess} — `jarvis kb schema` lists every key");
-    }
-    drop(kb);
+    let values = app.schema_values(&key)?;
     if json_out {
-        emit_json(&json!({ "key": key, "values": values }))?;
+        emit_json(t, &json!({ "key": key, "values": values }))?;
     } else {
-        super::super::emit(&render_counts(&key, &values))?;
+        t.out(&render_counts(&key, &values))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 fn render_counts(label: &str, counts: &BTreeMap<String, usize>) -> String {

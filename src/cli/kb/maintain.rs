@@ -8,20 +8,19 @@
 //! probe *before* opening the store itself, and opens it itself only when
 //! the probe did not crash.
 
-use std::io::IsTerminal;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
-use crate::cancel::Cancel;
-use crate::config::Config;
+use crate::app::ops::legacy_private_papers;
+use crate::app::App;
+use crate::cli::term::{Access, Term};
 use crate::kb::search::SearchRequest;
+use crate::kb::Kb;
 use crate::sandbox::{self, Ending};
 
-use super::info::{legacy_private_papers, legacy_warning};
-use super::{emit_json, open};
+use super::emit_json;
+use super::info::legacy_warning;
 
 /// How long the probe child may take (loading the model is most of it).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -29,31 +28,21 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
 /// error" (distinct from clap's 2 and from a crash).
 const PROBE_FAILED: i32 = 3;
 
-pub fn reindex(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
-    let kb = open(config)?;
-    let bar = if std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("re-embedding {bar:40} {pos}/{len} chunks, {per_sec}, eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let report = kb.reindex(
+pub fn reindex(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    let bar = t.bar(Some("re-embedding {bar:40} {pos}/{len} chunks, {per_sec}, eta {eta}"));
+    let report = app.reindex(
         &|done, total| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         },
-        &Cancel::new(),
+        t.cancel(),
     );
     bar.finish_and_clear();
     let report = report?;
-    drop(kb);
     if json_out {
-        emit_json(&report)?;
+        emit_json(t, &super::dto::Reindex::from(&report))?;
     } else {
-        super::super::emit(&format!(
+        t.out(&format!(
             "re-embedded {} chunks with {} into index generation {}; added the title — authors header to {} paper chunk{}\n",
             report.chunks,
             report.model,
@@ -62,39 +51,41 @@ pub fn reindex(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
             if report.headers_added == 1 { "" } else { "s" }
         ))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
+}
+
+/// Open, count, search: the probe's report as one JSON value.
+fn probe_report(kb: &Kb) -> anyhow::Result<serde_json::Value> {
+    let chunks = kb.count()?;
+    let documents = kb.count_unique_documents()?;
+    // Query with words the index holds, so both legs have work to do.
+    let query = match kb.store().iter_chunks().next() {
+        Some(rec) => rec?.text.split_whitespace().take(8).collect::<Vec<_>>().join(" "),
+        None => "knowledge base probe".to_string(),
+    };
+    let start = Instant::now();
+    let mut req = SearchRequest::new(query, 3);
+    req.rerank = false;
+    let hits = kb.search(&req)?;
+    Ok(
+        json!({ "ok": true, "chunks": chunks, "documents": documents, "hits": hits.len(),
+               "search_ms": start.elapsed().as_millis() as u64 }),
+    )
 }
 
 /// The child side of doctor's probe: open, count, search; one JSON line.
-pub fn probe(config: &Config) -> anyhow::Result<ExitCode> {
+pub fn probe(app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     // Lets the tests crash the probe the way a damaged native index would.
     crate::kb::failpoint("kb_probe");
-    let result = (|| -> anyhow::Result<serde_json::Value> {
-        let kb = open(config)?;
-        let chunks = kb.count()?;
-        let documents = kb.count_unique_documents()?;
-        // Query with words the index holds, so both legs have work to do.
-        let query = match kb.store().iter_chunks().next() {
-            Some(rec) => rec?.text.split_whitespace().take(8).collect::<Vec<_>>().join(" "),
-            None => "knowledge base probe".to_string(),
-        };
-        let start = Instant::now();
-        let mut req = SearchRequest::new(query, 3);
-        req.rerank = false;
-        let hits = kb.search(&req)?;
-        Ok(
-            json!({ "ok": true, "chunks": chunks, "documents": documents, "hits": hits.len(),
-                   "search_ms": start.elapsed().as_millis() as u64 }),
-        )
-    })();
+    let result = app.kb().map_err(anyhow::Error::from).and_then(|kb| probe_report(&kb));
     match result {
         Ok(v) => {
-            super::super::emit(&format!("{v}\n"))?;
-            Ok(ExitCode::SUCCESS)
+            t.out(&format!("{v}\n"))?;
+            Ok(0)
         }
         Err(e) => {
-            super::super::emit(&format!("{}\n", json!({ "ok": false, "error": format!("{e:#}") })))?;
-            Ok(ExitCode::from(PROBE_FAILED as u8))
+            t.out(&format!("{}\n", json!({ "ok": false, "error": format!("{e:#}") })))?;
+            Ok(PROBE_FAILED as u8)
         }
     }
 }
@@ -102,30 +93,59 @@ pub fn probe(config: &Config) -> anyhow::Result<ExitCode> {
 #[derive(Debug, Default, serde::Serialize)]
 struct Doctor {
     ok: bool,
-    /// How the index was reached. Always direct for now: loopback
-    /// delegation to a running `serve`/`sync` comes with the web issue.
-    access: &'static str,
+    /// How the index was reached: `direct`, or `via jarvis sync, pid N`.
+    access: String,
     rag_dir: String,
     probe: serde_json::Value,
     store: Option<serde_json::Value>,
-    agreement: Option<crate::kb::maintain::Agreement>,
+    agreement: Option<super::dto::Agree>,
     legacy_private_papers: Vec<String>,
     problems: Vec<String>,
 }
 
-pub fn doctor(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
+pub fn doctor(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let mut d = Doctor {
-        access: "direct",
-        rag_dir: config.rag_dir().display().to_string(),
+        rag_dir: app.config().rag_dir().display().to_string(),
         ..Doctor::default()
     };
-    let mut lines = vec![format!(
-        "access     direct — this process opened {} itself (no running jarvis serve/sync to go through)",
-        d.rag_dir
-    )];
+    let mut lines = Vec::new();
+    match t.access() {
+        Access::Direct => {
+            d.access = "direct".into();
+            lines.push(format!(
+                "access     direct — this process opened {} itself (no running jarvis serve/sync to go through)",
+                d.rag_dir
+            ));
+        }
+        Access::Owner { role, pid } => {
+            d.access = format!("via jarvis {role}, pid {pid}");
+            lines.push(format!(
+                "access     via jarvis {role}, pid {pid} — the owner ran this with the knowledge base it keeps open at {}",
+                d.rag_dir
+            ));
+        }
+    }
 
-    // 1. The probe, first and in a child, while this process holds no lock.
-    let outcome = sandbox::run_self(&["kb", "__probe"], PROBE_TIMEOUT)?;
+    // 1. The probe. Direct: first and in a child, while this process holds
+    // no lock, so a native crash is a diagnosis. In the owner the store is
+    // already open (and locked), so the probe searches in-process.
+    let outcome = match t.access() {
+        Access::Direct => sandbox::run_self(&["kb", "__probe"], PROBE_TIMEOUT)?,
+        Access::Owner { pid, .. } => {
+            let start = Instant::now();
+            let (report, code) = match app.kb().map_err(anyhow::Error::from).and_then(|kb| probe_report(&kb)) {
+                Ok(v) => (v, 0),
+                Err(e) => (json!({ "ok": false, "error": format!("{e:#}") }), PROBE_FAILED),
+            };
+            sandbox::ChildOutcome {
+                pid: *pid,
+                ending: Ending::Exited { code },
+                stdout: format!("{report}\n"),
+                stderr: String::new(),
+                elapsed_ms: start.elapsed().as_millis() as u64,
+            }
+        }
+    };
     let reported: Option<serde_json::Value> = outcome.stdout.lines().rev().find_map(|l| serde_json::from_str(l).ok());
     let crashed = !matches!(outcome.ending, Ending::Exited { code } if code == 0 || code == PROBE_FAILED);
     let mut probe_error = None;
@@ -165,7 +185,12 @@ pub fn doctor(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
     } else {
         match reported.as_ref() {
             Some(r) if r["ok"] == true => lines.push(format!(
-                "probe      ok — a search in a child process (pid {}) returned {} hit{} in {} ms",
+                "probe      ok — a search in {} (pid {}) returned {} hit{} in {} ms",
+                if t.access() == &Access::Direct {
+                    "a child process"
+                } else {
+                    "the owner process"
+                },
                 outcome.pid,
                 r["hits"],
                 if r["hits"] == 1 { "" } else { "s" },
@@ -187,7 +212,7 @@ pub fn doctor(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
     // 2. Open here, count, and compare the three stores — only when the
     // probe showed that opening does not crash.
     if !crashed {
-        match open(config) {
+        match app.kb() {
             Err(e) => {
                 let msg = format!("{e:#}");
                 lines.push(format!("store      FAILED — {msg}"));
@@ -226,11 +251,10 @@ pub fn doctor(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
                                 a.missing_in_bm25, a.missing_in_vectors, a.orphans_in_bm25, a.orphans_in_vectors
                             ));
                         }
-                        d.agreement = Some(a);
+                        d.agreement = Some(super::dto::Agree::from(&a));
                     }
                 }
                 d.legacy_private_papers = legacy_private_papers(&kb)?;
-                drop(kb);
             }
         }
         // Reported once: a lock or model error the probe met shows up in
@@ -248,23 +272,23 @@ pub fn doctor(json_out: bool, config: &Config) -> anyhow::Result<ExitCode> {
     d.ok = d.problems.is_empty();
 
     if json_out {
-        emit_json(&d)?;
+        emit_json(t, &d)?;
     } else {
-        super::super::emit(&format!("{}\n", lines.join("\n")))?;
+        t.out(&format!("{}\n", lines.join("\n")))?;
     }
     if !d.legacy_private_papers.is_empty() {
-        eprintln!("{}", legacy_warning(&d.legacy_private_papers));
+        t.err(&format!("{}\n", legacy_warning(&d.legacy_private_papers)));
     }
     if d.ok {
         if !json_out {
-            eprintln!("kb doctor: healthy");
+            t.err("kb doctor: healthy\n");
         }
-        Ok(ExitCode::SUCCESS)
+        Ok(0)
     } else {
         for p in &d.problems {
-            eprintln!("error: {p}");
+            t.err(&format!("error: {p}\n"));
         }
-        Ok(ExitCode::FAILURE)
+        Ok(1)
     }
 }
 

@@ -1,14 +1,18 @@
 //! `jarvis kb …`: search, list, stats, schema, set-meta, remove, reindex,
-//! doctor, eval. One file per kind of work: [`search`] (search, list), [`info`]
-//! (stats, schema), [`edit`] (set-meta, remove), [`maintain`] (reindex,
-//! doctor and the hidden probe doctor runs in a child process).
+//! doctor, add, index-vault, eval. One file per kind of work: [`search`]
+//! (search, list), [`info`] (stats, schema), [`edit`] (set-meta, remove),
+//! [`maintain`] (reindex, doctor and the hidden probe doctor runs in a
+//! child process), [`add`], [`vault`], [`eval`]; [`dto`] holds the `--json`
+//! shapes.
 //!
-//! Every command opens the knowledge base directly through
-//! [`crate::app::kb::open_kb`], which takes the one-owner lock; while
-//! another process holds it, the command fails with that process's pid and
-//! what to do.
+//! Every command goes through the [`App`]: in this process (direct mode,
+//! which takes the store's one-owner lock, waiting for another one-shot
+//! command that holds it) or in a running `jarvis serve`/`jarvis sync`
+//! (delegated, see `cli::delegate`). Output goes through a [`Term`], so
+//! both modes print the same.
 
 mod add;
+mod dto;
 mod edit;
 mod eval;
 mod info;
@@ -16,14 +20,11 @@ mod maintain;
 mod search;
 mod vault;
 
-use std::process::ExitCode;
-
-use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::config::Config;
+use crate::app::App;
+use crate::cli::term::Term;
 use crate::index::Filter;
-use crate::kb::Kb;
 
 #[derive(Debug, Subcommand)]
 pub enum KbCmd {
@@ -84,29 +85,21 @@ pub enum KbCmd {
     Probe,
 }
 
-pub fn run(cmd: KbCmd, config: &Config) -> anyhow::Result<ExitCode> {
+pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     match cmd {
-        KbCmd::Search(a) => search::search(a, config),
-        KbCmd::List(a) => search::list(a, config),
-        KbCmd::Stats { json } => info::stats(json, config),
-        KbCmd::Schema { key, json } => info::schema(key, json, config),
-        KbCmd::SetMeta(a) => edit::set_meta(a, config),
-        KbCmd::Remove(a) => edit::remove(a, config),
-        KbCmd::Reindex { json } => maintain::reindex(json, config),
-        KbCmd::Doctor { json } => maintain::doctor(json, config),
-        KbCmd::Probe => maintain::probe(config),
-        KbCmd::IndexVault(a) => vault::index_vault(a, config),
-        KbCmd::Add(a) => add::add(a, config),
-        KbCmd::Eval(a) => eval::eval(a, config),
+        KbCmd::Search(a) => search::search(a, app, t),
+        KbCmd::List(a) => search::list(a, app, t),
+        KbCmd::Stats { json } => info::stats(json, app, t),
+        KbCmd::Schema { key, json } => info::schema(key, json, app, t),
+        KbCmd::SetMeta(a) => edit::set_meta(a, app, t),
+        KbCmd::Remove(a) => edit::remove(a, app, t),
+        KbCmd::Reindex { json } => maintain::reindex(json, app, t),
+        KbCmd::Doctor { json } => maintain::doctor(json, app, t),
+        KbCmd::Probe => maintain::probe(app, t),
+        KbCmd::IndexVault(a) => vault::index_vault(a, app, t),
+        KbCmd::Add(a) => add::add(a, app, t),
+        KbCmd::Eval(a) => eval::eval(a, app, t),
     }
-}
-
-/// Open the knowledge base this configuration names. The library's errors
-/// already say what to do (the lock holder's pid, `jarvis kb reindex`, …);
-/// this only says which step failed.
-pub(crate) fn open(config: &Config) -> anyhow::Result<Kb> {
-    crate::app::kb::open_kb(config)
-        .with_context(|| format!("cannot open the knowledge base at {}", config.rag_dir().display()))
 }
 
 /// `--kind`: which document types a command looks at.
@@ -186,6 +179,6 @@ pub(crate) fn display_title(title: &str, file_path: Option<&str>, source: &str) 
 }
 
 /// Pretty JSON plus a newline, on stdout.
-pub(crate) fn emit_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
-    super::emit(&format!("{}\n", serde_json::to_string_pretty(v)?))
+pub(crate) fn emit_json(t: &dyn Term, v: &impl serde::Serialize) -> anyhow::Result<()> {
+    t.out(&format!("{}\n", serde_json::to_string_pretty(v)?))
 }

@@ -1,14 +1,13 @@
 //! `jarvis kb search` and `jarvis kb list`.
 
-use std::process::ExitCode;
-
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use crate::config::Config;
+use crate::app::App;
+use crate::cli::term::Term;
 use crate::kb::search::{DocHit, Hit, SearchRequest};
 
-use super::{display_title, emit_json, open, CommonFilter};
+use super::{display_title, emit_json, CommonFilter};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Visibility {
@@ -86,7 +85,7 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-pub fn search(a: SearchArgs, config: &Config) -> anyhow::Result<ExitCode> {
+pub fn search(a: SearchArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let mut req = SearchRequest::new(a.query.clone(), a.n as usize);
     req.filter = a.filter.to_filter();
     req.filter.visibility = a.visibility.map(|v| match v {
@@ -97,31 +96,28 @@ pub fn search(a: SearchArgs, config: &Config) -> anyhow::Result<ExitCode> {
     if a.dense_only {
         req.hybrid = Some(false);
     }
-    let kb = open(config)?;
     if a.group == Group::Docs {
-        let docs = kb.search_documents(&req)?;
-        drop(kb);
+        let docs = app.search_documents(&req)?;
         if a.json {
             let results: Vec<_> = docs.iter().enumerate().map(|(i, d)| doc_json(i + 1, d)).collect();
-            emit_json(&json!({ "query": a.query, "group": "docs", "results": results }))?;
+            emit_json(t, &json!({ "query": a.query, "group": "docs", "results": results }))?;
         } else if docs.is_empty() {
-            eprintln!("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase");
+            t.err("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase\n");
         } else {
-            super::super::emit(&render_docs(&docs, a.full))?;
+            t.out(&render_docs(&docs, a.full))?;
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(0);
     }
-    let hits = kb.search(&req)?;
-    drop(kb);
+    let hits = app.search(&req)?;
     if a.json {
         let results: Vec<_> = hits.iter().enumerate().map(|(i, h)| hit_json(i + 1, h)).collect();
-        emit_json(&json!({ "query": a.query, "results": results }))?;
+        emit_json(t, &json!({ "query": a.query, "results": results }))?;
     } else if hits.is_empty() {
-        eprintln!("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase");
+        t.err("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase\n");
     } else {
-        super::super::emit(&render_hits(&hits, a.full))?;
+        t.out(&render_hits(&hits, a.full))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// Where a chunk came from, as a user would look it up: a note's file
@@ -227,17 +223,15 @@ pub fn snippet(text: &str, max_chars: usize) -> String {
     format!("{}…", cut.trim_end())
 }
 
-pub fn list(a: ListArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let kb = open(config)?;
-    let docs = kb.list_documents(&a.filter.to_filter(), a.n)?;
-    drop(kb);
+pub fn list(a: ListArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    let docs = app.list(&a.filter.to_filter(), a.n)?;
     if a.json {
-        emit_json(&docs)?;
-        return Ok(ExitCode::SUCCESS);
+        emit_json(t, &docs.iter().map(super::dto::Document::from).collect::<Vec<_>>())?;
+        return Ok(0);
     }
     if docs.is_empty() {
-        eprintln!("no documents match — `jarvis kb stats` shows what is indexed");
-        return Ok(ExitCode::SUCCESS);
+        t.err("no documents match — `jarvis kb stats` shows what is indexed\n");
+        return Ok(0);
     }
     let mut out = String::new();
     for d in &docs {
@@ -258,8 +252,8 @@ pub fn list(a: ListArgs, config: &Config) -> anyhow::Result<ExitCode> {
         }
         out.push_str(&format!("{:12}{}\n", "", extra.join(" · ")));
     }
-    super::super::emit(&out)?;
-    Ok(ExitCode::SUCCESS)
+    t.out(&out)?;
+    Ok(0)
 }
 
 #[cfg(test)]

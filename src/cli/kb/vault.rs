@@ -1,17 +1,12 @@
 //! `jarvis kb index-vault`: incremental sync of the Obsidian vault.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cancel::Cancel;
-use crate::config::Config;
-use crate::ingest::vault::{refresh_vault, VaultOptions};
-
-use super::open;
+use crate::app::ingest::WriteError;
+use crate::app::App;
+use crate::cli::term::Term;
 
 #[derive(Debug, Args)]
 pub struct IndexVaultArgs {
@@ -26,41 +21,33 @@ pub struct IndexVaultArgs {
     pub json: bool,
 }
 
-pub fn index_vault(a: IndexVaultArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let root = a.vault.or_else(|| config.path("vault.path")).unwrap_or_default();
-    let kb = open(config)?;
-    let bar = if std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("indexing {bar:40} {pos}/{len} notes, eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let opts = VaultOptions {
-        private_dirs: config.list("vault.private_dirs"),
-        force: a.force,
-    };
-    let report = refresh_vault(
-        &kb,
-        &root,
-        &opts,
+pub fn index_vault(a: IndexVaultArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    let vault = a.vault.map(|v| t.cwd().join(v));
+    let bar = t.bar(Some("indexing {bar:40} {pos}/{len} notes, eta {eta}"));
+    let report = app.refresh_vault(
+        vault.as_deref(),
+        a.force,
         &|done, total| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         },
-        &Cancel::new(),
+        t.cancel(),
     );
     bar.finish_and_clear();
-    let report = match report {
+    let (root, report) = match report {
         Ok(r) => r,
-        Err(e) if a.force => anyhow::bail!("the clean rebuild of {} did not run: {e}", root.display()),
+        Err(WriteError::Vault(e)) if a.force => {
+            let root = vault.or_else(|| app.config().path("vault.path")).unwrap_or_default();
+            anyhow::bail!("the clean rebuild of {} did not run: {e}", root.display())
+        }
         Err(e) => return Err(e.into()),
     };
     if a.json {
-        super::super::emit(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
-        return Ok(ExitCode::SUCCESS);
+        t.out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&super::dto::Vault::from(&report))?
+        ))?;
+        return Ok(0);
     }
     let mut out = format!(
         "{}: {} added, {} updated, {} deleted, {} unchanged, {} skipped",
@@ -87,6 +74,6 @@ pub fn index_vault(a: IndexVaultArgs, config: &Config) -> anyhow::Result<ExitCod
     for (path, w) in &report.warnings {
         out.push_str(&format!("  warning {path}: {w}\n"));
     }
-    super::super::emit(&out)?;
-    Ok(ExitCode::SUCCESS)
+    t.out(&out)?;
+    Ok(0)
 }

@@ -1,0 +1,121 @@
+//! Writes every edge shares: adding a paper, refreshing the vault and
+//! re-embedding the knowledge base. Each composes the shared `Kb` with the
+//! configuration in effect (providers, the isolated PDF worker, arXiv) and
+//! returns the feature's plain report.
+
+use std::path::Path;
+
+use crate::cancel::Cancel;
+use crate::ingest::paper::{add_document, AddContext, AddError, AddReport, AddRequest, Stage};
+use crate::ingest::vault::{refresh_vault, VaultError, VaultOptions, VaultReport};
+use crate::kb::maintain::ReindexReport;
+use crate::kb::KbError;
+
+use super::{App, AppError};
+
+/// Why a write failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The application could not provide the knowledge base.
+    #[error(transparent)]
+    App(#[from] AppError),
+    /// Adding the paper failed; nothing was added.
+    #[error(transparent)]
+    Add(#[from] AddError),
+    /// Refreshing the vault failed; every note finished so far is whole.
+    #[error(transparent)]
+    Vault(#[from] VaultError),
+    /// Re-embedding failed; the old indexes are still in use.
+    #[error(transparent)]
+    Kb(#[from] KbError),
+    /// The caller stopped the operation; nothing partial was kept.
+    #[error("stopped; nothing partial was kept")]
+    Cancelled,
+}
+
+impl WriteError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        match self {
+            WriteError::App(e) => e.kind(),
+            WriteError::Add(e) => e.kind(),
+            WriteError::Vault(e) => e.kind(),
+            WriteError::Kb(e) => e.kind(),
+            WriteError::Cancelled => crate::error_kind::ErrorKind::Cancelled,
+        }
+    }
+}
+
+impl App {
+    /// Add one paper (a local PDF or an arXiv id), PDFium running in the
+    /// isolated worker. `confirm` answers the duplicate question. A stop at
+    /// any step adds nothing and is reported as [`WriteError::Cancelled`]
+    /// whatever step noticed it.
+    pub fn add_paper(
+        &self,
+        req: &AddRequest,
+        confirm: &dyn Fn(&str) -> bool,
+        progress: &dyn Fn(Stage),
+        cancel: &Cancel,
+    ) -> Result<AddReport, WriteError> {
+        let cfg = self.config();
+        let kb = self.kb()?;
+        let pdf = super::papers::pdf_tools(&cfg, cancel);
+        let provider = super::papers::provider(&cfg);
+        let arxiv = super::papers::arxiv_client(&cfg);
+        let settings = super::papers::add_settings(&cfg);
+        let cx = AddContext {
+            kb: &kb,
+            pdf: pdf.as_ref(),
+            provider: provider.as_deref(),
+            arxiv: &arxiv,
+            settings: &settings,
+            confirm,
+            progress,
+            cancel,
+        };
+        match add_document(&cx, req) {
+            Ok(r) => Ok(r),
+            // A stop may surface as whatever step it interrupted (a killed
+            // PDF worker, a closed LLM stream); it is still a stop.
+            Err(_) if cancel.is_cancelled() => Err(WriteError::Cancelled),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Incremental vault sync of `root` (default `vault.path`).
+    pub fn refresh_vault(
+        &self,
+        root: Option<&Path>,
+        force: bool,
+        progress: &dyn Fn(usize, usize),
+        cancel: &Cancel,
+    ) -> Result<(std::path::PathBuf, VaultReport), WriteError> {
+        let cfg = self.config();
+        let root = root
+            .map(Path::to_path_buf)
+            .or_else(|| cfg.path("vault.path"))
+            .unwrap_or_default();
+        let kb = self.kb()?;
+        let opts = VaultOptions {
+            private_dirs: cfg.list("vault.private_dirs"),
+            force,
+        };
+        match refresh_vault(&kb, &root, &opts, progress, cancel) {
+            Ok(r) => Ok((root, r)),
+            Err(_) if cancel.is_cancelled() => Err(WriteError::Cancelled),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Re-embed every stored chunk into a fresh generation and switch.
+    pub fn reindex(&self, progress: &dyn Fn(usize, usize), cancel: &Cancel) -> Result<ReindexReport, WriteError> {
+        let kb = self.kb()?;
+        match kb.reindex(progress, cancel) {
+            Ok(r) => Ok(r),
+            Err(_) if cancel.is_cancelled() => Err(WriteError::Cancelled),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

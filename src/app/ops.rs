@@ -1,0 +1,206 @@
+//! Knowledge-base operations every edge shares: search, listing, counts,
+//! schema, metadata corrections and removal. Each opens the shared
+//! [`Kb`](crate::kb::Kb) through the [`App`] and returns plain types; the
+//! edges decide how to show them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::index::Filter;
+use crate::kb::eval::{EvalOptions, EvalReport, EvalSet};
+use crate::kb::maintain::DiskUsage;
+use crate::kb::ops::{DocumentRef, DocumentSummary};
+use crate::kb::search::{DocHit, Hit, SearchRequest};
+use crate::kb::{scalar_string, Kb, KbError};
+
+use super::{App, AppError};
+
+/// Why a knowledge-base operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpError {
+    /// The application could not provide the knowledge base.
+    #[error(transparent)]
+    App(#[from] AppError),
+    /// The knowledge base refused or failed.
+    #[error(transparent)]
+    Kb(#[from] KbError),
+    /// `schema KEY` named a key no chunk carries.
+    #[error("no chunk carries the metadata key `{key}`{hint} — `jarvis kb schema` lists every key")]
+    UnknownKey { key: String, hint: String },
+    /// `set-meta` named a note, whose metadata comes from the note itself.
+    #[error("{0} is a note; its metadata comes from the note's own text and frontmatter — edit the note in the vault instead")]
+    IsANote(String),
+}
+
+impl OpError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            OpError::App(e) => e.kind(),
+            OpError::Kb(e) => e.kind(),
+            OpError::UnknownKey { .. } => ErrorKind::NotFound,
+            OpError::IsANote(_) => ErrorKind::User,
+        }
+    }
+}
+
+/// What `kb stats` reports.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    pub documents: usize,
+    pub chunks: usize,
+    pub docs_by_type: BTreeMap<String, usize>,
+    pub chunks_by_type: BTreeMap<String, usize>,
+    pub categories: BTreeMap<String, usize>,
+    pub statuses: BTreeMap<String, usize>,
+    pub configured_model: String,
+    pub recorded_model: Option<String>,
+    /// The model-guard message when the vectors were built by another model.
+    pub mismatch: Option<String>,
+    pub usage: DiskUsage,
+    pub legacy_private_papers: Vec<String>,
+}
+
+/// Papers are always public; a private one predates that invariant.
+pub fn legacy_private_papers(kb: &Kb) -> Result<Vec<String>, KbError> {
+    let f = Filter {
+        doc_types: vec!["paper".into()],
+        visibility: Some("private".into()),
+        ..Filter::default()
+    };
+    Ok(kb.list_documents(&f, usize::MAX)?.into_iter().map(|d| d.key).collect())
+}
+
+impl App {
+    /// Hybrid search.
+    pub fn search(&self, req: &SearchRequest) -> Result<Vec<Hit>, OpError> {
+        Ok(self.kb()?.search(req)?)
+    }
+
+    /// Hybrid search grouped by document (best passage per document).
+    pub fn search_documents(&self, req: &SearchRequest) -> Result<Vec<DocHit>, OpError> {
+        Ok(self.kb()?.search_documents(req)?)
+    }
+
+    /// Run a retrieval evaluation set against the knowledge base.
+    pub fn evaluate(
+        &self,
+        set: &EvalSet,
+        opts: &EvalOptions,
+        progress: &dyn Fn(usize, usize),
+        cancel: &crate::cancel::Cancel,
+    ) -> Result<EvalReport, OpError> {
+        Ok(self.kb()?.evaluate(set, opts, progress, &|| cancel.is_cancelled())?)
+    }
+
+    /// Documents matching `filter`, newest first.
+    pub fn list(&self, filter: &Filter, limit: usize) -> Result<Vec<DocumentSummary>, OpError> {
+        Ok(self.kb()?.list_documents(filter, limit)?)
+    }
+
+    pub fn stats(&self) -> Result<Stats, OpError> {
+        let kb = self.kb()?;
+        let docs = kb.list_documents(&Filter::default(), usize::MAX)?;
+        let mut s = Stats {
+            documents: docs.len(),
+            chunks: kb.count()?,
+            docs_by_type: BTreeMap::new(),
+            chunks_by_type: kb.metadata_value_counts("doc_type")?,
+            categories: BTreeMap::new(),
+            statuses: BTreeMap::new(),
+            configured_model: kb.model_id(),
+            recorded_model: kb.store().meta_string("embed_model").map_err(KbError::from)?,
+            mismatch: kb.check_model().err().map(|e| e.to_string()),
+            usage: kb.disk_usage()?,
+            legacy_private_papers: legacy_private_papers(&kb)?,
+        };
+        for d in &docs {
+            *s.docs_by_type.entry(d.doc_type.clone()).or_default() += 1;
+            if let Some(c) = d.meta.get("category") {
+                *s.categories.entry(scalar_string(c)).or_default() += 1;
+            }
+            if let Some(st) = d.meta.get("status") {
+                *s.statuses.entry(scalar_string(st)).or_default() += 1;
+            }
+        }
+        Ok(s)
+    }
+
+    /// Every metadata key with its chunk count.
+    pub fn schema_keys(&self) -> Result<BTreeMap<String, usize>, OpError> {
+        Ok(self.kb()?.metadata_key_counts()?)
+    }
+
+    /// One key's distinct values with chunk counts; an unknown key is an
+    /// error with a "did you mean" when a close key exists.
+    pub fn schema_values(&self, key: &str) -> Result<BTreeMap<String, usize>, OpError> {
+        let kb = self.kb()?;
+        let values = kb.metadata_value_counts(key)?;
+        if !values.is_empty() {
+            return Ok(values);
+        }
+        let keys = kb.metadata_key_counts()?;
+        let hint = keys
+            .keys()
+            .map(|k| (strsim::jaro_winkler(k, key), k))
+            .filter(|(s, _)| *s > 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+            .unwrap_or_default();
+        Err(OpError::UnknownKey {
+            key: key.to_string(),
+            hint,
+        })
+    }
+
+    /// Correct a paper's title, authors or DOI (metadata only). Returns the
+    /// number of chunks changed.
+    pub fn set_meta(
+        &self,
+        source: &str,
+        title: Option<&str>,
+        authors: Option<&str>,
+        doi: Option<&str>,
+    ) -> Result<usize, OpError> {
+        let kb = self.kb()?;
+        // Resolve the key first: notes all share `source = "local"`, and a
+        // note's title comes from the note itself, so only correct non-notes.
+        let doc = kb.find_document(source)?;
+        if doc.by != "source" || doc.doc_type == "note" {
+            return Err(OpError::IsANote(source.to_string()));
+        }
+        Ok(kb.update_paper_metadata(source, title, authors, doi)?)
+    }
+
+    /// The document a `remove` would delete, and the local file it came
+    /// from (never touched). Refuses under a model mismatch, as the removal
+    /// itself would.
+    pub fn removal_preview(&self, key: &str) -> Result<(DocumentRef, Option<PathBuf>), OpError> {
+        let kb = self.kb()?;
+        kb.check_model()?;
+        let doc = kb.find_document(key)?;
+        let local = self.local_path(&doc);
+        Ok((doc, local))
+    }
+
+    /// Remove one document's database entry; returns the chunks removed.
+    pub fn remove(&self, doc: &DocumentRef) -> Result<usize, OpError> {
+        Ok(self.kb()?.remove_document(doc)?)
+    }
+
+    /// The local file a document came from, as a full path: notes store a
+    /// vault-relative path, local PDFs an absolute one.
+    fn local_path(&self, p: &DocumentRef) -> Option<PathBuf> {
+        let fp = p.file_path.as_deref().filter(|f| !f.is_empty())?;
+        let path = PathBuf::from(fp);
+        if path.is_absolute() {
+            return Some(path);
+        }
+        Some(match self.config().path("vault.path") {
+            Some(vault) => vault.join(path),
+            None => path,
+        })
+    }
+}

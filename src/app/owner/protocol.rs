@@ -1,0 +1,171 @@
+//! The owner socket's wire format: newline-delimited JSON frames, one
+//! object per line, each tagged by `"t"`.
+//!
+//! ```text
+//! client                                   owner
+//!   ── connect ───────────────────────────▶
+//!   ◀─────────────── hello {pid, command, role}
+//!   ── run {argv, cwd, stdin_tty, stderr_tty} ▶
+//!   ◀──── out / err / bar / ask  (any number, in order)
+//!   ── line {text} (answer to ask) ───────▶
+//!   ── cancel (Ctrl-C; or just close) ────▶   the owner stops the command
+//!   ◀─────────────── exit {code}            and the connection closes
+//! ```
+//!
+//! `status` instead of `run` gets one `status` frame back (who the owner
+//! is, how long it has run). A frame that does not parse ends the session.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Protocol revision: a client and owner built from different Jarvis
+/// versions refuse each other rather than misread frames.
+pub const VERSION: u32 = 1;
+
+/// Longest frame accepted (a `kb search --full --json` of 200 hits fits).
+pub const MAX_FRAME: usize = 64 << 20;
+
+/// What a client sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum ClientFrame {
+    /// Run one command. `argv` starts after the program name
+    /// (`["kb", "search", "q", "--json"]`); relative paths in it are
+    /// relative to `cwd`.
+    Run {
+        argv: Vec<String>,
+        cwd: PathBuf,
+        stdin_tty: bool,
+        stderr_tty: bool,
+    },
+    /// The answer to an `ask` (None: end of input).
+    Line { text: Option<String> },
+    /// Stop the running command (the user pressed Ctrl-C).
+    Cancel,
+    /// Who is the owner?
+    Status,
+}
+
+/// What the owner sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum OwnerFrame {
+    /// First frame on every connection.
+    Hello {
+        version: u32,
+        pid: u32,
+        command: String,
+        /// `serve` or `sync`.
+        role: String,
+    },
+    /// Text for the client's stdout.
+    Out { text: String },
+    /// Text for the client's stderr.
+    Err { text: String },
+    /// A progress-bar update, mirrored by the client's own bar.
+    Bar { event: BarEvent },
+    /// Read one line from the client's stdin and answer with `line`.
+    Ask,
+    /// The command ended with this exit code; nothing follows.
+    Exit { code: i32 },
+    /// Reply to `status`.
+    Status {
+        pid: u32,
+        role: String,
+        uptime_ms: u64,
+        kb_open: bool,
+    },
+}
+
+/// A progress bar's life, as the client redraws it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum BarEvent {
+    /// A new bar: a spinner, or a bar with this indicatif template.
+    New {
+        template: Option<String>,
+    },
+    Length {
+        n: u64,
+    },
+    Position {
+        n: u64,
+    },
+    Message {
+        text: String,
+    },
+    Finish,
+}
+
+/// Write one frame and flush it.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, frame: &T) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(frame).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    w.write_all(&line)?;
+    w.flush()
+}
+
+/// Read one frame; `Ok(None)` at end of stream.
+pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl BufRead) -> std::io::Result<Option<T>> {
+    let mut line = Vec::new();
+    let n = std::io::Read::take(&mut *r, MAX_FRAME as u64 + 1).read_until(b'\n', &mut line)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.len() > MAX_FRAME {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "frame too long"));
+    }
+    serde_json::from_slice(&line)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_one_per_line() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &OwnerFrame::Out { text: "a\nb".into() }).unwrap();
+        write_frame(
+            &mut buf,
+            &OwnerFrame::Bar {
+                event: BarEvent::Position { n: 3 },
+            },
+        )
+        .unwrap();
+        write_frame(&mut buf, &OwnerFrame::Exit { code: 130 }).unwrap();
+        assert_eq!(
+            buf.iter().filter(|&&b| b == b'\n').count(),
+            3,
+            "newlines inside text are escaped"
+        );
+        let mut r = std::io::BufReader::new(&buf[..]);
+        assert_eq!(
+            read_frame::<OwnerFrame>(&mut r).unwrap(),
+            Some(OwnerFrame::Out { text: "a\nb".into() })
+        );
+        assert_eq!(
+            read_frame::<OwnerFrame>(&mut r).unwrap(),
+            Some(OwnerFrame::Bar {
+                event: BarEvent::Position { n: 3 }
+            })
+        );
+        assert_eq!(
+            read_frame::<OwnerFrame>(&mut r).unwrap(),
+            Some(OwnerFrame::Exit { code: 130 })
+        );
+        assert_eq!(read_frame::<OwnerFrame>(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_frame() {
+        let mut r = std::io::BufReader::new(&b"{\"t\":\"nope\"}\n"[..]);
+        assert!(read_frame::<ClientFrame>(&mut r).is_err());
+        let mut r = std::io::BufReader::new(&b"not json\n"[..]);
+        assert!(read_frame::<ClientFrame>(&mut r).is_err());
+    }
+}

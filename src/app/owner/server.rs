@@ -1,0 +1,268 @@
+//! The owner's side of the socket: take the owner lock, bind
+//! `state/owner.sock`, accept connections until shutdown, run each
+//! command in its own thread through the edge's [`Handler`], and shut down
+//! in order.
+//!
+//! Shutdown order: stop accepting and remove the socket (new clients fall
+//! back to direct mode and wait for the store lock) → cancel every running
+//! session → wait for them, bounded → return, after which the caller drops
+//! the `App` (every write is already committed; dropping the `Kb` releases
+//! the store lock) and the owner lock.
+
+use std::io::BufReader;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::app::App;
+use crate::cancel::Cancel;
+use crate::paths::{Dir, JarvisHome};
+use crate::store::{LockError, OwnerLock};
+
+use super::protocol::{read_frame, write_frame, ClientFrame, OwnerFrame, VERSION};
+use super::{lock_dir, socket_path, OwnerError};
+
+/// How long shutdown waits for running commands after cancelling them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Runs one delegated command and returns its exit code. Supplied by the
+/// edge (the CLI parses `argv` and renders through the session).
+pub type Handler = Arc<dyn Fn(&Arc<App>, &Session) -> i32 + Send + Sync>;
+
+/// One delegated command in flight.
+pub struct Session {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub stdin_tty: bool,
+    pub stderr_tty: bool,
+    /// Stopped when the client sends `cancel`, hangs up, or the owner shuts down.
+    pub cancel: Cancel,
+    pub owner_pid: u32,
+    pub role: String,
+    writer: Mutex<UnixStream>,
+    answers: Mutex<Receiver<Option<String>>>,
+}
+
+impl Session {
+    /// Send a frame to the client. A client that went away is not an
+    /// error here: its hang-up already stopped the command.
+    pub fn send(&self, frame: &OwnerFrame) {
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = write_frame(&mut *w, frame) {
+            tracing::debug!(error = %e, "owner: client gone while sending");
+        }
+    }
+
+    /// Ask the client for one line of its stdin (None: end of input, or the
+    /// client went away).
+    pub fn ask(&self) -> Option<String> {
+        self.send(&OwnerFrame::Ask);
+        self.answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .recv()
+            .ok()
+            .flatten()
+    }
+}
+
+/// A started owner: it holds the owner lock and its socket is bound.
+pub struct Owner {
+    _lock: OwnerLock,
+    listener: UnixListener,
+    path: PathBuf,
+    role: String,
+    started: Instant,
+}
+
+impl Owner {
+    /// Take the owner lock for `home` (a second owner is refused, naming
+    /// the first) and bind the socket, replacing a stale one.
+    pub fn start(home: &JarvisHome, role: &str) -> Result<Owner, OwnerError> {
+        let dir = home.ensure(Dir::State)?;
+        let lock = match crate::store::lock::acquire(&lock_dir(home)) {
+            Ok(l) => l,
+            Err(LockError::Held { holder, .. }) => {
+                return Err(OwnerError::AlreadyRunning {
+                    home: home.root().to_path_buf(),
+                    holder,
+                })
+            }
+            Err(e) => return Err(OwnerError::Lock(e)),
+        };
+        let path = socket_path(home);
+        let sock_err = |source| OwnerError::Socket {
+            path: path.clone(),
+            dir: dir.clone(),
+            source,
+        };
+        // We hold the owner lock, so a socket file left here is a dead
+        // owner's: nobody can be listening on it.
+        match std::fs::remove_file(&path) {
+            Ok(()) => tracing::info!(path = %path.display(), "removed a stale owner socket"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(sock_err(e)),
+        }
+        let listener = UnixListener::bind(&path).map_err(sock_err)?;
+        // The directory is 0700 already; 0600 on the socket as well, so no
+        // other account can connect even if the directory mode is changed.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(sock_err)?;
+        listener.set_nonblocking(true).map_err(sock_err)?;
+        Ok(Owner {
+            _lock: lock,
+            listener,
+            path,
+            role: role.to_string(),
+            started: Instant::now(),
+        })
+    }
+
+    pub fn socket(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Accept and run commands until `shutdown` is stopped, then shut down
+    /// in order (see the module docs).
+    pub fn run(self, app: Arc<App>, handler: Handler, shutdown: &Cancel) -> Result<(), OwnerError> {
+        let running: Arc<Mutex<Vec<(u64, Cancel)>>> = Arc::default();
+        let mut threads = Vec::new();
+        let mut next_id = 0u64;
+        while !shutdown.is_cancelled() {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    next_id += 1;
+                    let id = next_id;
+                    let cancel = Cancel::new();
+                    running
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((id, cancel.clone()));
+                    let (app, handler, running) = (Arc::clone(&app), Arc::clone(&handler), Arc::clone(&running));
+                    let (role, started) = (self.role.clone(), self.started);
+                    threads.push(std::thread::spawn(move || {
+                        if let Err(e) = connection(stream, &app, &handler, cancel, &role, started) {
+                            tracing::warn!(error = %e, "owner: a client connection failed");
+                        }
+                        running
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .retain(|(i, _)| *i != id);
+                    }));
+                    threads.retain(|t| !t.is_finished());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "owner: accept failed");
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+        // 1. Stop accepting.
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.listener);
+        // 2. Cancel running work.
+        let active: Vec<Cancel> = running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(_, c)| c.clone())
+            .collect();
+        tracing::info!(running = active.len(), "owner: shutting down");
+        for c in &active {
+            c.cancel();
+        }
+        // 3. Wait, bounded.
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left = threads.iter().filter(|t| !t.is_finished()).count();
+        if left > 0 {
+            tracing::warn!(left, "owner: commands still running after the shutdown grace period");
+        }
+        Ok(())
+    }
+}
+
+fn connection(
+    stream: UnixStream,
+    app: &Arc<App>,
+    handler: &Handler,
+    cancel: Cancel,
+    role: &str,
+    started: Instant,
+) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    let pid = std::process::id();
+    write_frame(
+        &mut writer,
+        &OwnerFrame::Hello {
+            version: VERSION,
+            pid,
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            role: role.to_string(),
+        },
+    )?;
+    let (argv, cwd, stdin_tty, stderr_tty) = match read_frame::<ClientFrame>(&mut reader)? {
+        Some(ClientFrame::Run {
+            argv,
+            cwd,
+            stdin_tty,
+            stderr_tty,
+        }) => (argv, cwd, stdin_tty, stderr_tty),
+        Some(ClientFrame::Status) => {
+            return write_frame(
+                &mut writer,
+                &OwnerFrame::Status {
+                    pid,
+                    role: role.to_string(),
+                    uptime_ms: started.elapsed().as_millis() as u64,
+                    kb_open: app.kb_if_open().is_some(),
+                },
+            );
+        }
+        _ => return Ok(()),
+    };
+    tracing::info!(?argv, "owner: running a delegated command");
+    let (tx, rx) = mpsc::channel();
+    let watcher = cancel.clone();
+    // Everything after `run` is answers and cancels; a hang-up (Ctrl-C
+    // killed the client, or it simply went away) stops the command too.
+    std::thread::spawn(move || loop {
+        match read_frame::<ClientFrame>(&mut reader) {
+            Ok(Some(ClientFrame::Line { text })) => {
+                if tx.send(text).is_err() {
+                    break;
+                }
+            }
+            Ok(Some(_)) | Ok(None) | Err(_) => {
+                watcher.cancel();
+                // Wake a pending ask so the command sees the stop.
+                let _ = tx.send(None);
+                break;
+            }
+        }
+    });
+    let session = Session {
+        argv,
+        cwd,
+        stdin_tty,
+        stderr_tty,
+        cancel,
+        owner_pid: pid,
+        role: role.to_string(),
+        writer: Mutex::new(writer),
+        answers: Mutex::new(rx),
+    };
+    let code = handler(app, &session);
+    session.send(&OwnerFrame::Exit { code });
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! `jarvis kb …` through a running owner, both sides.
+//!
+//! Client: [`run_kb`] goes to the owner when one is alive (stale sockets
+//! are removed, see `app::owner::client`), else runs the command in this
+//! process; a direct run that finds the store owned by a `serve`/`sync`
+//! that started meanwhile goes through its socket after all. The client
+//! prints what the owner sends, mirrors its progress bar, answers its
+//! questions from stdin, and turns Ctrl-C into a `cancel` frame.
+//! Owner: [`handler`] parses the forwarded argv and runs the same `kb`
+//! code against the owner's `App`, writing through a [`Remote`] term.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use clap::Parser;
+
+use crate::app::owner::client::{self, Connection};
+use crate::app::owner::protocol::{write_frame, BarEvent, ClientFrame, OwnerFrame};
+use crate::app::owner::server::Handler;
+use crate::app::{App, AppError};
+use crate::cancel::Cancel;
+use crate::config::Config;
+
+use super::kb::KbCmd;
+use super::term::{local_bar, Direct, Remote, Term};
+use super::{Cli, Command};
+
+/// Run one `kb` subcommand: via the owner if one runs, else directly.
+pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
+    let home = config.home.clone();
+    let internal = matches!(cmd, KbCmd::Probe);
+    if !internal {
+        if let Some(conn) = client::connect(&home)? {
+            return delegate(conn);
+        }
+    }
+    let app = App::from_config(config, crate::config::process_env);
+    app.set_lock_notice(Box::new(|h| {
+        eprintln!("waiting for {h} to finish with the knowledge base…");
+    }));
+    let cancel = Cancel::new();
+    let on_signal = cancel.clone();
+    super::signals::install(move || on_signal.cancel())?;
+    let term = Direct::new(cancel);
+    match super::kb::run(cmd, &app, &term) {
+        Ok(code) => Ok(code),
+        Err(e) if !internal && owned_by_owner(&e) => {
+            // A serve/sync started between our socket check and our open.
+            drop(app);
+            match client::connect(&home)? {
+                Some(conn) => delegate(conn),
+                None => Ok(super::report_error(&e, &term)),
+            }
+        }
+        Err(e) => Ok(super::report_error(&e, &term)),
+    }
+}
+
+fn owned_by_owner(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<AppError>()
+            .and_then(AppError::holder)
+            .is_some_and(|h| crate::app::owner::is_owner_command(&h.command))
+    })
+}
+
+/// The client loop: forward this command line, then print what comes back.
+fn delegate(mut conn: Connection) -> anyhow::Result<u8> {
+    tracing::info!(pid = conn.pid, role = %conn.role, "kb command delegated to the owner");
+    let stderr_tty = std::io::stderr().is_terminal();
+    conn.send(&ClientFrame::Run {
+        argv: std::env::args().skip(1).collect(),
+        cwd: std::env::current_dir()?,
+        stdin_tty: std::io::stdin().is_terminal(),
+        stderr_tty,
+    })?;
+    // Ctrl-C: ask the owner to stop the command; it answers with exit 130
+    // once the work has stopped and cleaned up.
+    let sender = conn.sender()?;
+    super::signals::install(move || {
+        let _ = write_frame(&mut &sender, &ClientFrame::Cancel);
+    })?;
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    loop {
+        let frame = conn.recv().map_err(|e| {
+            anyhow::anyhow!(
+                "lost the connection to jarvis {} (pid {}): {e} — see its log in $JARVIS_HOME/logs",
+                conn.role,
+                conn.pid
+            )
+        })?;
+        match frame {
+            Some(OwnerFrame::Out { text }) => super::emit(&text)?,
+            Some(OwnerFrame::Err { text }) => {
+                let mut e = std::io::stderr().lock();
+                let _ = e.write_all(text.as_bytes()).and_then(|()| e.flush());
+            }
+            Some(OwnerFrame::Bar { event }) => apply(&mut bar, event, stderr_tty),
+            Some(OwnerFrame::Ask) => {
+                let read = || {
+                    let mut line = String::new();
+                    match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
+                        Ok(0) | Err(_) => None,
+                        Ok(_) => Some(line),
+                    }
+                };
+                let text = match &bar {
+                    Some(b) => b.suspend(read),
+                    None => read(),
+                };
+                conn.send(&ClientFrame::Line { text })?;
+            }
+            Some(OwnerFrame::Exit { code }) => return Ok(u8::try_from(code).unwrap_or(1)),
+            Some(OwnerFrame::Hello { .. } | OwnerFrame::Status { .. }) => {}
+            None => anyhow::bail!(
+                "jarvis {} (pid {}) closed the connection before the command finished — see its log in $JARVIS_HOME/logs, then run the command again",
+                conn.role,
+                conn.pid
+            ),
+        }
+    }
+}
+
+fn apply(bar: &mut Option<indicatif::ProgressBar>, event: BarEvent, stderr_tty: bool) {
+    match event {
+        BarEvent::New { template } => *bar = Some(local_bar(template.as_deref(), stderr_tty)),
+        BarEvent::Length { n } => bar.iter().for_each(|b| b.set_length(n)),
+        BarEvent::Position { n } => bar.iter().for_each(|b| b.set_position(n)),
+        BarEvent::Message { text } => bar.iter().for_each(|b| b.set_message(text.clone())),
+        BarEvent::Finish => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+        }
+    }
+}
+
+/// What the owner runs for each delegated command.
+pub fn handler() -> Handler {
+    Arc::new(|app, session| {
+        let t = Remote::new(session);
+        let argv = std::iter::once("jarvis".to_string()).chain(session.argv.iter().cloned());
+        let code = match Cli::try_parse_from(argv) {
+            Ok(Cli {
+                command: Command::Kb(cmd),
+                ..
+            }) if !matches!(cmd, KbCmd::Probe) => match super::kb::run(cmd, app, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
+            Ok(_) => {
+                t.err("error: only `jarvis kb …` commands go through the owner\n");
+                2
+            }
+            Err(e) => {
+                t.err(&e.render().to_string());
+                u8::try_from(e.exit_code()).unwrap_or(2)
+            }
+        };
+        i32::from(code)
+    })
+}

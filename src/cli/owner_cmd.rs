@@ -1,0 +1,104 @@
+//! `jarvis serve` and `jarvis sync`: run the owner process.
+
+use std::sync::Arc;
+
+use crate::app::owner::server::Owner;
+use crate::app::App;
+use crate::config::Config;
+use crate::llm::spec::{resolve_model, ModelSpec};
+
+/// Which long-lived command this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The web app on 127.0.0.1 (port override: `--port`).
+    Serve {
+        port: Option<u16>,
+    },
+    Sync,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Serve { .. } => "serve",
+            Role::Sync => "sync",
+        }
+    }
+}
+
+pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
+    let home = config.home.clone();
+    // The owner lock first: a second owner is refused before it loads anything.
+    let owner = Owner::start(&home, role.name())?;
+    let app = App::from_config(config, crate::config::process_env);
+    app.set_lock_notice(Box::new(|h| {
+        eprintln!("waiting for {h} to finish with the knowledge base…");
+    }));
+    let shutdown = app.shutdown().clone();
+    super::signals::install(move || shutdown.cancel())?;
+    let kb = app.kb()?;
+    let cfg = app.config();
+    let chat = cfg.str("chat.provider");
+    let spec = ModelSpec::parse(&chat);
+    let model = resolve_model(&spec, &crate::app::llm::llm_settings(&cfg))
+        .map(|m| format!("{}:{m}", spec.provider))
+        .unwrap_or_else(|e| format!("{chat} (no model: {e})"));
+    tracing::info!(
+        pid = std::process::id(),
+        role = role.name(),
+        chat = %model,
+        embed_model = %kb.model_id(),
+        socket = %owner.socket().display(),
+        "jarvis {} started",
+        role.name()
+    );
+    drop(kb);
+    eprintln!(
+        "jarvis {} (pid {}) owns {} — chat model {model}, embedding model {}",
+        role.name(),
+        std::process::id(),
+        cfg.rag_dir().display(),
+        app.kb()?.model_id()
+    );
+    eprintln!(
+        "`jarvis kb …` commands now run in this process through {}",
+        owner.socket().display()
+    );
+    let shutdown = app.shutdown().clone();
+    match role {
+        Role::Sync => {
+            eprintln!("no scheduled jobs exist yet; this process serves kb commands. Ctrl-C stops it.");
+            owner.run(Arc::clone(&app), super::delegate::handler(), &shutdown)?;
+        }
+        Role::Serve { port } => {
+            // The socket loop on its own thread, the web server on a tokio
+            // runtime here; either ending stops the other.
+            let sock = {
+                let (app, shutdown) = (Arc::clone(&app), shutdown.clone());
+                std::thread::Builder::new().name("owner-socket".into()).spawn(move || {
+                    let r = owner.run(app, super::delegate::handler(), &shutdown);
+                    shutdown.cancel();
+                    r
+                })?
+            };
+            let opts = crate::web::WebOptions {
+                port,
+                on_ready: Some(Box::new(|addr| {
+                    eprintln!("web app on http://{addr}/ — Ctrl-C stops it");
+                })),
+            };
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let served = rt.block_on(crate::web::serve(Arc::clone(&app), opts, shutdown.clone()));
+            shutdown.cancel();
+            let owned = sock
+                .join()
+                .map_err(|_| anyhow::anyhow!("the owner socket thread panicked"))?;
+            served?;
+            owned?;
+        }
+    }
+    drop(app);
+    tracing::info!(role = role.name(), "jarvis {} stopped", role.name());
+    eprintln!("jarvis {} stopped", role.name());
+    Ok(0)
+}

@@ -1,0 +1,216 @@
+//! Where a command's output goes: this process's own terminal (direct
+//! mode), or a client's, frame by frame over the owner socket (delegated
+//! mode). Command code writes through [`Term`] only, so both modes print
+//! the same bytes, bars and questions.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::app::owner::protocol::{BarEvent, OwnerFrame};
+use crate::app::owner::server::Session;
+use crate::cancel::Cancel;
+
+/// How this command reached the knowledge base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    Direct,
+    /// Run by the owner process: `jarvis serve` or `jarvis sync`, pid N.
+    Owner {
+        role: String,
+        pid: u32,
+    },
+}
+
+pub trait Term: Send + Sync {
+    /// Text for stdout (a closed pipe is not an error).
+    fn out(&self, text: &str) -> anyhow::Result<()>;
+    /// Text for stderr, as given (callers add the newline).
+    fn err(&self, text: &str);
+    fn stderr_is_terminal(&self) -> bool;
+    fn stdin_is_terminal(&self) -> bool;
+    /// One line of stdin; None at end of input.
+    fn read_line(&self) -> Option<String>;
+    /// A progress bar: a spinner (`template: None`) or an indicatif template.
+    fn bar(&self, template: Option<&str>) -> Bar<'_>;
+    /// Stopped by Ctrl-C / SIGTERM (direct) or by the client (delegated).
+    fn cancel(&self) -> &Cancel;
+    fn access(&self) -> &Access;
+    /// The directory relative paths on the command line are relative to.
+    fn cwd(&self) -> &Path;
+}
+
+/// A progress bar drawn locally, or mirrored on a client.
+pub struct Bar<'a> {
+    local: ProgressBar,
+    remote: Option<Box<dyn Fn(BarEvent) + Send + Sync + 'a>>,
+}
+
+/// The bar this process draws for `template` on its own stderr (hidden
+/// when stderr is not a terminal).
+pub fn local_bar(template: Option<&str>, stderr_tty: bool) -> ProgressBar {
+    if !stderr_tty {
+        return ProgressBar::hidden();
+    }
+    match template {
+        None => {
+            let b = ProgressBar::new_spinner();
+            b.set_draw_target(ProgressDrawTarget::stderr());
+            b.enable_steady_tick(std::time::Duration::from_millis(120));
+            b
+        }
+        Some(t) => {
+            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            b.set_style(ProgressStyle::with_template(t).unwrap_or_else(|_| ProgressStyle::default_bar()));
+            b
+        }
+    }
+}
+
+impl Bar<'_> {
+    fn send(&self, e: BarEvent) {
+        if let Some(r) = &self.remote {
+            r(e);
+        }
+    }
+    pub fn set_length(&self, n: u64) {
+        self.local.set_length(n);
+        self.send(BarEvent::Length { n });
+    }
+    pub fn set_position(&self, n: u64) {
+        self.local.set_position(n);
+        self.send(BarEvent::Position { n });
+    }
+    pub fn set_message(&self, text: String) {
+        self.send(BarEvent::Message { text: text.clone() });
+        self.local.set_message(text);
+    }
+    pub fn finish_and_clear(&self) {
+        self.local.finish_and_clear();
+        self.send(BarEvent::Finish);
+    }
+    /// Run `f` with the bar hidden (to ask a question under it). The client
+    /// hides its own mirror when it is asked.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.local.suspend(f)
+    }
+}
+
+/// This process's own stdin, stdout and stderr.
+pub struct Direct {
+    cancel: Cancel,
+    access: Access,
+    cwd: PathBuf,
+}
+
+impl Direct {
+    pub fn new(cancel: Cancel) -> Self {
+        Direct {
+            cancel,
+            access: Access::Direct,
+            cwd: std::env::current_dir().unwrap_or_default(),
+        }
+    }
+}
+
+impl Term for Direct {
+    fn out(&self, text: &str) -> anyhow::Result<()> {
+        super::emit(text)
+    }
+    fn err(&self, text: &str) {
+        let mut e = std::io::stderr().lock();
+        let _ = e.write_all(text.as_bytes()).and_then(|()| e.flush());
+    }
+    fn stderr_is_terminal(&self) -> bool {
+        std::io::stderr().is_terminal()
+    }
+    fn stdin_is_terminal(&self) -> bool {
+        std::io::stdin().is_terminal()
+    }
+    fn read_line(&self) -> Option<String> {
+        let mut line = String::new();
+        match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    }
+    fn bar(&self, template: Option<&str>) -> Bar<'_> {
+        Bar {
+            local: local_bar(template, self.stderr_is_terminal()),
+            remote: None,
+        }
+    }
+    fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+    fn access(&self) -> &Access {
+        &self.access
+    }
+    fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+}
+
+/// A client's terminal, reached through an owner [`Session`].
+pub struct Remote<'a> {
+    session: &'a Session,
+    access: Access,
+}
+
+impl<'a> Remote<'a> {
+    pub fn new(session: &'a Session) -> Self {
+        Remote {
+            session,
+            access: Access::Owner {
+                role: session.role.clone(),
+                pid: session.owner_pid,
+            },
+        }
+    }
+}
+
+impl Term for Remote<'_> {
+    fn out(&self, text: &str) -> anyhow::Result<()> {
+        self.session.send(&OwnerFrame::Out { text: text.to_string() });
+        Ok(())
+    }
+    fn err(&self, text: &str) {
+        self.session.send(&OwnerFrame::Err { text: text.to_string() });
+    }
+    fn stderr_is_terminal(&self) -> bool {
+        self.session.stderr_tty
+    }
+    fn stdin_is_terminal(&self) -> bool {
+        self.session.stdin_tty
+    }
+    fn read_line(&self) -> Option<String> {
+        self.session.ask()
+    }
+    fn bar(&self, template: Option<&str>) -> Bar<'_> {
+        // The client draws the bar; when its stderr is not a terminal it
+        // would draw nothing, so send nothing.
+        let session = self.session;
+        let remote: Option<Box<dyn Fn(BarEvent) + Send + Sync + '_>> = session
+            .stderr_tty
+            .then(|| Box::new(move |event| session.send(&OwnerFrame::Bar { event })) as Box<_>);
+        if let Some(r) = &remote {
+            r(BarEvent::New {
+                template: template.map(str::to_string),
+            });
+        }
+        Bar {
+            local: ProgressBar::hidden(),
+            remote,
+        }
+    }
+    fn cancel(&self) -> &Cancel {
+        &self.session.cancel
+    }
+    fn access(&self) -> &Access {
+        &self.access
+    }
+    fn cwd(&self) -> &Path {
+        &self.session.cwd
+    }
+}

@@ -1,0 +1,462 @@
+//! The owner process (`jarvis sync` / `jarvis serve`) and `kb` delegation
+//! over its Unix socket, through the real binary: every `kb` subcommand
+//! gives the same result delegated as direct on an identical copy; a dead
+//! owner's socket is detected and removed; a second owner is refused; one-
+//! shot commands wait for each other; Ctrl-C leaves whole files only.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{run, Run, Sandbox};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pdf")
+        .join(name)
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn kb(sb: &Sandbox, args: &[&str]) -> Run {
+    let mut c = sb.jarvis();
+    c.arg("kb").args(args).stdin(Stdio::null());
+    run(c)
+}
+
+fn socket(sb: &Sandbox) -> PathBuf {
+    sb.jarvis_home().join("state/owner.sock")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&src, &dst);
+        } else if src.file_name().is_some_and(|n| n != "owner.sock") {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// Start an owner and wait until it accepts `kb` commands.
+fn start_owner(sb: &Sandbox, args: &[&str]) -> Child {
+    let mut c = sb.jarvis();
+    c.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn owner");
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the owner exited early ({status}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        // Ready once a status request is answered with the store open.
+        if socket(sb).exists() && kb(sb, &["stats", "--json"]).code == 0 {
+            return child;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the owner never became ready"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+fn json(r: &Run, what: &str) -> Value {
+    assert_eq!(r.code, 0, "{what}: {}\n{}", r.stdout, r.stderr);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{what}: {e}\n{}", r.stdout))
+}
+
+/// Drop what legitimately differs between two copies run at different
+/// moments by different processes in different homes: timestamps, pids,
+/// timings, byte sizes, the home path.
+fn normalise(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in [
+                    "date_added",
+                    "disk_bytes",
+                    "pid",
+                    "elapsed_ms",
+                    "search_ms",
+                    "access",
+                    "probe",
+                    "rag_dir",
+                ] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
+}
+
+fn seeded_pair() -> (Sandbox, Sandbox, PathBuf) {
+    let a = Sandbox::new();
+    let b = Sandbox::new();
+    let vault = a.dir.path().join("vault");
+    write(
+        &vault,
+        "notes/attention.md",
+        "---\ntags: [ml]\n---\nAttention lets a model weigh every token against every other token.\n",
+    );
+    write(
+        &vault,
+        "notes/gardening.md",
+        "Tomatoes need sun, water and patience; prune the side shoots.\n",
+    );
+    write(
+        &vault,
+        "private/diary.md",
+        "A private diary entry about the interview.\n",
+    );
+    let config = format!("[vault]\npath = \"{}\"\n", vault.display());
+    a.write_config(&config);
+    assert_eq!(kb(&a, &["index-vault"]).code, 0);
+    let pdf = fixture("paper.pdf");
+    let r = kb(
+        &a,
+        &[
+            "add",
+            pdf.to_str().unwrap(),
+            "--full-text",
+            "--title",
+            "A Paper",
+            "--authors",
+            "Ann Author",
+            "--doi",
+            "10.1/p",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The PDF worker's own log lines reach the parent's jarvis.log.
+    let log = std::fs::read_to_string(a.jarvis_home().join("logs/jarvis.log")).unwrap();
+    assert!(
+        log.contains("jarvis::pdf_worker") && log.contains("PDF worker reading"),
+        "{log}"
+    );
+    copy_dir(&a.jarvis_home(), &b.jarvis_home());
+    (a, b, vault)
+}
+
+#[test]
+fn sync_runs_every_kb_command_as_direct_mode_does_and_a_dead_owner_falls_back() {
+    let (a, b, vault) = seeded_pair();
+    let mut owner = start_owner(&a, &["sync"]);
+    let pdf = fixture("paper.pdf").canonicalize().unwrap();
+    let pdf = pdf.to_str().unwrap().to_string();
+    let second = fixture("paper_annotated.pdf");
+    let second = second.to_str().unwrap().to_string();
+
+    // Same JSON (and exit code) from the owner as from a direct run on the copy.
+    let same_json = |args: &[&str]| {
+        let (x, y) = (kb(&a, args), kb(&b, args));
+        assert_eq!(x.code, y.code, "{args:?}: delegated {}\ndirect {}", x.stderr, y.stderr);
+        assert_eq!(
+            normalise(json(&x, "delegated")),
+            normalise(json(&y, "direct")),
+            "{args:?}"
+        );
+    };
+    let same_text = |args: &[&str]| {
+        let (x, y) = (kb(&a, args), kb(&b, args));
+        assert_eq!(
+            (x.code, &x.stdout, &x.stderr),
+            (y.code, &y.stdout, &y.stderr),
+            "{args:?}"
+        );
+    };
+    same_json(&["search", "attention tokens", "--json"]);
+    same_text(&["search", "attention tokens"]);
+    same_json(&["search", "diary", "--visibility", "private", "--json"]);
+    same_json(&["list", "--json"]);
+    same_text(&["list", "--kind", "papers"]);
+    same_json(&["stats", "--json"]);
+    same_json(&["schema", "--json"]);
+    same_json(&["schema", "doc_type", "--json"]);
+    same_text(&["schema", "stauts"]);
+    same_text(&["set-meta", &pdf, "--title", "A Better Title"]);
+    same_text(&["set-meta", "notes/gardening.md", "--title", "x"]);
+    same_json(&[
+        "add",
+        &second,
+        "--full-text",
+        "--title",
+        "Second",
+        "--authors",
+        "B",
+        "--doi",
+        "10.1/s",
+        "--json",
+    ]);
+    write(
+        &vault,
+        "notes/gardening.md",
+        "Tomatoes need sun; basil likes the same bed.\n",
+    );
+    write(&vault, "notes/new.md", "A new note about owners and sockets.\n");
+    same_json(&["index-vault", "--json"]);
+    same_text(&["remove", "notes/new.md", "--yes"]);
+    same_text(&["remove", "no-such-document", "--yes"]);
+    same_json(&["reindex", "--json"]);
+    same_json(&["doctor", "--json"]);
+    same_json(&["list", "--json"]);
+
+    // Doctor says which way it went.
+    let d = json(&kb(&a, &["doctor", "--json"]), "doctor");
+    assert_eq!(d["access"], format!("via jarvis sync, pid {}", owner.id()), "{d}");
+    assert_eq!(json(&kb(&b, &["doctor", "--json"]), "doctor")["access"], "direct");
+    let t = kb(&a, &["doctor"]);
+    assert!(
+        t.stdout
+            .contains(&format!("access     via jarvis sync, pid {}", owner.id())),
+        "{}",
+        t.stdout
+    );
+
+    // SIGKILL leaves the socket behind; the next command finds it stale,
+    // removes it and goes direct.
+    signal(owner.id(), "-KILL");
+    owner.wait().unwrap();
+    assert!(socket(&a).exists(), "a killed owner leaves its socket");
+    let d = json(&kb(&a, &["doctor", "--json"]), "doctor after kill");
+    assert_eq!(d["access"], "direct");
+    assert_eq!(d["ok"], true, "{d}");
+    assert!(!socket(&a).exists(), "the stale socket was removed");
+}
+
+#[test]
+fn a_second_owner_is_refused_naming_the_first_and_sigterm_stops_cleanly() {
+    let sb = Sandbox::new();
+    let mut first = start_owner(&sb, &["sync"]);
+    let meta = std::fs::metadata(socket(&sb)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "socket 0600");
+    let dir = std::fs::metadata(sb.jarvis_home().join("state")).unwrap();
+    assert_eq!(dir.permissions().mode() & 0o777, 0o700, "state/ 0700");
+    for second in [&["serve", "--port", "0"][..], &["sync"]] {
+        let mut c = sb.jarvis();
+        c.args(second);
+        let r = run(c);
+        assert_ne!(r.code, 0, "{second:?}");
+        assert!(
+            r.stderr.contains(&format!("pid {}", first.id())) && r.stderr.contains("sync"),
+            "{second:?}: {}",
+            r.stderr
+        );
+    }
+    signal(first.id(), "-TERM");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = first.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "SIGTERM did not stop the owner"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!socket(&sb).exists(), "a clean stop removes the socket");
+    // And the store is free again for direct use.
+    assert_eq!(kb(&sb, &["stats", "--json"]).code, 0);
+}
+
+#[test]
+fn four_one_shot_searches_started_together_all_succeed() {
+    let (a, _b, _vault) = seeded_pair();
+    let children: Vec<Child> = (0..4)
+        .map(|i| {
+            let mut c = a.jarvis();
+            c.args([
+                "kb",
+                "search",
+                if i % 2 == 0 { "attention" } else { "tomatoes" },
+                "--json",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
+    }
+}
+
+/// The pids whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state, ppid, …
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        if rest.split_whitespace().nth(1).and_then(|s| s.parse::<u32>().ok()) == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // A zombie has exited; only its parent's wait is missing.
+        Ok(s) => s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn ctrl_c_in_kb_add_kills_the_pdf_worker_and_leaves_nothing() {
+    let sb = Sandbox::new();
+    let tmp = sb.dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut c = sb.jarvis();
+    c.env("TMPDIR", &tmp)
+        // The worker hangs the way PDFium on a hostile file would.
+        .env("JARVIS_FAILPOINT", "pdf_worker_hang")
+        .args([
+            "kb",
+            "add",
+            fixture("paper.pdf").to_str().unwrap(),
+            "--full-text",
+            "--title",
+            "T",
+            "--authors",
+            "A",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    let worker = loop {
+        if let Some(&w) = children_of(child.id()).first() {
+            break w;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "kb add ended before its PDF worker started"
+        );
+        assert!(start.elapsed() < Duration::from_secs(120), "no PDF worker appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let start = Instant::now();
+    while !gone(worker) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the PDF worker {worker} outlived kb add"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "temp files left: {left:?}");
+    let v = json(&kb(&sb, &["stats", "--json"]), "stats");
+    assert_eq!(v["chunks"], 0, "an interrupted add leaves nothing: {v}");
+}
+
+#[test]
+fn ctrl_c_in_index_vault_exits_130_with_whole_notes_only() {
+    let sb = Sandbox::new();
+    let vault = sb.dir.path().join("vault");
+    // Notes of several chunks each, so a partial note would show.
+    let body: String = (0..40)
+        .map(|i| format!("Paragraph {i} about owners, sockets and signals in a long running process.\n\n"))
+        .collect();
+    for i in 0..400 {
+        write(&vault, &format!("n/{i:03}.md"), &format!("# Note {i}\n\n{body}"));
+    }
+    sb.write_config(&format!(
+        "[vault]\npath = \"{}\"\n[rag]\nchunk_size = 400\nchunk_overlap = 0\n",
+        vault.display()
+    ));
+    let mut c = sb.jarvis();
+    c.args(["kb", "index-vault"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    // Interrupt once some notes are in (the store grows on disk).
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(500));
+        if dir_size(&sb.jarvis_home().join("rag")) > 2_000_000 {
+            break;
+        }
+    }
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let docs = json(&kb(&sb, &["list", "--json", "--limit", "1000"]), "list");
+    let docs = docs.as_array().unwrap();
+    assert!(
+        docs.len() < 400,
+        "the stop came too late to test anything ({} notes in)",
+        docs.len()
+    );
+    let expected = docs.first().map(|d| d["chunks"].clone());
+    for d in docs {
+        assert!(d["chunks"].as_u64().unwrap() > 1);
+        assert_eq!(Some(d["chunks"].clone()), expected, "a partial note: {d}");
+    }
+    let d = json(&kb(&sb, &["doctor", "--json"]), "doctor");
+    assert_eq!(d["ok"], true, "{d}");
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(p) else { return 0 };
+    rd.flatten()
+        .map(|e| {
+            if e.path().is_dir() {
+                dir_size(&e.path())
+            } else {
+                e.metadata().map(|m| m.len()).unwrap_or(0)
+            }
+        })
+        .sum()
+}
