@@ -1,7 +1,12 @@
 //! Mapping the resolved configuration onto the LLM layer's settings.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::app::pdf_isolated::{run_pdf_job, run_pdf_job_with, PdfJob, PdfOp, WorkerCommand};
 use crate::config::Config;
 use crate::llm::settings::{normalise_ollama_host, LlmSettings, OpenAiServer};
+use crate::llm::PdfToText;
 
 /// The LLM settings for this configuration. The config has already applied
 /// the environment (API keys, `OLLAMA_HOST`, models), so nothing here reads
@@ -12,6 +17,7 @@ pub fn llm_settings(cfg: &Config) -> LlmSettings {
         provider: cfg.str("chat.provider"),
         ollama_host: normalise_ollama_host(&cfg.str("chat.ollama_host")),
         ollama_model: cfg.str("chat.ollama_model"),
+        ollama_local: cfg.bool("chat.ollama_local"),
         anthropic_api_key: cfg.secret("chat.anthropic_api_key"),
         anthropic_model: cfg.str("chat.anthropic_model"),
         openrouter_api_key: cfg.secret("openrouter.api_key"),
@@ -31,6 +37,7 @@ pub fn llm_settings(cfg: &Config) -> LlmSettings {
             })
             .collect(),
         models: cfg.models(),
+        pdf_to_text: Some(pdf_to_text(cfg, None)),
         summary_prompt: match crate::prompts::load(&cfg.home, crate::prompts::PAPER_SUMMARY) {
             Ok(p) => Some(p),
             Err(e) => {
@@ -40,4 +47,23 @@ pub fn llm_settings(cfg: &Config) -> LlmSettings {
         },
         ..defaults
     }
+}
+
+/// The LLM layer's PDF-to-text hook (used by `summarize` on providers that
+/// cannot read a PDF themselves), filled from the PDF engine through the
+/// isolated worker, so a hostile PDF can crash or hang only a child process.
+/// `worker` is `None` for this executable (tests pass the built binary).
+pub fn pdf_to_text(cfg: &Config, worker: Option<WorkerCommand>) -> PdfToText {
+    let cfg = cfg.clone();
+    Arc::new(move |path: &Path| {
+        let job = PdfJob::new(&cfg, PdfOp::Convert, path);
+        let out = match &worker {
+            Some(w) => run_pdf_job_with(w, &cfg, &job),
+            None => run_pdf_job(&cfg, &job),
+        }
+        .map_err(|e| e.to_string())?;
+        out.converted
+            .map(|c| c.markdown)
+            .ok_or_else(|| format!("{} has no extractable text", job.name))
+    })
 }

@@ -32,6 +32,7 @@ pub fn add_settings(cfg: &Config) -> AddSettings {
             .or_else(|| crate::prompts::default_of(crate::prompts::PDF_METADATA))
             .unwrap_or_default(),
         provider_is_cloud: spec::is_cloud_provider(&provider, &super::llm::llm_settings(cfg)),
+        llm_retry_backoff: crate::ingest::paper::LLM_RETRY_BACKOFF,
     }
 }
 

@@ -184,6 +184,14 @@ pub const FIELDS: &[Field] = &[
     ),
     field!(
         "chat",
+        "ollama_local",
+        None,
+        Kind::Bool,
+        Default::Bool(false),
+        "treat a non-loopback ollama_host as local (a machine of yours on a trusted network); loopback hosts always are"
+    ),
+    field!(
+        "chat",
         "anthropic_model",
         Some("ANTHROPIC_MODEL"),
         Kind::NonEmpty,

@@ -22,9 +22,17 @@ use crate::cancel::Cancel;
 use crate::kb::ops::paper_header;
 use crate::kb::stage::{build_text_documents, Document};
 use crate::kb::{Kb, KbError, ReplaceBy};
-use crate::llm::{CallError, ChatProvider, SummarySource};
+use crate::llm::retry::with_retries_cancellable;
+use crate::llm::{CallError, ChatProvider, ErrorKind, SummarySource};
+
 use crate::pdf::{Annotation, AnnotationKind, Converted, Figure};
 use crate::store::Metadata;
+
+/// A summary or caption is tried this many times in all when it fails
+/// transiently (rate limit, overload, timeout, dropped connection).
+const LLM_ATTEMPTS: u32 = 3;
+/// What `AddSettings::llm_retry_backoff` is in production.
+pub const LLM_RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// PDF work, wherever it runs (the app runs it in a child process).
 pub trait PdfTools {
@@ -128,6 +136,9 @@ pub struct AddSettings {
     /// The pdf_metadata prompt (`{text}` placeholder).
     pub metadata_prompt: String,
     pub provider_is_cloud: bool,
+    /// First pause before retrying a summary or caption after a transient
+    /// failure (doubling, with jitter; a longer `Retry-After` wins).
+    pub llm_retry_backoff: std::time::Duration,
 }
 
 /// Where the flow is; the CLI turns these into progress lines.
@@ -354,9 +365,14 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
                 (_, _, None, Some(a)) => SummarySource::Text(a.clone()),
                 (_, _, None, None) => return Err(AddError::Summary("the PDF has no text to summarise".into())),
             };
-            let summary = provider
-                .summarize(&title, &src, 2000, Some(cx.cancel))
-                .map_err(llm_err)?;
+            let summary = with_retries_cancellable(
+                LLM_ATTEMPTS,
+                cx.settings.llm_retry_backoff,
+                ErrorKind::TRANSIENT,
+                Some(cx.cancel),
+                || provider.summarize(&title, &src, 2000, Some(cx.cancel)),
+            )
+            .map_err(llm_err)?;
             Some(summary)
         }
     };
@@ -419,7 +435,14 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
                 for (i, f) in figures.iter().enumerate() {
                     check(cx.cancel)?;
                     (cx.progress)(Stage::Figures(i + 1));
-                    match provider.describe_image(&f.png, &title, Some(cx.cancel)) {
+                    let caption = with_retries_cancellable(
+                        LLM_ATTEMPTS,
+                        cx.settings.llm_retry_backoff,
+                        ErrorKind::TRANSIENT,
+                        Some(cx.cancel),
+                        || provider.describe_image(&f.png, &title, Some(cx.cancel)),
+                    );
+                    match caption {
                         Ok(caption) => {
                             let mut m = caller.clone();
                             m.insert("annotation_kind".into(), json!("figure"));

@@ -7,16 +7,21 @@
 use serde::Serialize;
 
 use crate::llm::settings::LlmSettings;
-use crate::llm::spec::{is_cloud_provider, ModelSpec};
+use crate::llm::spec::{is_cloud_provider, url_host, ModelSpec};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CatalogueEntry {
-    /// `provider:model`, ready to switch to.
+    /// `provider:model`, ready to switch to (a bare `provider` when a
+    /// configured server has no default model).
     pub spec: String,
     pub provider: String,
+    /// Empty when no model is configured for the entry.
     pub model: String,
     /// Runs on this machine (see `is_cloud_provider`).
     pub local: bool,
+    /// Host the requests go to, for Ollama and configured servers (the
+    /// fixed cloud services are not shown).
+    pub host: Option<String>,
     /// Whatever the provider needs to authenticate is configured.
     pub credentials: bool,
     /// The spec currently in use.
@@ -40,7 +45,16 @@ fn credentials_present(provider: &str, settings: &LlmSettings) -> bool {
     }
 }
 
-/// Every switchable model, defaults first, then `[models]`, without
+fn host_of(provider: &str, settings: &LlmSettings) -> Option<String> {
+    match provider {
+        "ollama" => url_host(&settings.ollama_host),
+        other => settings.server(other).and_then(|s| url_host(&s.base_url)),
+    }
+}
+
+/// Every switchable model: the spec in effect first when nothing else
+/// lists it, then each provider's default, every configured server (with
+/// its default model, or bare when it has none), then `[models]`, without
 /// duplicates. `current_spec` is marked (a bare provider spec matches that
 /// provider's default model).
 pub fn list_catalogue(settings: &LlmSettings, current_spec: &str) -> Vec<CatalogueEntry> {
@@ -52,9 +66,7 @@ pub fn list_catalogue(settings: &LlmSettings, current_spec: &str) -> Vec<Catalog
         pairs.push(("openrouter".into(), settings.openrouter_model.clone()));
     }
     for s in &settings.servers {
-        if !s.model.trim().is_empty() {
-            pairs.push((s.name.clone(), s.model.clone()));
-        }
+        pairs.push((s.name.clone(), s.model.trim().to_string()));
     }
     for (provider, models) in &settings.models {
         for m in models {
@@ -63,16 +75,28 @@ pub fn list_catalogue(settings: &LlmSettings, current_spec: &str) -> Vec<Catalog
     }
     let current = ModelSpec::parse(current_spec);
     let current_model = crate::llm::spec::resolve_model(&current, settings).ok();
+    let is_current = |p: &str, m: &str| p == current.provider && current_model.as_deref().unwrap_or_default() == m;
+    if !current.provider.is_empty() && !pairs.iter().any(|(p, m)| is_current(p, m)) {
+        // The spec in effect is always listed, even when no table names
+        // it (`llamacpp:gemma` with a model-less `[servers.llamacpp]`).
+        pairs.insert(0, (current.provider.clone(), current_model.clone().unwrap_or_default()));
+    }
     let mut seen = std::collections::BTreeSet::new();
     pairs
         .into_iter()
-        .filter(|(p, m)| !m.trim().is_empty() && seen.insert(format!("{p}:{m}")))
+        .filter(|(p, m)| seen.insert(format!("{p}:{m}")))
+        .filter(|(p, m)| !m.trim().is_empty() || is_current(p, m) || settings.server(p).is_some())
         .map(|(provider, model)| {
-            let spec = format!("{provider}:{model}");
+            let spec = if model.is_empty() {
+                provider.clone()
+            } else {
+                format!("{provider}:{model}")
+            };
             CatalogueEntry {
                 local: !is_cloud_provider(&spec, settings),
+                host: host_of(&provider, settings),
                 credentials: credentials_present(&provider, settings),
-                current: provider == current.provider && current_model.as_deref() == Some(model.as_str()),
+                current: is_current(&provider, &model),
                 spec,
                 provider,
                 model,
@@ -88,8 +112,10 @@ pub fn format_catalogue(entries: &[CatalogueEntry]) -> String {
     for e in entries {
         let mark = if e.current { '*' } else { ' ' };
         let place = if e.local { "local" } else { "cloud" };
+        let host = e.host.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
+        let model = if e.model.is_empty() { "  (no default model)" } else { "" };
         let creds = if e.credentials { "" } else { "  (no credentials)" };
-        out.push_str(&format!("{mark} {:<width$}  {place}{creds}\n", e.spec));
+        out.push_str(&format!("{mark} {:<width$}  {place}{host}{model}{creds}\n", e.spec));
     }
     out
 }
@@ -139,5 +165,81 @@ mod tests {
             text.contains("  openrouter:x/y               cloud  (no credentials)"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn every_configured_server_and_the_spec_in_effect_are_listed() {
+        // The review's set-up: a llama.cpp server with no default model and
+        // `provider = "llamacpp:gemma"`; the list used to show neither.
+        let mut s = LlmSettings {
+            provider: "llamacpp:gemma".into(),
+            ..LlmSettings::default()
+        };
+        s.servers.push(OpenAiServer {
+            name: "llamacpp".into(),
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            api_key: None,
+            model: String::new(),
+            local: true,
+        });
+        s.servers.push(OpenAiServer {
+            name: "vllm".into(),
+            base_url: "http://gpu.example.com:8000/v1".into(),
+            api_key: Some("k".into()),
+            model: "qwen".into(),
+            local: false,
+        });
+        let list = list_catalogue(&s, &s.provider);
+        let specs: Vec<&str> = list.iter().map(|e| e.spec.as_str()).collect();
+        assert_eq!(
+            specs,
+            vec![
+                "llamacpp:gemma",
+                "ollama:qwen3-vl:30b",
+                "anthropic:claude-sonnet-4-6",
+                "llamacpp",
+                "vllm:qwen"
+            ]
+        );
+        assert!(list[0].current && list[0].local, "{:?}", list[0]);
+        assert_eq!(list.iter().filter(|e| e.current).count(), 1);
+        assert!(list[3].model.is_empty() && list[3].local);
+        assert!(!list[4].local && list[4].host.as_deref() == Some("gpu.example.com"));
+        let text = format_catalogue(&list);
+        assert!(text.starts_with("* llamacpp:gemma"), "{text}");
+        assert!(text.contains("local (127.0.0.1)  (no default model)"), "{text}");
+        assert!(
+            text.contains("vllm:qwen                    cloud (gpu.example.com)"),
+            "{text}"
+        );
+
+        // A spec naming a server's default is not listed twice.
+        let list = list_catalogue(&s, "vllm");
+        assert_eq!(list.iter().filter(|e| e.spec == "vllm:qwen").count(), 1);
+        assert!(list.iter().any(|e| e.spec == "vllm:qwen" && e.current));
+        // An unresolvable spec in effect is still shown, marked current.
+        let list = list_catalogue(&s, "openrouter");
+        assert!(list[0].spec == "openrouter" && list[0].current && !list[0].local);
+    }
+
+    #[test]
+    fn a_remote_ollama_shows_as_cloud_with_its_host() {
+        let s = LlmSettings {
+            ollama_host: "http://gpu.lan:11434".into(),
+            ..LlmSettings::default()
+        };
+        let list = list_catalogue(&s, "ollama");
+        assert!(list[0].current && !list[0].local);
+        let text = format_catalogue(&list);
+        let first = text.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("* ollama:qwen3-vl:30b ") && first.ends_with("cloud (gpu.lan)"),
+            "{text}"
+        );
+        let s = LlmSettings {
+            ollama_local: true,
+            ..s
+        };
+        assert!(list_catalogue(&s, "ollama")[0].local);
     }
 }

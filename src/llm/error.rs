@@ -156,17 +156,30 @@ impl CallError {
     }
 }
 
-/// Parses `Retry-After` in its delay-seconds form. The HTTP-date form is rare
-/// from API services and not worth a date parser here; it yields `None`.
+/// Parses `Retry-After` in either form RFC 9110 allows: delay-seconds
+/// (`120`, tolerated as a decimal) or an HTTP-date (`Wed, 21 Oct 2015
+/// 07:28:00 GMT`, also the obsolete RFC 850 and asctime forms). A date in
+/// the past means "now" (zero); anything else unreadable is `None`.
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    parse_retry_after_at(value, std::time::SystemTime::now())
+}
+
+/// [`parse_retry_after`] against a given clock, for tests.
+pub fn parse_retry_after_at(value: &str, now: std::time::SystemTime) -> Option<Duration> {
     let v = value.trim();
     if let Ok(secs) = v.parse::<u64>() {
         return Some(Duration::from_secs(secs));
     }
-    v.parse::<f64>()
+    if let Some(d) = v
+        .parse::<f64>()
         .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e12)
         .map(Duration::from_secs_f64)
+    {
+        return Some(d);
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// Cuts a service's error body down to a readable detail: the `message` of a
@@ -359,7 +372,21 @@ mod tests {
     fn retry_after_and_detail() {
         assert_eq!(parse_retry_after(" 3 "), Some(Duration::from_secs(3)));
         assert_eq!(parse_retry_after("1.5"), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
+        for form in [
+            "Wed, 21 Oct 2015 07:28:30 GMT",
+            "Wednesday, 21-Oct-15 07:28:30 GMT",
+            "Wed Oct 21 07:28:30 2015",
+        ] {
+            assert_eq!(parse_retry_after_at(form, now), Some(Duration::from_secs(30)), "{form}");
+        }
+        assert_eq!(
+            parse_retry_after_at("Tue, 20 Oct 2015 07:28:00 GMT", now),
+            Some(Duration::ZERO),
+            "a past date means now"
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+        assert_eq!(parse_retry_after("-3"), None);
         assert_eq!(error_detail(r#"{"error":{"message":"nope"}}"#), "nope");
         assert_eq!(error_detail(r#"{"error":"model not found"}"#), "model not found");
         assert_eq!(error_detail("plain"), "plain");

@@ -29,6 +29,9 @@ pub struct LlmSettings {
     pub provider: String,
     pub ollama_host: String,
     pub ollama_model: String,
+    /// The user's explicit claim that a non-loopback `ollama_host` is their
+    /// own machine. Without it only a loopback host counts as local.
+    pub ollama_local: bool,
     pub anthropic_api_key: Option<String>,
     pub anthropic_model: String,
     pub anthropic_base_url: String,
@@ -65,6 +68,7 @@ impl Default for LlmSettings {
             provider: "ollama".to_string(),
             ollama_host: DEFAULT_OLLAMA_HOST.to_string(),
             ollama_model: DEFAULT_OLLAMA_MODEL.to_string(),
+            ollama_local: false,
             anthropic_api_key: None,
             anthropic_model: DEFAULT_ANTHROPIC_MODEL.to_string(),
             anthropic_base_url: DEFAULT_ANTHROPIC_BASE_URL.to_string(),
@@ -93,6 +97,7 @@ impl std::fmt::Debug for LlmSettings {
             .field("provider", &self.provider)
             .field("ollama_host", &self.ollama_host)
             .field("ollama_model", &self.ollama_model)
+            .field("ollama_local", &self.ollama_local)
             .field("anthropic_api_key", &self.anthropic_api_key.as_ref().map(|_| "<set>"))
             .field("anthropic_model", &self.anthropic_model)
             .field("openrouter_api_key", &self.openrouter_api_key.as_ref().map(|_| "<set>"))

@@ -42,13 +42,19 @@ impl std::fmt::Display for ModelSpec {
 }
 
 /// Whether content sent under `spec` leaves the machine. Fails closed:
-/// everything is cloud except Ollama and configured OpenAI-compatible
-/// servers marked `local = true` whose base URL host is a loopback address.
+/// everything is cloud except
+/// - Ollama when its host is a loopback address, or when the user declared
+///   a remote host theirs with `ollama_local = true` (an `OLLAMA_HOST` on
+///   another machine receives whatever is sent, private notes included);
+/// - configured OpenAI-compatible servers marked `local = true` whose base
+///   URL host is a loopback address.
+///
 /// An unknown provider name is cloud.
 pub fn is_cloud_provider(spec: &str, settings: &LlmSettings) -> bool {
     let provider = ModelSpec::parse(spec).provider;
     if provider == "ollama" {
-        return false;
+        let loopback = url_host(&settings.ollama_host).is_some_and(|h| is_loopback_host(&h));
+        return !(loopback || settings.ollama_local);
     }
     match settings.server(&provider) {
         Some(server) => {
@@ -201,6 +207,27 @@ mod tests {
         assert!(is_cloud_provider("openrouter:x/y", &s));
         assert!(is_cloud_provider("brand-new-thing", &s));
         assert!(is_cloud_provider("", &s));
+    }
+
+    #[test]
+    fn a_remote_ollama_is_cloud_unless_declared_local() {
+        let mut s = settings();
+        for host in ["http://127.0.0.1:11434", "http://localhost:11434", "http://[::1]:11434"] {
+            s.ollama_host = host.into();
+            assert!(!is_cloud_provider("ollama", &s), "{host}");
+        }
+        for host in [
+            "http://gpu.lan:11434",
+            "http://10.0.0.5:11434",
+            "http://127.0.0.1.evil.com",
+            "not a url",
+        ] {
+            s.ollama_host = host.into();
+            assert!(is_cloud_provider("ollama:qwen3:8b", &s), "{host} must count as cloud");
+        }
+        s.ollama_host = "http://gpu.lan:11434".into();
+        s.ollama_local = true;
+        assert!(!is_cloud_provider("ollama", &s), "the explicit claim makes it local");
     }
 
     #[test]

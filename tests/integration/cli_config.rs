@@ -190,3 +190,49 @@ fn models_lists_the_catalogue_marked_local_or_cloud_without_network() {
     assert_eq!(find("anthropic:claude-x")["credentials"], false);
     assert_eq!(find("lms:local-m")["local"], true);
 }
+
+#[test]
+fn models_lists_every_server_and_the_spec_in_effect_and_a_remote_ollama_as_cloud() {
+    let sb = Sandbox::new();
+    sb.write_config(
+        "[chat]\nprovider = \"llamacpp:gemma\"\nollama_host = \"http://gpu.lan:11434\"\n\
+         [servers.llamacpp]\nbase_url = \"http://127.0.0.1:8080/v1\"\nlocal = true\n",
+    );
+    let mut c = sb.jarvis();
+    c.arg("models");
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let line = |spec: &str| {
+        lines
+            .iter()
+            .find(|l| l[2..].split_whitespace().next() == Some(spec))
+            .copied()
+            .unwrap_or_else(|| panic!("no {spec} in:\n{}", r.stdout))
+    };
+    assert!(
+        line("llamacpp:gemma").starts_with("* "),
+        "the spec in effect is marked: {}",
+        r.stdout
+    );
+    assert!(line("llamacpp:gemma").contains("local (127.0.0.1)"));
+    assert!(line("llamacpp").contains("(no default model)"), "{}", r.stdout);
+    assert!(
+        line("ollama:qwen3-vl:30b").contains("cloud (gpu.lan)"),
+        "a remote Ollama is not local: {}",
+        r.stdout
+    );
+    assert_eq!(lines.iter().filter(|l| l.starts_with('*')).count(), 1, "{}", r.stdout);
+
+    // Declared local, the same remote host counts as local.
+    sb.write_config("[chat]\nprovider = \"ollama\"\nollama_host = \"http://gpu.lan:11434\"\nollama_local = true\n");
+    let mut c = sb.jarvis();
+    c.args(["models", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v[0]["spec"], "ollama:qwen3-vl:30b");
+    assert_eq!(v[0]["local"], true);
+    assert_eq!(v[0]["current"], true);
+    assert_eq!(v[0]["host"], "gpu.lan");
+}

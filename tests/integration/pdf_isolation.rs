@@ -183,3 +183,35 @@ fn real_work_fits_under_a_tight_memory_limit() {
     let out = run(&cfg, PdfOp::All, &fixture("paper_annotated.pdf"), None).expect("all under 512 MiB");
     assert!(out.converted.is_some());
 }
+
+#[test]
+fn a_pdf_summary_on_a_provider_without_document_input_converts_through_the_worker() {
+    use crate::fake_llm::FakeServer;
+    use crate::fake_wires::Wire;
+    use jarvis::llm::{make_provider, SummarySource};
+
+    let (_d, cfg) = config("");
+    // The app fills the hook (it used to be left empty, so this summary
+    // failed with "needs the PDF converter").
+    let mut settings = jarvis::app::llm::llm_settings(&cfg);
+    assert!(settings.pdf_to_text.is_some(), "the app must fill the PDF hook");
+    let server = FakeServer::start(vec![Wire::Ollama.text(&["A summary."])]);
+    settings.ollama_host = server.url.clone();
+    // This process is the test harness; the built binary is the worker.
+    settings.pdf_to_text = Some(jarvis::app::llm::pdf_to_text(&cfg, Some(worker(None))));
+    let provider = make_provider("ollama", &settings).expect("provider");
+    let summary = provider
+        .summarize("Paper", &SummarySource::Pdf(fixture("paper.pdf")), 200, None)
+        .expect("summary");
+    assert_eq!(summary, "A summary.");
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains("The efficient office staff found the affine flow figures difficult."),
+        "the converted text reaches the model: {sent}"
+    );
+    // A PDF the worker cannot read is a clear error naming the file, not a panic.
+    let bad = provider
+        .summarize("Bad", &SummarySource::Pdf(fixture("encrypted.pdf")), 200, None)
+        .expect_err("a bad file fails");
+    assert!(bad.to_string().contains("encrypted.pdf"), "{bad}");
+}

@@ -44,6 +44,23 @@ fn kb(dir: &Path) -> Kb {
 struct Stub {
     calls: Mutex<Vec<String>>,
     fail_images_on_page_call: Option<usize>,
+    /// This many summaries/captions fail first with a transient 503.
+    transient_failures: Mutex<usize>,
+}
+
+impl Stub {
+    fn transient(&self) -> Result<(), CallError> {
+        let mut left = self.transient_failures.lock().unwrap();
+        if *left == 0 {
+            return Ok(());
+        }
+        *left -= 1;
+        Err(CallError::Llm(crate::llm::LlmError::Server {
+            provider: "ollama".into(),
+            status: Some(503),
+            message: "overloaded — try again".into(),
+        }))
+    }
 }
 
 impl ChatProvider for Stub {
@@ -66,6 +83,7 @@ impl ChatProvider for Stub {
             SummarySource::Pdf(_) => "pdf".into(),
         };
         self.calls.lock().unwrap().push(format!("summarize:{title}:{kind}"));
+        self.transient()?;
         Ok("This paper studies reading order in two-column layouts and proposes a gutter detector.".into())
     }
     fn agentic_turn(
@@ -81,6 +99,9 @@ impl ChatProvider for Stub {
     fn describe_image(&self, image: &[u8], _: &str, _: Option<&Cancel>) -> Result<String, CallError> {
         let mut calls = self.calls.lock().unwrap();
         calls.push(format!("image:{}", image.len()));
+        drop(calls);
+        self.transient()?;
+        let calls = self.calls.lock().unwrap();
         if self.fail_images_on_page_call == Some(calls.iter().filter(|c| c.starts_with("image")).count()) {
             return Err(CallError::Llm(crate::llm::LlmError::config("vision model refused")));
         }
@@ -99,6 +120,7 @@ fn settings() -> AddSettings {
         figure_min_pixels: 1000,
         metadata_prompt: crate::prompts::default_of(crate::prompts::PDF_METADATA).unwrap(),
         provider_is_cloud: false,
+        llm_retry_backoff: Duration::from_millis(5),
     }
 }
 
@@ -281,6 +303,52 @@ fn summary_mode_stores_the_summary_and_fails_cleanly_without_a_model() {
     // Full text with the same dead model still works: inference degrades.
     let r = run(&kb, Some(dead.as_ref()), &local("annotated.pdf", Mode::FullText), true).unwrap();
     assert_eq!(r.title, "annotated");
+}
+
+#[test]
+fn transient_llm_failures_are_retried_for_summaries_and_captions() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let stub = Stub {
+        transient_failures: Mutex::new(2),
+        ..Stub::default()
+    };
+    let r = run(&kb, Some(&stub), &local("paper.pdf", Mode::Summary), true).unwrap();
+    assert_eq!(r.body_chunks, 1, "stored after two overloaded replies");
+    let summaries = stub
+        .calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.starts_with("summarize"))
+        .count();
+    assert_eq!(summaries, 3);
+
+    let stub = Stub {
+        transient_failures: Mutex::new(1),
+        ..Stub::default()
+    };
+    let mut req = local("figures.pdf", Mode::FullText);
+    req.figures = true;
+    req.explicit = PdfMetadata {
+        title: Some("Figs".into()),
+        authors: Some("A".into()),
+        doi: Some("10.1/f".into()),
+    };
+    let r = run(&kb, Some(&stub), &req, true).unwrap();
+    let images = stub
+        .calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.starts_with("image"))
+        .count();
+    assert_eq!(
+        r.figure_chunks,
+        images - 1,
+        "the first caption was retried, not skipped"
+    );
+    assert!(!r.warnings.iter().any(|w| w.contains("skipped")), "{:?}", r.warnings);
 }
 
 #[test]
