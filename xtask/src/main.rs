@@ -8,7 +8,7 @@
 //! - `dist-check`: build the release binary, copy it alone into an empty
 //!   directory and run `jarvis runtime check` there with empty HOME and
 //!   JARVIS_HOME, proving the single file carries everything it needs.
-//! - `bench kb|vault|pdf` / `eval scifact`: the knowledge-base benchmark and the
+//! - `bench kb|vault|pdf|owner` / `eval scifact`: the knowledge-base benchmark and the
 //!   SciFact retrieval evaluation, run in release by the separate `xtask-kb`
 //!   binary (it links jarvis, which this binary must not: building jarvis
 //!   needs the natives that `natives` fetches).
@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         Some("bench" | "eval") => run_kb_tool(&workspace_root(), &args),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory\n  bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n                      knowledge-base ingest/query/size/memory figures (release)\n  bench vault [--notes 10000]\n                      first index, no-op refresh, one-change refresh of a generated vault (release)\n  bench pdf [FILES]   PDF → Markdown pages/s, with and without annotations (release)\n  bench pdf --quality [--show-worst] [FILES]\n                      words recovered, heading lines, paragraphs, mid-sentence breaks per file (release)\n  eval scifact [--data DIR] [--rebuild]\n                      nDCG@10, Recall@100, MRR@10 of bm25/dense/hybrid on SciFact (release)\n  eval vault [--rebuild] [--misses]\n                      kb eval (hit@1, hit@10, MRR@10) on the Obsidian help vault's anchor and alias sets (release)"
+                "usage: cargo xtask <task>\n\ntasks:\n  run [ARGS]          install what is missing, build --release, run jarvis (default: runtime check)\n  test [ARGS]         install what is missing, then the whole test suite\n  natives [--force]   fetch + verify the bundled native runtime into assets/natives/\n  dist-check          build --release and run the single binary alone in an empty directory\n  bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n                      knowledge-base ingest/query/size/memory figures (release)\n  bench vault [--notes 10000]\n                      first index, no-op refresh, one-change refresh of a generated vault (release)\n  bench pdf [FILES]   PDF → Markdown pages/s, with and without annotations (release)\n  bench pdf --quality [--show-worst] [FILES]\n                      words recovered, heading lines, paragraphs, mid-sentence breaks per file (release)\n  bench owner [--notes 10000] [--runs 30]\n                      kb search wall time direct vs through jarvis sync; the owner's idle RSS (release)\n  eval scifact [--data DIR] [--rebuild]\n                      nDCG@10, Recall@100, MRR@10 of bm25/dense/hybrid on SciFact (release)\n  eval vault [--rebuild] [--misses]\n                      kb eval (hit@1, hit@10, MRR@10) on the Obsidian help vault's anchor and alias sets (release)"
             );
             return ExitCode::from(2);
         }

@@ -176,7 +176,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
 
         let t = Instant::now();
         for docs in sample_docs.chunks(DOC_CHUNKS) {
-            let prepared = kb.prepare(docs.to_vec(), &|| false)?;
+            let prepared = kb.prepare(docs.to_vec(), &jarvis::cancel::Cancel::new())?;
             kb.commit(prepared, None)?;
         }
         let ingest_rate = sample as f64 / t.elapsed().as_secs_f64();

@@ -139,7 +139,7 @@ fn build(kb: &Kb, data: &Data) -> Result<()> {
                 }
             })
             .collect();
-        let prepared = kb.prepare(docs, &|| false)?;
+        let prepared = kb.prepare(docs, &jarvis::cancel::Cancel::new())?;
         kb.commit(prepared, None)?;
         let done = ((n + 1) * 64).min(data.corpus.len());
         if n % 8 == 7 || done == data.corpus.len() {

@@ -64,7 +64,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         private_dirs: Vec::new(),
         force: false,
     };
-    let report = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &|| false)?;
+    let report = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new())?;
     println!(
         "help vault {}: {} added, {} updated, {} unchanged in {:.1} s ({} chunks)",
         vault.display(),

@@ -7,6 +7,7 @@ mod bench_pdf;
 mod common;
 mod eval;
 mod eval_vault;
+mod owner;
 mod pdf_quality;
 mod vault;
 
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
         ["eval", "scifact", rest @ ..] => eval::run(&root, rest),
         ["eval", "vault", rest @ ..] => eval_vault::run(&root, rest),
         ["bench", "vault", rest @ ..] => vault::run(&root, rest),
+        ["bench", "owner", rest @ ..] => owner::run(&root, rest),
         ["bench", "pdf", rest @ ..] => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             if rest.iter().any(|a| a == "--quality") {
@@ -29,7 +31,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench pdf [--quality [--show-worst]] [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--show-worst]] [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };

@@ -78,7 +78,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     );
 
     let t = Instant::now();
-    let r = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &|| false)?;
+    let r = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new())?;
     let secs = t.elapsed().as_secs_f64();
     let chunks = kb.count()?;
     println!(
@@ -89,7 +89,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     );
 
     let t = Instant::now();
-    let r = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &|| false)?;
+    let r = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new())?;
     println!(
         "no-op refresh: {:.3} s ({} unchanged, {} added, {} updated)  goal ≤ 0.5 s",
         t.elapsed().as_secs_f64(),
@@ -102,7 +102,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let changed = vault.join("notes/001/n1.md");
     std::fs::write(&changed, format!("{}\nOne more line about antibodies.\n", note(1)))?;
     let t = Instant::now();
-    let r = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &|| false)?;
+    let r = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new())?;
     println!(
         "refresh after changing one note: {:.3} s ({} updated)  goal ≤ 1 s",
         t.elapsed().as_secs_f64(),
