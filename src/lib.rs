@@ -34,3 +34,4 @@ pub mod error_kind;
 pub mod logging;
 pub mod paths;
 pub mod prompts;
+pub mod visibility;

@@ -358,7 +358,7 @@ impl Bm25Index {
                 doc.add_text(f.name_key, k);
             }
             doc.add_text(f.source, &d.source);
-            doc.add_text(f.visibility, &d.visibility);
+            doc.add_text(f.visibility, d.visibility.as_str());
             doc.add_text(f.doc_type, &d.doc_type);
             let optional = [
                 (f.annotation_kind, &d.annotation_kind),
@@ -631,8 +631,10 @@ impl Bm25Index {
             ))
         };
         let mut out = Vec::new();
+        if let Some(v) = filter.visibility {
+            out.push(exact(f.visibility, v.as_str()));
+        }
         let single = [
-            (f.visibility, &filter.visibility),
             (f.source, &filter.source),
             (f.annotation_kind, &filter.annotation_kind),
             (f.category, &filter.category),

@@ -14,7 +14,7 @@ fn doc(id: u64, text: &str) -> IndexDoc {
         chunk_id: ChunkId(id),
         text: text.to_owned(),
         source: format!("src-{id}"),
-        visibility: "public".to_owned(),
+        visibility: crate::visibility::Visibility::Public,
         doc_type: "note".to_owned(),
         ..IndexDoc::default()
     }
@@ -171,7 +171,7 @@ fn arbitrary_user_text_never_breaks_the_query() -> Result<()> {
 
 fn rich(id: u64, text: &str, visibility: &str, doc_type: &str) -> IndexDoc {
     IndexDoc {
-        visibility: visibility.to_owned(),
+        visibility: visibility.parse().unwrap_or(crate::visibility::Visibility::Private),
         doc_type: doc_type.to_owned(),
         ..doc(id, text)
     }
@@ -214,7 +214,7 @@ fn filters_narrow_the_pool_exactly() -> Result<()> {
     assert_eq!(all(types), [1, 2]);
     let one_type = Filter {
         doc_types: vec!["note".into()],
-        visibility: Some("public".into()),
+        visibility: Some(crate::visibility::Visibility::Public),
         ..Filter::default()
     };
     assert_eq!(all(one_type), [3]);

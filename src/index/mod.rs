@@ -23,6 +23,8 @@ pub mod vector;
 
 use std::fmt;
 
+pub use crate::visibility::Visibility;
+
 /// Stable identity of one chunk across the store and every index.
 ///
 /// A `u64` newtype so it cannot be confused with a row count or a tantivy
@@ -63,8 +65,8 @@ impl fmt::Display for ChunkId {
 /// never matches `remote-first`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Filter {
-    /// `"public"` or `"private"`; `None` allows both.
-    pub visibility: Option<String>,
+    /// Public or private only; `None` allows both.
+    pub visibility: Option<Visibility>,
     /// Allowed document types (e.g. `["paper", "digest"]`); empty allows all.
     pub doc_types: Vec<String>,
     /// Only chunks from this source (a document's key).
@@ -93,7 +95,7 @@ impl Filter {
     /// Only public chunks: the filter cloud-provider searches must use.
     pub fn public_only() -> Self {
         Filter {
-            visibility: Some("public".to_owned()),
+            visibility: Some(Visibility::Public),
             ..Filter::default()
         }
     }
@@ -101,7 +103,7 @@ impl Filter {
 
 /// One chunk as the BM25 index sees it: the *embedded* text (header,
 /// breadcrumb and stored text) plus the metadata a [`Filter`] can test.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexDoc {
     /// The chunk this document stands for.
     pub chunk_id: ChunkId,
@@ -120,8 +122,8 @@ pub struct IndexDoc {
     pub authors: String,
     /// The document key (paper URL, `local`, `file:///…`, `session:<id>`).
     pub source: String,
-    /// `"public"` or `"private"`.
-    pub visibility: String,
+    /// Indexed as its stored spelling. Defaults to private (fail closed).
+    pub visibility: Visibility,
     /// `"paper"`, `"note"`, `"chat"`, `"digest"`…
     pub doc_type: String,
     /// Set on annotation and figure chunks only.
@@ -136,6 +138,24 @@ pub struct IndexDoc {
     pub tags: Vec<String>,
     /// Extra `x_` fields as `(key, value)`.
     pub fields: Vec<(String, String)>,
+}
+
+impl Default for IndexDoc {
+    fn default() -> Self {
+        IndexDoc {
+            chunk_id: ChunkId::default(),
+            text: String::new(),
+            source: String::new(),
+            visibility: Visibility::Private,
+            doc_type: String::new(),
+            annotation_kind: None,
+            category: None,
+            status: None,
+            entity: None,
+            tags: Vec::new(),
+            fields: Vec::new(),
+        }
+    }
 }
 
 /// The `key=value` term that stores one extra field in the indexes, shared
@@ -170,22 +190,27 @@ mod tests {
         use super::bm25::Bm25Index;
         use super::fuse::{rrf, RRF_C};
         use super::vector::VectorIndex;
-        use super::{ChunkId, Filter, IndexDoc};
+        use super::{ChunkId, Filter, IndexDoc, Visibility};
 
         let dir = tempfile::tempdir()?;
         let mut bm25 = Bm25Index::open_or_create(&dir.path().join("bm25"))?;
         let mut vectors = VectorIndex::open_or_create(&dir.path().join("vectors"), 4)?;
         let docs = [
-            (1, "public", "quarterly budget planning", [1.0, 0.2, 0.0, 0.0]),
-            (2, "public", "budget spreadsheet notes", [0.8, 0.5, 0.1, 0.0]),
-            (3, "public", "gardening diary", [0.0, 0.0, 1.0, 0.3]),
-            (9, "private", "secret budget budget planning", [1.0, 0.0, 0.0, 0.0]),
+            (1, Visibility::Public, "quarterly budget planning", [1.0, 0.2, 0.0, 0.0]),
+            (2, Visibility::Public, "budget spreadsheet notes", [0.8, 0.5, 0.1, 0.0]),
+            (3, Visibility::Public, "gardening diary", [0.0, 0.0, 1.0, 0.3]),
+            (
+                9,
+                Visibility::Private,
+                "secret budget budget planning",
+                [1.0, 0.0, 0.0, 0.0],
+            ),
         ];
         for (id, vis, text, v) in docs {
             bm25.add(&[IndexDoc {
                 chunk_id: ChunkId(id),
                 text: text.to_owned(),
-                visibility: vis.to_owned(),
+                visibility: vis,
                 doc_type: "note".to_owned(),
                 ..IndexDoc::default()
             }])?;

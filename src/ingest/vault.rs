@@ -53,20 +53,7 @@ impl VaultError {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visibility {
-    Public,
-    Private,
-}
-
-impl Visibility {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Visibility::Public => "public",
-            Visibility::Private => "private",
-        }
-    }
-}
+pub use crate::visibility::Visibility;
 
 /// The one visibility policy. `None` when the resolved path is outside the
 /// vault (such a file is not indexed). Private folders are top-level only,
@@ -113,7 +100,9 @@ pub struct VaultOptions {
 #[derive(Debug, Clone)]
 struct Indexed {
     hash: String,
-    visibility: String,
+    /// As stored, so a missing or misspelt value (read as private) is
+    /// rewritten explicitly by the next refresh.
+    visibility: Option<String>,
     schema: i64,
     mtime: i64,
     size: i64,
@@ -193,7 +182,7 @@ fn indexed_notes(kb: &Kb) -> Result<BTreeMap<String, Indexed>, VaultError> {
         };
         out.entry(path.to_string()).or_insert_with(|| Indexed {
             hash: rec.meta_str("content_hash").unwrap_or("").to_string(),
-            visibility: rec.meta_str("visibility").unwrap_or("public").to_string(),
+            visibility: rec.meta_str("visibility").map(str::to_string),
             schema: rec.meta_i64("meta_schema").unwrap_or(0),
             mtime: rec.meta_i64("mtime").unwrap_or(-1),
             size: rec.meta_i64("file_size").unwrap_or(-1),
@@ -356,7 +345,7 @@ pub fn refresh_vault(
         }
         // Unchanged content: metadata-only fixes, never re-embedding.
         let mut fields = Metadata::new();
-        if old.visibility != vis.as_str() {
+        if old.visibility.as_deref() != Some(vis.as_str()) {
             fields.insert("visibility".into(), json!(vis.as_str()));
             report.reclassified.push(rel.clone());
         }

@@ -79,6 +79,10 @@ pub enum KbError {
     Chunker(#[from] crate::kb::chunker::ChunkerError),
     #[error("stopped")]
     Cancelled,
+    /// A document without a valid `visibility` was refused (a bug in the
+    /// caller that built it; nothing was stored).
+    #[error("refused to store a document without a valid visibility (found {}) — this is a bug in Jarvis; please report it", found.as_deref().unwrap_or("none"))]
+    NoVisibility { found: Option<String> },
     /// A user error in an operation's input.
     #[error("{0}")]
     Invalid(String),
@@ -97,6 +101,7 @@ impl KbError {
             KbError::Chunker(e) => e.kind(),
             KbError::Cancelled => ErrorKind::Cancelled,
             KbError::Invalid(_) => ErrorKind::User,
+            KbError::NoVisibility { .. } => ErrorKind::Internal,
         }
     }
 }
@@ -411,7 +416,7 @@ pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
         headings: s("section").unwrap_or_default(),
         authors: s("authors").unwrap_or_default(),
         source: s("source").unwrap_or_default(),
-        visibility: s("visibility").unwrap_or_else(|| "public".into()),
+        visibility: rec.visibility(),
         doc_type: s("doc_type").unwrap_or_default(),
         annotation_kind: s("annotation_kind"),
         category: s("category"),

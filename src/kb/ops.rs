@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::cancel::Cancel;
-use crate::index::ChunkId;
+use crate::index::{ChunkId, Visibility};
 use crate::store::{ChunkRecord, LookupField, Metadata};
 
 use super::stage::{build_text_documents, ReplaceBy};
@@ -22,7 +22,7 @@ pub struct DocumentSummary {
     pub key: String,
     pub title: String,
     pub doc_type: String,
-    pub visibility: String,
+    pub visibility: Visibility,
     pub source: String,
     pub file_path: Option<String>,
     pub chunks: usize,
@@ -124,6 +124,9 @@ impl Kb {
         if ids.is_empty() {
             return Ok(0);
         }
+        if fields.contains_key("visibility") {
+            super::stage::check_visibility(fields)?;
+        }
         let seq = self.store.update_metadata(ids, fields)?;
         let docs: Vec<_> = ids
             .iter()
@@ -148,14 +151,9 @@ impl Kb {
         self.update_chunks_metadata(&ids, fields)
     }
 
-    pub fn update_visibility(&self, file_path: &str, visibility: &str) -> Result<usize> {
-        if visibility != "public" && visibility != "private" {
-            return Err(KbError::Invalid(format!(
-                "visibility must be public or private, not {visibility:?}"
-            )));
-        }
+    pub fn update_visibility(&self, file_path: &str, visibility: Visibility) -> Result<usize> {
         let mut f = Metadata::new();
-        f.insert("visibility".into(), visibility.into());
+        f.insert("visibility".into(), visibility.as_str().into());
         self.update_metadata_fields(file_path, &f)
     }
 
@@ -222,7 +220,7 @@ impl Kb {
                 key,
                 title: s("title"),
                 doc_type: s("doc_type"),
-                visibility: rec.meta_str("visibility").unwrap_or("public").to_string(),
+                visibility: rec.visibility(),
                 source: s("source"),
                 file_path: rec.meta_str("file_path").map(str::to_string),
                 chunks: 0,
@@ -344,7 +342,7 @@ impl Kb {
         caller.insert("storage_mode".into(), "summary".into());
         let mut own = Metadata::new();
         own.insert("doc_type".into(), "paper".into());
-        own.insert("visibility".into(), "public".into());
+        own.insert("visibility".into(), Visibility::Public.as_str().into());
         own.insert("source".into(), paper.source.clone().into());
         let header = paper_header(&paper.title, &paper.authors);
         // The authors line is part of the stored content too, as the seed does.
@@ -380,7 +378,7 @@ pub struct DocumentRef {
     pub by: &'static str,
     pub title: String,
     pub doc_type: String,
-    pub visibility: String,
+    pub visibility: Visibility,
     pub source: String,
     /// As stored: vault-relative for notes, absolute for local PDFs.
     pub file_path: Option<String>,
@@ -429,10 +427,7 @@ impl Kb {
             by,
             title: s("title"),
             doc_type: s("doc_type"),
-            visibility: first
-                .and_then(|r| r.meta_str("visibility"))
-                .unwrap_or("public")
-                .to_string(),
+            visibility: first.map_or(Visibility::Private, |r| r.visibility()),
             source: s("source"),
             file_path: first.and_then(|r| r.meta_str("file_path")).map(str::to_string),
             chunks: recs.len(),

@@ -17,7 +17,7 @@
 use roaring::RoaringBitmap;
 
 use crate::index::fuse::{rrf, RRF_C};
-use crate::index::{ChunkId, Filter};
+use crate::index::{ChunkId, Filter, Visibility};
 use crate::store::ChunkRecord;
 
 use super::{scalar_string, split_tags, Kb, Result};
@@ -193,12 +193,12 @@ impl Kb {
     pub fn search_with_privacy_check(&self, req: &SearchRequest, cloud: bool) -> Result<(Vec<Hit>, bool)> {
         if !cloud {
             let hits = self.search(req)?;
-            let private = hits.iter().any(|h| h.record.meta_str("visibility") == Some("private"));
+            let private = hits.iter().any(|h| h.record.visibility().is_private());
             return Ok((hits, private));
         }
-        let wants_private = req.filter.visibility.as_deref() == Some("private");
+        let wants_private = req.filter.visibility == Some(Visibility::Private);
         let mut public = req.clone();
-        public.filter.visibility = Some("public".into());
+        public.filter.visibility = Some(Visibility::Public);
         let hits = if wants_private {
             Vec::new()
         } else {
@@ -209,10 +209,7 @@ impl Kb {
         let mut all = req.clone();
         all.filter.visibility = None;
         all.rerank = false;
-        let private = self
-            .search(&all)?
-            .iter()
-            .any(|h| h.record.meta_str("visibility") == Some("private"));
+        let private = self.search(&all)?.iter().any(|h| h.record.visibility().is_private());
         Ok((hits, private))
     }
 }
@@ -247,8 +244,8 @@ pub fn group_documents(hits: Vec<Hit>, n: usize) -> Vec<DocHit> {
 /// index-side filter clauses).
 pub fn matches(f: &Filter, rec: &ChunkRecord) -> bool {
     let eq = |want: &Option<String>, key: &str| want.as_deref().is_none_or(|w| rec.meta_str(key) == Some(w));
-    let vis = rec.meta_str("visibility").unwrap_or("public");
-    if f.visibility.as_deref().is_some_and(|w| w != vis) {
+    // Fail closed: a chunk without a valid visibility counts as private.
+    if f.visibility.is_some_and(|w| w != rec.visibility()) {
         return false;
     }
     if !f.doc_types.is_empty() && !f.doc_types.iter().any(|t| rec.meta_str("doc_type") == Some(t.as_str())) {

@@ -5,7 +5,7 @@
 //! [`Kb::commit`] is the only write and is never cancelled once started.
 
 use crate::cancel::Cancel;
-use crate::index::ChunkId;
+use crate::index::{ChunkId, Visibility};
 use crate::kb::chunker::{Chunker, ChunkerConfig};
 use crate::store::{LookupField, Metadata, NewChunk};
 
@@ -63,6 +63,7 @@ pub fn build_text_documents(
     embed_header: &str,
     chunking: ChunkerConfig,
 ) -> Result<Vec<Document>> {
+    check_visibility(own_meta)?;
     let chunker = Chunker::new(chunking)?;
     let date_added = now_iso();
     let mut out = Vec::new();
@@ -89,6 +90,18 @@ pub fn build_text_documents(
     Ok(out)
 }
 
+/// Every chunk must say whether it is public or private: a document without
+/// a valid `visibility` is refused rather than stored (it would read as
+/// private, but a caller that forgot the field has a bug worth surfacing).
+pub(crate) fn check_visibility(meta: &Metadata) -> Result<()> {
+    match meta.get("visibility") {
+        Some(serde_json::Value::String(v)) if Visibility::parse(v).is_some() => Ok(()),
+        other => Err(KbError::NoVisibility {
+            found: other.map(|v| v.to_string()),
+        }),
+    }
+}
+
 pub fn now_iso() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
@@ -107,6 +120,7 @@ impl Kb {
     /// is written.
     pub fn prepare(&self, docs: Vec<Document>, cancel: &Cancel) -> Result<Prepared> {
         self.check_model()?;
+        docs.iter().try_for_each(|d| check_visibility(&d.meta))?;
         if docs.is_empty() {
             return Ok(Prepared(Vec::new()));
         }
@@ -127,6 +141,7 @@ impl Kb {
     /// count and length can be checked here.
     pub fn prepare_with_vectors(&self, docs: Vec<Document>, vectors: Vec<Vec<f32>>) -> Result<Prepared> {
         self.check_model()?;
+        docs.iter().try_for_each(|d| check_visibility(&d.meta))?;
         let dims = self.embedder().dims();
         if docs.len() != vectors.len() {
             return Err(KbError::Invalid(format!(

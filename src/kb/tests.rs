@@ -7,7 +7,7 @@ use super::*;
 use crate::cancel::Cancel;
 use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
 use crate::embed::test_support::natives;
-use crate::index::Filter;
+use crate::index::{Filter, Visibility};
 use crate::store::Metadata;
 
 fn embedder() -> Embedder {
@@ -226,7 +226,7 @@ fn replace_delete_and_metadata_only_updates() {
     let seq = kb.store().seq().unwrap();
 
     // Metadata-only: same ids, same vectors, a meta_updated journal entry.
-    assert_eq!(kb.update_visibility("n.md", "private").unwrap(), 1);
+    assert_eq!(kb.update_visibility("n.md", Visibility::Private).unwrap(), 1);
     assert_eq!(kb.store().vector(new[0].0).unwrap().unwrap(), before_vec);
     let j = kb.store().journal_since(seq).unwrap();
     assert_eq!(j.len(), 1, "one metadata-only journal entry");
@@ -379,4 +379,115 @@ fn a_lost_derived_index_is_rebuilt_from_the_store_on_open() {
         titles(&kb.search(&SearchRequest::new("volcano lava", 1)).unwrap()),
         vec!["a.md"]
     );
+}
+
+/// Fail closed: a chunk stored without a visibility (an old store, a bug)
+/// or with a misspelt one is private in every search, filter and listing —
+/// never shown to a public-only (cloud) search.
+#[test]
+fn a_missing_or_unknown_visibility_is_private_everywhere() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    note(&kb, "pub.md", "public", "Volcanoes erupt molten basalt lava.");
+    // Written below the Kb (as an older version or a bug could have): no
+    // visibility at all, and a misspelt one.
+    let vecs = kb
+        .embedder()
+        .embed_documents(&["Volcanoes erupt magma and lava.", "Volcano lava flows."])
+        .unwrap();
+    let mut chunks = Vec::new();
+    for ((file, vis), v) in [("none.md", None), ("typo.md", Some("Public"))].into_iter().zip(vecs) {
+        let mut m = own("note", "x", "local", Some(file));
+        match vis {
+            None => m.remove("visibility"),
+            Some(s) => m.insert("visibility".into(), json!(s)),
+        };
+        chunks.push(crate::store::NewChunk {
+            text: format!("Volcanoes erupt lava ({file})."),
+            embed_text: format!("Volcanoes erupt lava ({file})."),
+            meta: m,
+            vector: v,
+        });
+    }
+    kb.store().commit(chunks, &[]).unwrap();
+    drop(kb);
+    // Reopening replays the journal into both indexes.
+    let kb = open(t.path(), false);
+    let mut req = SearchRequest::new("volcano lava", 10);
+    req.filter = Filter::public_only();
+    for hybrid in [true, false] {
+        req.hybrid = Some(hybrid);
+        assert_eq!(titles(&kb.search(&req).unwrap()), vec!["pub.md"], "hybrid={hybrid}");
+    }
+    let (hits, private) = kb
+        .search_with_privacy_check(&SearchRequest::new("volcano lava", 10), true)
+        .unwrap();
+    assert_eq!(titles(&hits), vec!["pub.md"]);
+    assert!(private, "the unlabelled chunks count as private hits");
+    let mut req = SearchRequest::new("volcano lava", 10);
+    req.filter.visibility = Some(Visibility::Private);
+    let mut private_titles = titles(&kb.search(&req).unwrap());
+    private_titles.sort();
+    assert_eq!(private_titles, vec!["none.md", "typo.md"]);
+    let docs = kb.list_documents(&Filter::default(), 10).unwrap();
+    for d in &docs {
+        let want = if d.key == "pub.md" {
+            Visibility::Public
+        } else {
+            Visibility::Private
+        };
+        assert_eq!(d.visibility, want, "{}", d.key);
+    }
+    assert_eq!(kb.find_document("none.md").unwrap().visibility, Visibility::Private);
+    assert!(kb.list_documents(&Filter::public_only(), 10).unwrap().len() == 1);
+}
+
+/// A document must carry a valid visibility to be built, prepared or
+/// re-labelled; nothing is stored otherwise.
+#[test]
+fn a_document_without_a_valid_visibility_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    let mut no_vis = own("note", "public", "local", Some("a.md"));
+    no_vis.remove("visibility");
+    for own_meta in [no_vis, own("note", "Public", "local", Some("a.md")), {
+        let mut m = own("note", "public", "local", Some("a.md"));
+        m.insert("visibility".into(), json!(true));
+        m
+    }] {
+        let err = kb
+            .add_texts("some text", &Metadata::new(), &own_meta, "", None)
+            .unwrap_err();
+        assert!(matches!(err, KbError::NoVisibility { .. }), "{err}");
+        // Built by hand, past build_text_documents: prepare refuses too.
+        let doc = Document {
+            text: "t".into(),
+            embed_text: "t".into(),
+            meta: own_meta.clone(),
+        };
+        assert!(matches!(
+            kb.prepare(vec![doc.clone()], &|| false),
+            Err(KbError::NoVisibility { .. })
+        ));
+        assert!(matches!(
+            kb.prepare_with_vectors(vec![doc], vec![vec![0.0; kb.embedder().dims()]]),
+            Err(KbError::NoVisibility { .. })
+        ));
+    }
+    // Caller metadata cannot smuggle one in either: own fields win, and
+    // a caller's `visibility` is dropped, so the own field is still missing.
+    let mut caller = Metadata::new();
+    caller.insert("visibility".into(), json!("public"));
+    let mut no_vis = own("note", "public", "local", Some("a.md"));
+    no_vis.remove("visibility");
+    assert!(kb.add_texts("text", &caller, &no_vis, "", None).is_err());
+    // Metadata-only updates cannot write an unknown value.
+    note(&kb, "b.md", "public", "text");
+    let mut f = Metadata::new();
+    f.insert("visibility".into(), json!("publik"));
+    assert!(matches!(
+        kb.update_metadata_fields("b.md", &f),
+        Err(KbError::NoVisibility { .. })
+    ));
+    assert_eq!(kb.count().unwrap(), 1);
 }

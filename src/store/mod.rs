@@ -62,6 +62,10 @@ impl ChunkRecord {
     pub fn meta_i64(&self, key: &str) -> Option<i64> {
         self.meta.get(key).and_then(|v| v.as_i64())
     }
+    /// The chunk's visibility, failing closed: missing or unknown is private.
+    pub fn visibility(&self) -> crate::visibility::Visibility {
+        crate::visibility::Visibility::from_stored(self.meta_str("visibility"))
+    }
 }
 
 /// A chunk to add: everything but its id.

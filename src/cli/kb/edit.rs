@@ -107,7 +107,7 @@ mod tests {
             by: "source",
             title: "T".into(),
             doc_type: "paper".into(),
-            visibility: "public".into(),
+            visibility: crate::visibility::Visibility::Public,
             source: "https://x".into(),
             file_path: None,
             chunks: 2,

@@ -9,10 +9,17 @@ use crate::kb::search::{DocHit, Hit, SearchRequest};
 
 use super::{display_title, emit_json, CommonFilter};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Visibility {
-    Public,
-    Private,
+pub use crate::visibility::Visibility;
+
+// The one `Visibility` type lives below every layer; clap is known only
+// here, so its flag parsing is implemented here.
+impl ValueEnum for Visibility {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Visibility::Public, Visibility::Private]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
 }
 
 /// What one result stands for.
@@ -88,10 +95,7 @@ pub struct ListArgs {
 pub fn search(a: SearchArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let mut req = SearchRequest::new(a.query.clone(), a.n as usize);
     req.filter = a.filter.to_filter();
-    req.filter.visibility = a.visibility.map(|v| match v {
-        Visibility::Public => "public".to_string(),
-        Visibility::Private => "private".to_string(),
-    });
+    req.filter.visibility = a.visibility;
     req.rerank = !a.no_rerank;
     if a.dense_only {
         req.hybrid = Some(false);
@@ -147,7 +151,7 @@ fn hit_json(rank: usize, h: &Hit) -> serde_json::Value {
         "source": r.meta_str("source").unwrap_or(""),
         "file_path": r.meta_str("file_path"),
         "doc_type": r.meta_str("doc_type").unwrap_or(""),
-        "visibility": r.meta_str("visibility").unwrap_or("public"),
+        "visibility": r.visibility(),
         "score": h.score,
         "dense_rank": h.dense_rank,
         "bm25_rank": h.bm25_rank,
@@ -193,7 +197,7 @@ fn render_hit(rank: usize, h: &Hit, full: bool) -> String {
     }
     out.push('\n');
     let doc_type = r.meta_str("doc_type").unwrap_or("?");
-    let private = if r.meta_str("visibility") == Some("private") {
+    let private = if r.visibility().is_private() {
         " · private"
     } else {
         ""
