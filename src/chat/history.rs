@@ -23,7 +23,11 @@ fn exchange_text(user: &str, assistant: &str) -> String {
 /// Index the exchanges not yet in the knowledge base (all of them again,
 /// as private, when the session flipped). Updates `indexed_exchanges`.
 pub fn index_new_exchanges(kb: &Kb, session: &mut Session) -> Result<usize, KbError> {
-    let visibility = if session.private { "private" } else { "public" };
+    let visibility = if session.private {
+        crate::visibility::Visibility::Private
+    } else {
+        crate::visibility::Visibility::Public
+    };
     let source = source_of(&session.id);
     let exchanges = session.exchanges();
     let from = if session.reindex_private {
@@ -45,7 +49,7 @@ pub fn index_new_exchanges(kb: &Kb, session: &mut Session) -> Result<usize, KbEr
         caller.insert("exchange".into(), (i as i64).into());
         let mut own = Metadata::new();
         own.insert("doc_type".into(), "chat".into());
-        own.insert("visibility".into(), visibility.into());
+        own.insert("visibility".into(), visibility.as_str().into());
         own.insert("source".into(), source.clone().into());
         docs.extend(crate::kb::stage::build_text_documents(
             &exchange_text(&u.text, &a.text),

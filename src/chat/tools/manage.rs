@@ -109,7 +109,7 @@ impl ToolBox<'_> {
     pub(super) fn remove_document(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
         let source = a.str("source")?;
         let doc = self.deps.kb.find_document(&source).map_err(kb_err)?;
-        if self.cloud && doc.visibility == "private" {
+        if self.cloud && doc.visibility.is_private() {
             return Err(ToolError::Privacy(super::PRIVACY_STOP.into()));
         }
         let local = doc
@@ -158,11 +158,11 @@ impl ToolBox<'_> {
         };
         if self.cloud {
             // Even a private note's title stays on this machine.
-            filter.visibility = Some("public".into());
+            filter.visibility = Some(crate::visibility::Visibility::Public);
         }
         let limit = a.opt_u64("limit").map_or(50, |n| n.clamp(1, 200) as usize);
         let docs = self.deps.kb.list_documents(&filter, limit).map_err(kb_err)?;
-        if !self.cloud && docs.iter().any(|d| d.visibility == "private") {
+        if !self.cloud && docs.iter().any(|d| d.visibility.is_private()) {
             self.saw_private = true;
         }
         let mut out = String::new();

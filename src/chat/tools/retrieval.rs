@@ -22,7 +22,8 @@ const CUE_CHARS: usize = 300;
 const MAX_FILE_BYTES: usize = 200_000;
 
 fn is_private(rec: &ChunkRecord) -> bool {
-    rec.meta_str("visibility") == Some("private")
+    // Fail closed: a missing or unknown visibility is private.
+    rec.visibility().is_private()
 }
 
 fn truncate_chars(s: &str, n: usize) -> String {
