@@ -31,6 +31,7 @@ pub mod sandbox;
 pub mod cancel;
 pub mod config;
 pub mod error_kind;
+pub mod failpoint;
 pub mod logging;
 pub mod paths;
 pub mod prompts;

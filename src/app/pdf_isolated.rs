@@ -456,14 +456,13 @@ fn encode(reply: &WorkerReply) -> Vec<u8> {
 }
 
 fn failpoints() {
-    crate::kb::failpoint("pdf_worker_crash");
-    let fp = std::env::var("JARVIS_FAILPOINT").unwrap_or_default();
-    if fp == "pdf_worker_hang" {
+    crate::failpoint::abort_at("pdf_worker_crash");
+    if crate::failpoint::hit("pdf_worker_hang") {
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }
     }
-    if fp == "pdf_worker_oom" {
+    if crate::failpoint::hit("pdf_worker_oom") {
         // Allocate and touch 64 MiB blocks until the address-space limit
         // makes an allocation fail (which aborts).
         let mut hoard: Vec<Vec<u8>> = Vec::new();

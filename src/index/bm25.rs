@@ -413,9 +413,7 @@ impl Bm25Index {
         let mut prepared = self.writer.prepare_commit().map_err(tantivy_err("prepare a commit"))?;
         // Crash tests kill the process here, after tantivy wrote this
         // commit's files but before meta.json names them.
-        if std::env::var("JARVIS_FAILPOINT").is_ok_and(|v| v == "bm25_prepared") {
-            std::process::abort();
-        }
+        crate::failpoint::abort_at("bm25_prepared");
         prepared.set_payload(&seq.to_string());
         prepared.commit().map_err(tantivy_err("commit"))?;
         self.reader

@@ -539,6 +539,10 @@ fn doctor_and_the_one_owner_lock() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
+)]
 fn doctor_diagnoses_a_crashing_probe() {
     let sb = Sandbox::new();
     seed(&sb);
@@ -554,4 +558,15 @@ fn doctor_diagnoses_a_crashing_probe() {
         "{}",
         r.stderr
     );
+}
+
+/// Failpoints (abort, hang, exhaust memory on request) exist only in test
+/// builds: a binary built without the `failpoints` feature does not even
+/// read `JARVIS_FAILPOINT` (`cargo xtask dist-check` checks the release
+/// binary the same way).
+#[cfg(not(feature = "failpoints"))]
+#[test]
+fn a_build_without_the_feature_carries_no_failpoints() {
+    let bin = std::fs::read(env!("CARGO_BIN_EXE_jarvis")).unwrap();
+    assert!(!bin.windows(16).any(|w| w == b"JARVIS_FAILPOINT"));
 }

@@ -448,6 +448,10 @@ fn index_seqs(rag: &Path, dims: usize) -> (u64, Option<u64>, Option<u64>) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
+)]
 fn kb_survives_kills_at_random_points() {
     if std::env::var_os(CHILD_DIR_ENV).is_some() {
         return;

@@ -129,6 +129,10 @@ fn bad_files_give_clear_per_file_errors() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
+)]
 fn a_crashing_worker_is_a_clear_error_and_is_reaped() {
     let (_d, cfg) = config("");
     let err = run(&cfg, PdfOp::Convert, &fixture("paper.pdf"), Some("pdf_worker_crash")).expect_err("crash");
@@ -142,6 +146,10 @@ fn a_crashing_worker_is_a_clear_error_and_is_reaped() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
+)]
 fn a_hanging_worker_is_killed_at_the_timeout_and_reaped() {
     let (_d, cfg) = config("pdf_timeout_seconds = 2");
     let t = Instant::now();
@@ -157,6 +165,10 @@ fn a_hanging_worker_is_killed_at_the_timeout_and_reaped() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
+)]
 fn a_worker_past_the_memory_limit_is_a_clear_error_and_is_reaped() {
     let (_d, cfg) = config("pdf_memory_mb = 512");
     let t = Instant::now();

@@ -195,6 +195,14 @@ pub fn dist_check(root: &Path) -> Result<()> {
         .unwrap_or_else(|| root.join("target"));
     let bin = target.join("release/jarvis");
     let size = fs::metadata(&bin)?.len();
+    // Failpoints (JARVIS_FAILPOINT: abort, hang, exhaust memory) exist only
+    // in test builds; the shipped binary must not even name the variable.
+    if contains(&fs::read(&bin)?, b"JARVIS_FAILPOINT") {
+        bail!(
+            "{} carries failpoints (JARVIS_FAILPOINT) — they must be compiled only with the `failpoints` feature",
+            bin.display()
+        );
+    }
     eprintln!(
         "dist-check: built {} ({:.1} MB) in {:.0}s",
         bin.display(),
@@ -232,4 +240,8 @@ pub fn dist_check(root: &Path) -> Result<()> {
     }
     let _ = fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
