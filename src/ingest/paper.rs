@@ -14,11 +14,12 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use super::arxiv::{ArxivClient, ArxivError, ArxivId};
 use super::metadata::{self, PdfMetadata};
 use crate::cancel::Cancel;
+
+use crate::kb::change::{content_hash, SourceChange};
 use crate::kb::ops::paper_header;
 use crate::kb::stage::{build_text_documents, Document};
 use crate::kb::{Kb, KbError, ReplaceBy};
@@ -165,8 +166,11 @@ pub struct AddReport {
     pub figure_chunks: usize,
     /// Replaced an existing entry with the same source.
     pub replaced: bool,
-    /// Not added (a duplicate the user declined).
+    /// Not added (unchanged since it was added, or a duplicate the user
+    /// declined), with the reason.
     pub skipped: Option<String>,
+    /// Skipped because the same source is stored with the same bytes.
+    pub unchanged: bool,
     pub warnings: Vec<String>,
 }
 
@@ -252,6 +256,21 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         }
     };
     check(cx.cancel)?;
+    // Change detection before any PDF or model work: same source and same
+    // bytes is a no-op; changed bytes replace the old entry (no question).
+    let hash = content_hash(&bytes);
+    let changed = match cx.kb.source_change(&source, &hash)? {
+        SourceChange::Unchanged => {
+            report.skipped = Some(format!(
+                "{source} is unchanged since it was added (same bytes) — nothing to do"
+            ));
+            report.unchanged = true;
+            report.source = source;
+            return Ok(report);
+        }
+        SourceChange::Changed { .. } => true,
+        SourceChange::New => false,
+    };
     // Explicit values always win over arXiv's and inferred ones.
     meta = PdfMetadata {
         title: req.explicit.title.clone().or(meta.title),
@@ -275,7 +294,9 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     let converted = match cx.pdf.convert(&name, &bytes) {
         Ok(c) => Some(c),
         Err(e) if e.no_text && !annotations.is_empty() => {
-            report.warnings.push(format!("{e}; only its annotations are added"));
+            report.warnings.push(format!(
+                "{e}; the body could not be converted (a scanned PDF?), so only its annotations are added"
+            ));
             None
         }
         Err(e) if e.no_text && req.mode == Mode::Summary && abstract_text.is_some() => {
@@ -312,7 +333,10 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     // 5. Duplicates: same source → replace after confirmation; same title
     //    elsewhere → a separate entry after confirmation.
     let mut replace = None;
-    if let Some(why) = cx.kb.paper_exists(&source, &title)? {
+    if changed {
+        replace = Some(ReplaceBy::Source(source.clone()));
+        report.replaced = true;
+    } else if let Some(why) = cx.kb.paper_exists(&source, &title)? {
         let same_source = !cx
             .kb
             .store()
@@ -352,9 +376,17 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     if let Some(p) = &file_path {
         own.insert("file_path".into(), json!(p));
     }
-    own.insert("content_hash".into(), json!(hex::encode(Sha256::digest(&bytes))));
+    own.insert("content_hash".into(), json!(hash));
+    // Annotations first, always: a scanned PDF (no text layer) in summary
+    // mode keeps its highlights too; its body is skipped with the warning
+    // step 3 gave, unless a provider reads the PDF itself.
+    let reads_pdf_itself =
+        matches!(req.input, Input::Local(_)) && cx.provider.is_some_and(|p| p.provider_name() == "anthropic");
+    let body_unavailable =
+        converted.is_none() && abstract_text.is_none() && !annotations.is_empty() && !reads_pdf_itself;
     let body_text = match req.mode {
         Mode::FullText => converted.as_ref().map(|c| c.markdown.clone()),
+        Mode::Summary if body_unavailable => None,
         Mode::Summary => {
             let provider = cx.provider.ok_or(AddError::NoProvider)?;
             (cx.progress)(Stage::Summarising);

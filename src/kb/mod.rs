@@ -16,6 +16,7 @@
 //! at any instant a document is wholly present (store + both indexes after
 //! recovery) or wholly absent.
 
+pub mod change;
 pub mod chunker;
 pub mod eval;
 pub mod maintain;
@@ -387,12 +388,10 @@ fn net_touched(entries: &[JournalEntry], with_meta: bool) -> Vec<u64> {
     set.into_iter().collect()
 }
 
-/// Fault injection for the crash tests: when `JARVIS_FAILPOINT` names this
-/// point, the process aborts right here, as a `kill -9` would leave it.
+/// Fault injection for the crash tests (compiled into test builds only; see
+/// [`crate::failpoint`]): the process aborts here when `name` is armed.
 pub fn failpoint(name: &str) {
-    if std::env::var("JARVIS_FAILPOINT").is_ok_and(|v| v == name) {
-        std::process::abort();
-    }
+    crate::failpoint::abort_at(name);
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -212,27 +212,78 @@ fn full_text_add_stores_body_and_each_annotation_as_its_own_chunk() {
     assert_eq!(body.chunks[0].meta_str("storage_mode"), Some("full_text"));
 }
 
+/// Change detection: an unchanged re-add is a no-op that asks nothing; the
+/// same file with new bytes (new highlights saved) replaces the old entry
+/// in one commit, without a question.
 #[test]
-fn a_same_source_re_add_asks_and_replaces_in_one_commit() {
+fn a_re_add_skips_unchanged_bytes_and_replaces_changed_ones() {
     let t = tempfile::tempdir().unwrap();
     let kb = kb(t.path());
-    let mut req = local("annotated.pdf", Mode::FullText);
-    req.explicit = PdfMetadata {
-        title: Some("Notes".into()),
-        authors: Some("Me".into()),
-        doi: Some("10.1234/n".into()),
+    let pdf = t.path().join("copy.pdf");
+    std::fs::copy(fixture("annotated.pdf"), &pdf).unwrap();
+    let req = AddRequest {
+        input: Input::Local(pdf.clone()),
+        ..local("annotated.pdf", Mode::FullText)
     };
     let first = run(&kb, None, &req, true).unwrap();
+    assert!(first.skipped.is_none() && !first.replaced);
+    let ids = kb.store().all_ids().unwrap();
+    let seq = kb.store().seq().unwrap();
+    // `confirm` would say yes; it must not even be asked.
+    let again = run(&kb, None, &req, true).unwrap();
+    assert!(again.unchanged && !again.replaced, "{again:?}");
+    assert!(again.skipped.as_deref().unwrap().contains("unchanged"), "{again:?}");
+    assert_eq!(kb.store().all_ids().unwrap(), ids);
+    assert_eq!(kb.store().seq().unwrap(), seq, "nothing written");
+    assert_eq!(
+        kb.source_change(
+            &first.source,
+            &crate::kb::change::content_hash(&std::fs::read(&pdf).unwrap())
+        )
+        .unwrap(),
+        crate::kb::change::SourceChange::Unchanged
+    );
+
+    // New bytes: replaced in one commit, even though `confirm` says no.
+    let mut bytes = std::fs::read(&pdf).unwrap();
+    bytes.extend_from_slice(b"\n% a highlight saved later\n");
+    std::fs::write(&pdf, &bytes).unwrap();
+    let changed = run(&kb, None, &req, false).unwrap();
+    assert!(changed.replaced && changed.skipped.is_none(), "{changed:?}");
+    assert_eq!(kb.store().seq().unwrap(), seq + 1, "one commit");
+    assert_eq!(kb.count().unwrap(), ids.len());
+    assert!(kb.store().all_ids().unwrap().iter().all(|id| !ids.contains(id)));
+    assert!(kb.agreement().unwrap().ok());
+}
+
+/// The same title from another file is a question: declined adds nothing,
+/// accepted adds a separate entry.
+#[test]
+fn the_same_title_from_another_source_asks() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let (a, b) = (t.path().join("a.pdf"), t.path().join("b.pdf"));
+    std::fs::copy(fixture("annotated.pdf"), &a).unwrap();
+    std::fs::copy(fixture("annotated.pdf"), &b).unwrap();
+    let req = |p: &Path| AddRequest {
+        input: Input::Local(p.to_path_buf()),
+        explicit: PdfMetadata {
+            title: Some("Notes".into()),
+            authors: Some("Me".into()),
+            doi: Some("10.1234/n".into()),
+        },
+        ..local("annotated.pdf", Mode::FullText)
+    };
+    let first = run(&kb, None, &req(&a), true).unwrap();
     let before = kb.count().unwrap();
     let ids_before = kb.store().all_ids().unwrap();
-    let declined = run(&kb, None, &req, false).unwrap();
-    assert!(declined.skipped.is_some());
+    let declined = run(&kb, None, &req(&b), false).unwrap();
+    assert!(declined.skipped.is_some() && !declined.unchanged);
     assert_eq!(kb.store().all_ids().unwrap(), ids_before, "declining changes nothing");
-    let again = run(&kb, None, &req, true).unwrap();
-    assert!(again.replaced);
-    assert_eq!(kb.count().unwrap(), before, "replaced, not duplicated");
-    assert!(kb.store().all_ids().unwrap().iter().all(|id| !ids_before.contains(id)));
-    assert_eq!(first.source, again.source);
+    let again = run(&kb, None, &req(&b), true).unwrap();
+    assert!(!again.replaced && again.skipped.is_none());
+    assert_eq!(kb.count().unwrap(), before * 2, "a separate entry");
+    assert_ne!(first.source, again.source);
     assert!(kb.agreement().unwrap().ok());
 }
 
@@ -261,6 +312,37 @@ fn a_scanned_pdf_keeps_its_highlights_and_a_bad_file_adds_nothing() {
     };
     assert!(run(&kb, None, &req, true).is_err());
     assert_eq!(kb.count().unwrap(), before);
+}
+
+/// Annotations first, always: in the default summary mode a scanned PDF
+/// keeps its highlights (with or without a model) and says its body could
+/// not be converted; nothing is sent to be summarised.
+#[test]
+fn a_scanned_pdf_in_summary_mode_keeps_its_highlights() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let stub = Stub::default();
+    let r = run(&kb, Some(&stub), &local("scanned.pdf", Mode::Summary), true).unwrap();
+    assert_eq!(r.body_chunks, 0);
+    assert!(r.annotation_chunks >= 1, "{r:?}");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("body could not be converted")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        !stub.calls.lock().unwrap().iter().any(|c| c.starts_with("summarize")),
+        "no summary of an empty body"
+    );
+    assert_eq!(kb.count().unwrap(), r.annotation_chunks);
+}
+
+#[test]
+fn a_scanned_pdf_in_summary_mode_without_a_model_keeps_its_highlights() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(t.path());
+    let r = run(&kb, None, &local("scanned.pdf", Mode::Summary), true).unwrap();
+    assert!(r.annotation_chunks >= 1 && r.body_chunks == 0, "{r:?}");
 }
 
 #[test]
