@@ -27,10 +27,14 @@ pub fn add_settings(cfg: &Config) -> AddSettings {
         figure_captions: cfg.bool("rag.figure_captions"),
         figure_max_per_doc: cfg.int("rag.figure_max_per_doc").max(0) as usize,
         figure_min_pixels: cfg.int("rag.figure_min_pixels").max(0) as u64,
-        metadata_prompt: crate::prompts::load(&cfg.home, crate::prompts::PDF_METADATA)
-            .ok()
-            .or_else(|| crate::prompts::default_of(crate::prompts::PDF_METADATA))
-            .unwrap_or_default(),
+        metadata_prompt: match crate::prompts::load(&cfg.home, crate::prompts::PDF_METADATA) {
+            Ok(p) => p,
+            Err(e) => {
+                // Said, not swallowed: the add still works with the shipped wording.
+                tracing::warn!(error = %e, "cannot load the PDF metadata prompt; using the shipped default");
+                crate::prompts::default_of(crate::prompts::PDF_METADATA).unwrap_or_default()
+            }
+        },
         provider_is_cloud: spec::is_cloud_provider(&provider, &super::llm::llm_settings(cfg)),
         llm_retry_backoff: crate::ingest::paper::LLM_RETRY_BACKOFF,
     }
@@ -108,15 +112,19 @@ impl PdfTools for IsolatedPdf<'_> {
             })
     }
     fn annotations(&self, name: &str, bytes: &[u8]) -> Result<Vec<Annotation>, PdfFailure> {
-        Ok(self
-            .job(PdfOp::Annotations, name, bytes, 0, 0)?
+        self.job(PdfOp::Annotations, name, bytes, 0, 0)?
             .annotations
-            .unwrap_or_default())
+            .ok_or_else(|| PdfFailure {
+                message: format!("{name}: the PDF worker returned no annotations; this is a bug in jarvis"),
+                no_text: false,
+            })
     }
     fn figures(&self, name: &str, bytes: &[u8], max: usize, min_pixels: u64) -> Result<Vec<Figure>, PdfFailure> {
-        Ok(self
-            .job(PdfOp::Figures, name, bytes, max, min_pixels)?
+        self.job(PdfOp::Figures, name, bytes, max, min_pixels)?
             .figures
-            .unwrap_or_default())
+            .ok_or_else(|| PdfFailure {
+                message: format!("{name}: the PDF worker returned no figures; this is a bug in jarvis"),
+                no_text: false,
+            })
     }
 }

@@ -128,11 +128,15 @@ impl Kb {
             super::stage::check_visibility(fields)?;
         }
         let seq = self.store.update_metadata(ids, fields)?;
-        let docs: Vec<_> = ids
-            .iter()
-            .filter_map(|&id| self.store.get(id).ok().flatten())
-            .map(|r| index_doc(&r))
-            .collect();
+        // A read error is returned, not taken for "absent": BM25 must not be
+        // stamped with `seq` while missing a document (catch-up replays the
+        // journal on the next open instead).
+        let mut docs = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(r) = self.store.get(id)? {
+                docs.push(index_doc(&r));
+            }
+        }
         let mut ix = self.indexes();
         let chunk_ids: Vec<ChunkId> = ids.iter().map(|&i| ChunkId(i)).collect();
         ix.bm25.delete_chunks(&chunk_ids);
@@ -245,7 +249,12 @@ impl Kb {
         if ids.is_empty() {
             ids = self.store.ids_by(LookupField::FilePath, key)?;
         }
-        let mut chunks: Vec<ChunkRecord> = ids.iter().filter_map(|&id| self.store.get(id).ok().flatten()).collect();
+        let mut chunks: Vec<ChunkRecord> = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            if let Some(c) = self.store.get(id)? {
+                chunks.push(c);
+            }
+        }
         chunks.sort_by_key(|c| {
             let annotation = c.meta_str("annotation_kind").is_some();
             (

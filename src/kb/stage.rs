@@ -188,14 +188,30 @@ impl Kb {
     /// caller holds the write lock.
     pub(crate) fn commit_ids(&self, prepared: Prepared, delete: &[u64]) -> Result<Vec<ChunkId>> {
         let vectors: Vec<Vec<f32>> = prepared.0.iter().map(|c| c.vector.clone()).collect();
+        // BM25 documents come from what is being committed, not from a
+        // re-read: a read error there would drop a document from BM25 while
+        // the index is stamped with this seq, and catch-up would never
+        // repair it.
+        let staged: Vec<(String, String, crate::store::Metadata)> = prepared
+            .0
+            .iter()
+            .map(|c| (c.text.clone(), c.embed_text.clone(), c.meta.clone()))
+            .collect();
         let (seq, ids) = self.store.commit(prepared.0, delete)?;
         crate::kb::failpoint("after_store_commit");
         let mut ix = self.indexes();
         let deleted: Vec<ChunkId> = delete.iter().map(|&i| ChunkId(i)).collect();
         let docs: Vec<_> = ids
             .iter()
-            .filter_map(|&id| self.store.get(id).ok().flatten())
-            .map(|rec| index_doc(&rec))
+            .zip(staged)
+            .map(|(&id, (text, embed_text, meta))| {
+                index_doc(&crate::store::ChunkRecord {
+                    id,
+                    text,
+                    embed_text,
+                    meta,
+                })
+            })
             .collect();
         let apply = |ix: &mut super::Indexes| -> Result<()> {
             ix.bm25.delete_chunks(&deleted);

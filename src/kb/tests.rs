@@ -491,3 +491,50 @@ fn a_document_without_a_valid_visibility_is_refused() {
     ));
     assert_eq!(kb.count().unwrap(), 1);
 }
+
+/// A store read error during a metadata update is returned, never taken
+/// for "document absent": BM25 is not stamped past the change, so the next
+/// open replays it and the filter field is right in both legs.
+#[test]
+fn a_store_read_error_in_a_metadata_update_is_returned_and_repaired_on_open() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    note(&kb, "n.md", "public", "Glaciers carve deep valleys.");
+    let mut f = Metadata::new();
+    f.insert("status".into(), json!("archived"));
+    {
+        let _fp = crate::failpoint::arm_for_thread("store_get");
+        assert!(kb.update_metadata_fields("n.md", &f).is_err());
+    }
+    let seq = kb.store().seq().unwrap();
+    assert!(kb.indexes().bm25.committed_seq().unwrap().unwrap_or(0) < seq);
+    drop(kb);
+    let kb = open(t.path(), false);
+    let mut req = SearchRequest::new("glaciers valleys", 5);
+    req.filter.status = Some("archived".into());
+    assert_eq!(titles(&kb.search(&req).unwrap()), vec!["n.md"]);
+    assert!(kb.agreement().unwrap().ok());
+}
+
+/// A commit builds its BM25 documents from what it commits: a read error
+/// right after the store write cannot drop the new document from BM25.
+#[test]
+fn a_commit_indexes_what_it_committed_even_if_reads_fail() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    {
+        let _fp = crate::failpoint::arm_for_thread("store_get");
+        kb.add_texts(
+            "Tectonic plates drift slowly.",
+            &Metadata::new(),
+            &own("note", "public", "local", Some("p.md")),
+            "",
+            None,
+        )
+        .unwrap();
+    }
+    let mut req = SearchRequest::new("tectonic", 5);
+    req.hybrid = Some(true);
+    let hits = kb.search(&req).unwrap();
+    assert_eq!(hits[0].bm25_rank, Some(1), "{hits:?}");
+}

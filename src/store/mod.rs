@@ -258,6 +258,12 @@ impl Store {
 
     /// A chunk with its embedded text from the current generation.
     pub fn get(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
+        if crate::failpoint::hit("store_get") {
+            return Err(StoreError::Corrupt {
+                id: id.to_string(),
+                reason: "failpoint store_get".into(),
+            });
+        }
         let Some(mut rec) = self.get_bare(id)? else {
             return Ok(None);
         };
