@@ -17,8 +17,12 @@ pub enum OpenError {
     Embed(#[from] embed::EmbedError),
     #[error(transparent)]
     Kb(#[from] crate::kb::KbError),
-    #[error("the embedding model `{model}` is not on this machine — put model.onnx and tokenizer.json in a directory and set `runtime.model_dir` to it (the bundled model is {bundled})")]
-    ModelMissing { model: String, bundled: String },
+    #[error("the embedding model `{model}` is not on this machine — run `jarvis kb reindex` to download it into {dir} (needs internet) and re-embed, or put model.onnx and tokenizer.json in a directory and set `runtime.model_dir` to it (the bundled model is {bundled})")]
+    ModelMissing {
+        model: String,
+        bundled: String,
+        dir: String,
+    },
 }
 
 impl OpenError {
@@ -45,16 +49,46 @@ pub fn kb_settings(cfg: &Config) -> KbSettings {
     }
 }
 
+/// Where a registry model is downloaded to: `$JARVIS_HOME/models/<id>/`
+/// (the `/` of a Hub id becomes `--`, as the Hub's own cache names it).
+pub fn downloaded_model_dir(cfg: &Config, spec: &embed::ModelSpec) -> std::path::PathBuf {
+    cfg.home.root().join("models").join(spec.id.replace('/', "--"))
+}
+
+/// Make sure the configured embedding model's files are on this machine:
+/// the bundled model and a `runtime.model_dir` need nothing; another
+/// registry model is downloaded (verified against its pins) into
+/// [`downloaded_model_dir`]. `progress(file, done, total)` reports bytes.
+/// Returns what was fetched, if anything. Blocking.
+pub fn ensure_model(
+    cfg: &Config,
+    progress: &dyn Fn(&str, u64, Option<u64>),
+) -> Result<Option<embed::registry::Downloaded>, OpenError> {
+    let o = crate::app::runtime_check::overrides(cfg);
+    let spec = embed::lookup(&cfg.str("rag.embed_model"))?;
+    if o.model_dir.is_some() || spec.id == embed::DEFAULT_MODEL_ID {
+        return Ok(None);
+    }
+    let dir = downloaded_model_dir(cfg, spec);
+    Ok(Some(embed::registry::download_model(spec, &dir, None, progress)?))
+}
+
 /// Load the configured embedding model (blocking, ~0.5 s).
 pub fn load_embedder(cfg: &Config) -> Result<Embedder, OpenError> {
-    let o = crate::app::runtime_check::overrides(cfg);
+    let mut o = crate::app::runtime_check::overrides(cfg);
     let model_id = cfg.str("rag.embed_model");
     let spec = embed::lookup(&model_id)?;
-    if o.model_dir.is_none() && model_id != embed::DEFAULT_MODEL_ID {
-        return Err(OpenError::ModelMissing {
-            model: model_id,
-            bundled: embed::DEFAULT_MODEL_ID.into(),
-        });
+    if o.model_dir.is_none() && spec.id != embed::DEFAULT_MODEL_ID {
+        // A model `jarvis kb reindex` downloaded (and verified) earlier.
+        let dir = downloaded_model_dir(cfg, spec);
+        if !ModelFiles::in_dir(&dir).exist() {
+            return Err(OpenError::ModelMissing {
+                model: model_id,
+                bundled: embed::DEFAULT_MODEL_ID.into(),
+                dir: dir.display().to_string(),
+            });
+        }
+        o.model_dir = Some(dir);
     }
     let lib = runtime::resolve_onnxruntime(&cfg.home, &o)?;
     let (model, tokenizer) = runtime::resolve_model(&cfg.home, &o)?;

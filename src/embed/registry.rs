@@ -7,12 +7,22 @@
 //! model id that built its vectors; changing `embed_model` in config therefore
 //! means `jarvis kb reindex`, never a silent mix of embedding spaces.
 //!
-//! The bundled all-MiniLM-L6-v2 ships inside the binary; the others are fetched
-//! from the Hugging Face Hub (or a mirror named by `HF_ENDPOINT`) on a machine
-//! with internet access. The downloader is blocking (ureq): call it off the
-//! async runtime. It writes each file to a temporary name in the target
-//! directory and renames it into place, so an interrupted download never
-//! leaves a truncated `model.onnx` that a later load would trip over.
+//! The bundled all-MiniLM-L6-v2 ships inside the binary. Another model is
+//! used by naming it in `rag.embed_model` and running `jarvis kb reindex`:
+//! the app calls [`download_model`] into `$JARVIS_HOME/models/<id>/` (from
+//! the Hugging Face Hub, or a mirror named by `HF_ENDPOINT`), then
+//! re-embeds. A download is accepted only when every file's sha256 matches
+//! the pin in this registry ([`Pins`]); a mismatch deletes what was fetched
+//! and fails. A model without pins is refused: the machines Jarvis was built
+//! on could not reach the Hub, so the BGE entries carry **no pins yet** —
+//! until someone with internet access records `revision` (a commit id) and
+//! both files' sha256 here, those models are used by downloading the two
+//! files by hand and setting `runtime.model_dir`.
+//!
+//! The downloader is blocking (ureq): call it off the async runtime. It
+//! writes each file to a temporary name in the target directory, checks its
+//! hash, and renames it into place, so an interrupted or corrupted download
+//! never leaves a `model.onnx` that a later load would trip over.
 //!
 //! This module must not load models or touch ONNX Runtime; that is
 //! [`super::Embedder`]'s job.
@@ -60,12 +70,23 @@ pub enum ModelSource {
     /// A Hugging Face Hub repository.
     HuggingFace {
         repo: &'static str,
+        /// A commit id once pinned; a branch name (`main`) until then.
         revision: &'static str,
         /// Path of the ONNX graph inside the repository.
         model_path: &'static str,
         /// Path of `tokenizer.json` inside the repository.
         tokenizer_path: &'static str,
+        /// The files' hashes at `revision`; `None` = not pinned, so
+        /// [`download_model`] refuses it.
+        pins: Option<Pins>,
     },
+}
+
+/// sha256 (hex) of each downloaded file, checked before it is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pins {
+    pub model_sha256: &'static str,
+    pub tokenizer_sha256: &'static str,
 }
 
 /// Everything the embedder needs to know about one model.
@@ -89,7 +110,8 @@ pub struct ModelSpec {
 // with max_seq_length 256 and that is what its quality numbers are measured at.
 // The Hub paths (`onnx/model.onnx`) are where the BAAI repositories publish
 // their ONNX exports; no machine this was written on could reach the Hub, so
-// they are tested against a loopback mirror only.
+// neither the paths nor any hashes could be checked, and the entries stay
+// unpinned (refused by the downloader) rather than carry invented pins.
 static MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: DEFAULT_MODEL_ID,
@@ -115,6 +137,8 @@ static MODELS: &[ModelSpec] = &[
             revision: "main",
             model_path: "onnx/model.onnx",
             tokenizer_path: "tokenizer.json",
+            // Not pinned: the Hub was unreachable where this was written.
+            pins: None,
         },
     },
     ModelSpec {
@@ -129,9 +153,37 @@ static MODELS: &[ModelSpec] = &[
             revision: "main",
             model_path: "onnx/model.onnx",
             tokenizer_path: "tokenizer.json",
+            // Not pinned: the Hub was unreachable where this was written.
+            pins: None,
         },
     },
 ];
+
+/// Registry entries compiled into test builds only: the bundled MiniLM
+/// files under a Hub-style name, pinned to the bundled files' hashes, so the
+/// suite can run the whole `rag.embed_model` switch (download, verify,
+/// reindex) against a loopback mirror.
+#[cfg(any(test, feature = "failpoints"))]
+static TEST_MODELS: &[ModelSpec] = &[ModelSpec {
+    id: "jarvis-test/minilm-mirror",
+    dims: 384,
+    pooling: Pooling::Mean,
+    max_tokens: 256,
+    normalize: true,
+    query_prefix: "",
+    source: ModelSource::HuggingFace {
+        repo: "jarvis-test/minilm-mirror",
+        revision: "0123456789abcdef0123456789abcdef01234567",
+        model_path: "onnx/model.onnx",
+        tokenizer_path: "tokenizer.json",
+        pins: Some(Pins {
+            model_sha256: "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            tokenizer_sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        }),
+    },
+}];
+#[cfg(not(any(test, feature = "failpoints")))]
+static TEST_MODELS: &[ModelSpec] = &[];
 
 /// Registry and download failures.
 #[derive(Debug, thiserror::Error)]
@@ -144,8 +196,15 @@ pub enum RegistryError {
     #[error("model `{id}` is bundled with jarvis and is not downloaded")]
     Bundled { id: String },
     /// The HTTP request failed (connection, TLS, non-2xx status, timeout).
-    #[error("downloading {url} failed: {reason}")]
+    #[error("downloading {url} failed: {reason} — check the internet connection (or `HF_ENDPOINT`), or put model.onnx and tokenizer.json in a directory and set `runtime.model_dir`")]
     Http { url: String, reason: String },
+    /// The registry has no pinned hashes for this model, so nothing
+    /// downloaded could be verified.
+    #[error("model `{id}` has no pinned file hashes in this build, so jarvis will not download it — download model.onnx and tokenizer.json yourself, put them in a directory and set `runtime.model_dir` to it")]
+    Unpinned { id: String },
+    /// A downloaded file's sha256 differs from the pin; it was deleted.
+    #[error("{url} does not match its pinned sha256 (expected {expected}, got {got}); the file was discarded — the mirror may be serving other files")]
+    Mismatch { url: String, expected: String, got: String },
     /// Writing the file into the model directory failed.
     #[error("writing {path} failed: {source}")]
     Io {
@@ -163,8 +222,12 @@ impl RegistryError {
     pub fn kind(&self) -> crate::error_kind::ErrorKind {
         use crate::error_kind::ErrorKind;
         match self {
-            RegistryError::UnknownModel { .. } | RegistryError::Bundled { .. } => ErrorKind::User,
-            RegistryError::Http { .. } | RegistryError::Empty { .. } => ErrorKind::Unavailable,
+            RegistryError::UnknownModel { .. } | RegistryError::Bundled { .. } | RegistryError::Unpinned { .. } => {
+                ErrorKind::User
+            }
+            RegistryError::Http { .. } | RegistryError::Empty { .. } | RegistryError::Mismatch { .. } => {
+                ErrorKind::Unavailable
+            }
             RegistryError::Io { source, .. } => crate::error_kind::io_kind(source),
         }
     }
@@ -177,10 +240,10 @@ pub fn known_models() -> &'static [ModelSpec] {
 
 /// Looks a model up by id (exact match, then ASCII case-insensitive).
 pub fn lookup(id: &str) -> Result<&'static ModelSpec, RegistryError> {
-    MODELS
-        .iter()
+    let all = || MODELS.iter().chain(TEST_MODELS.iter());
+    all()
         .find(|m| m.id == id)
-        .or_else(|| MODELS.iter().find(|m| m.id.eq_ignore_ascii_case(id)))
+        .or_else(|| all().find(|m| m.id.eq_ignore_ascii_case(id)))
         .ok_or_else(|| RegistryError::UnknownModel {
             id: id.to_owned(),
             known: MODELS.iter().map(|m| m.id).collect::<Vec<_>>().join(", "),
@@ -243,20 +306,32 @@ impl fmt::Display for Downloaded {
 }
 
 /// Fetches a non-bundled model's ONNX graph and tokenizer into `dir`
-/// (created if missing) as `model.onnx` and `tokenizer.json`.
+/// (created if missing) as `model.onnx` and `tokenizer.json`, each checked
+/// against its pinned sha256 before it is kept.
 ///
 /// `base_url` overrides the Hub endpoint (tests, mirrors); `None` means
-/// [`hf_endpoint`]. Files already present are kept, so a re-run after a
-/// partial failure only fetches what is missing. Blocking.
-pub fn download_model(spec: &ModelSpec, dir: &Path, base_url: Option<&str>) -> Result<Downloaded, RegistryError> {
+/// [`hf_endpoint`]. A file already present is kept only if its hash matches
+/// the pin, so a re-run after a partial failure fetches only what is
+/// missing or wrong. `progress(done, total)` reports bytes of the current
+/// file. Blocking.
+pub fn download_model(
+    spec: &ModelSpec,
+    dir: &Path,
+    base_url: Option<&str>,
+    progress: &dyn Fn(&str, u64, Option<u64>),
+) -> Result<Downloaded, RegistryError> {
     let ModelSource::HuggingFace {
         repo,
         revision,
         model_path,
         tokenizer_path,
+        pins,
     } = spec.source
     else {
         return Err(RegistryError::Bundled { id: spec.id.to_owned() });
+    };
+    let Some(pins) = pins else {
+        return Err(RegistryError::Unpinned { id: spec.id.to_owned() });
     };
     std::fs::create_dir_all(dir).map_err(|source| RegistryError::Io {
         path: dir.to_owned(),
@@ -274,14 +349,21 @@ pub fn download_model(spec: &ModelSpec, dir: &Path, base_url: Option<&str>) -> R
 
     let mut bytes = 0;
     let mut model_sha256 = None;
-    for (remote, local) in [(tokenizer_path, &files.tokenizer), (model_path, &files.model)] {
-        if local.is_file() {
-            tracing::debug!(path = %local.display(), "model file already present");
+    for (remote, local, pin) in [
+        (tokenizer_path, &files.tokenizer, pins.tokenizer_sha256),
+        (model_path, &files.model, pins.model_sha256),
+    ] {
+        if local.is_file() && sha256_of(local)? == pin {
+            tracing::debug!(path = %local.display(), "model file already present and verified");
             continue;
         }
         let url = hf_file_url(&base, repo, revision, remote);
         tracing::info!(%url, dest = %local.display(), "downloading model file");
-        let (n, sha) = fetch_atomic(&agent, &url, local)?;
+        let name = local
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (n, sha) = fetch_atomic(&agent, &url, local, pin, &|done, total| progress(&name, done, total))?;
         bytes += n;
         if local == &files.model {
             model_sha256 = Some(sha);
@@ -294,14 +376,37 @@ pub fn download_model(spec: &ModelSpec, dir: &Path, base_url: Option<&str>) -> R
     })
 }
 
-/// Streams `url` into a temporary file beside `dest`, fsyncs it and renames it
-/// over `dest`. Returns the byte count and the sha256 of what was written.
-fn fetch_atomic(agent: &ureq::Agent, url: &str, dest: &Path) -> Result<(u64, String), RegistryError> {
+fn sha256_of(path: &Path) -> Result<String, RegistryError> {
+    let io_err = |source| RegistryError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut f = std::fs::File::open(path).map_err(io_err)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut f, &mut hasher).map_err(io_err)?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// Streams `url` into a temporary file beside `dest`, checks its sha256
+/// against `pin`, fsyncs it and renames it over `dest`. Returns the byte
+/// count and the sha256. On any failure the temporary file is deleted.
+fn fetch_atomic(
+    agent: &ureq::Agent,
+    url: &str,
+    dest: &Path,
+    pin: &str,
+    progress: &dyn Fn(u64, Option<u64>),
+) -> Result<(u64, String), RegistryError> {
     let http_err = |e: &dyn fmt::Display| RegistryError::Http {
         url: url.to_owned(),
         reason: e.to_string(),
     };
     let response = agent.get(url).call().map_err(|e| http_err(&e))?;
+    let length = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     let mut reader = response.into_body().into_reader();
 
     let dir = dest.parent().unwrap_or_else(|| Path::new("."));
@@ -327,13 +432,22 @@ fn fetch_atomic(agent: &ureq::Agent, url: &str, dest: &Path) -> Result<(u64, Str
         hasher.update(&buf[..n]);
         tmp.write_all(&buf[..n]).map_err(io_err)?;
         total += n as u64;
+        progress(total, length);
     }
     if total == 0 {
         return Err(RegistryError::Empty { url: url.to_owned() });
     }
+    let got = hex::encode(hasher.finalize());
+    if got != pin {
+        return Err(RegistryError::Mismatch {
+            url: url.to_owned(),
+            expected: pin.to_owned(),
+            got,
+        });
+    }
     tmp.as_file().sync_all().map_err(io_err)?;
     tmp.persist(dest).map_err(|e| io_err(e.error))?;
-    Ok((total, hex::encode(hasher.finalize())))
+    Ok((total, got))
 }
 
 #[cfg(test)]
@@ -427,30 +541,69 @@ mod tests {
         (base, seen)
     }
 
+    /// A registry entry pinned to the given bytes, under `test/pinned`.
+    fn pinned(model: &[u8], tokenizer: &[u8]) -> &'static ModelSpec {
+        let leak = |b: &[u8]| -> &'static str { Box::leak(hex::encode(Sha256::digest(b)).into_boxed_str()) };
+        Box::leak(Box::new(ModelSpec {
+            id: "test/pinned",
+            dims: 4,
+            pooling: Pooling::Mean,
+            max_tokens: 16,
+            normalize: true,
+            query_prefix: "",
+            source: ModelSource::HuggingFace {
+                repo: "test/pinned",
+                revision: "abc123",
+                model_path: "onnx/model.onnx",
+                tokenizer_path: "tokenizer.json",
+                pins: Some(Pins {
+                    model_sha256: leak(model),
+                    tokenizer_sha256: leak(tokenizer),
+                }),
+            },
+        }))
+    }
+
+    fn leftovers(dir: &Path) -> usize {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(".download-"))
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    }
+
     #[test]
-    fn downloads_bge_files_atomically_from_a_loopback_hub() {
+    fn downloads_pinned_files_atomically_from_a_loopback_hub() {
         let model_bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         let tok_bytes = br#"{"version":"1.0"}"#.to_vec();
         let (base, seen) = fake_hub(vec![
             (
-                "/BAAI/bge-small-en-v1.5/resolve/main/onnx/model.onnx".into(),
+                "/test/pinned/resolve/abc123/onnx/model.onnx".into(),
                 model_bytes.clone(),
             ),
-            (
-                "/BAAI/bge-small-en-v1.5/resolve/main/tokenizer.json".into(),
-                tok_bytes.clone(),
-            ),
+            ("/test/pinned/resolve/abc123/tokenizer.json".into(), tok_bytes.clone()),
         ]);
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("models/bge-small");
-        let spec = lookup("BAAI/bge-small-en-v1.5").unwrap();
-
-        let got = download_model(spec, &target, Some(&base)).unwrap();
+        let target = dir.path().join("models/pinned");
+        let spec = pinned(&model_bytes, &tok_bytes);
+        let reported = Mutex::new(0u64);
+        let got = download_model(spec, &target, Some(&base), &|_, done, _| {
+            *reported.lock().unwrap() = done
+        })
+        .unwrap();
         assert_eq!(std::fs::read(&got.files.model).unwrap(), model_bytes);
         assert_eq!(std::fs::read(&got.files.tokenizer).unwrap(), tok_bytes);
         assert_eq!(got.bytes, (model_bytes.len() + tok_bytes.len()) as u64);
+        assert_eq!(
+            *reported.lock().unwrap(),
+            model_bytes.len() as u64,
+            "progress reaches the end"
+        );
         assert_eq!(got.model_sha256.unwrap(), hex::encode(Sha256::digest(&model_bytes)));
-        // Only the two final files remain: no temp files left behind.
         let mut names: Vec<_> = std::fs::read_dir(&target)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -458,38 +611,74 @@ mod tests {
         names.sort();
         assert_eq!(names, ["model.onnx", "tokenizer.json"]);
 
-        // A second run finds both files and fetches nothing.
+        // A second run verifies both files and fetches nothing.
         let before = seen.lock().unwrap().len();
-        let again = download_model(spec, &target, Some(&base)).unwrap();
+        let again = download_model(spec, &target, Some(&base), &|_, _, _| {}).unwrap();
         assert_eq!(again.bytes, 0);
         assert_eq!(seen.lock().unwrap().len(), before);
+        // A damaged file on disk is fetched again, not trusted.
+        std::fs::write(&got.files.model, b"damaged").unwrap();
+        let fixed = download_model(spec, &target, Some(&base), &|_, _, _| {}).unwrap();
+        assert_eq!(fixed.bytes, model_bytes.len() as u64);
+        assert_eq!(std::fs::read(&got.files.model).unwrap(), model_bytes);
+    }
+
+    /// Verification is real: bytes that differ from the pin are discarded
+    /// and the download fails.
+    #[test]
+    fn a_file_that_does_not_match_its_pin_is_discarded() {
+        let (base, _) = fake_hub(vec![
+            (
+                "/test/pinned/resolve/abc123/onnx/model.onnx".into(),
+                b"tampered model".to_vec(),
+            ),
+            ("/test/pinned/resolve/abc123/tokenizer.json".into(), b"{}".to_vec()),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        let spec = pinned(b"the real model", b"{}");
+        let err = download_model(spec, dir.path(), Some(&base), &|_, _, _| {}).unwrap_err();
+        assert!(matches!(err, RegistryError::Mismatch { .. }), "{err}");
+        assert!(err.to_string().contains("pinned sha256"), "{err}");
+        assert!(!dir.path().join(MODEL_FILE).exists());
+        assert_eq!(leftovers(dir.path()), 0);
+    }
+
+    #[test]
+    fn an_unpinned_model_is_refused_and_offline_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let bge = lookup("BAAI/bge-small-en-v1.5").unwrap();
+        let err = download_model(bge, dir.path(), Some("http://127.0.0.1:9"), &|_, _, _| {}).unwrap_err();
+        assert!(matches!(err, RegistryError::Unpinned { .. }), "{err}");
+        assert!(err.to_string().contains("runtime.model_dir"), "{err}");
+        // Nothing listening: an HTTP error that says what to do.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        drop(l);
+        let err = download_model(pinned(b"m", b"t"), dir.path(), Some(&base), &|_, _, _| {}).unwrap_err();
+        assert!(matches!(err, RegistryError::Http { .. }), "{err}");
+        assert!(err.to_string().contains("internet connection"), "{err}");
     }
 
     #[test]
     fn a_missing_file_is_an_http_error_and_leaves_nothing_half_written() {
         // The tokenizer exists upstream, the model does not.
         let (base, _) = fake_hub(vec![(
-            "/BAAI/bge-base-en-v1.5/resolve/main/tokenizer.json".into(),
+            "/test/pinned/resolve/abc123/tokenizer.json".into(),
             b"{}".to_vec(),
         )]);
         let dir = tempfile::tempdir().unwrap();
-        let spec = lookup("BAAI/bge-base-en-v1.5").unwrap();
-        let err = download_model(spec, dir.path(), Some(&format!("{base}/"))).unwrap_err();
+        let err = download_model(
+            pinned(b"m", b"{}"),
+            dir.path(),
+            Some(&format!("{base}/")),
+            &|_, _, _| {},
+        )
+        .unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, RegistryError::Http { .. }), "{msg}");
         assert!(msg.contains("onnx/model.onnx") && msg.contains("404"), "{msg}");
         assert!(!dir.path().join(MODEL_FILE).exists());
-        let leftovers = std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(".download-")
-            })
-            .count();
-        assert_eq!(leftovers, 0);
+        assert_eq!(leftovers(dir.path()), 0);
     }
 
     #[test]
@@ -499,6 +688,7 @@ mod tests {
             lookup(DEFAULT_MODEL_ID).unwrap(),
             dir.path(),
             Some("http://127.0.0.1:9"),
+            &|_, _, _| {},
         )
         .unwrap_err();
         assert!(matches!(err, RegistryError::Bundled { .. }));

@@ -1,6 +1,9 @@
 //! The single integration-test binary (one link instead of one per file).
 //! Every test runs with a temporary JARVIS_HOME and HOME; none reaches
 //! beyond loopback or touches the real ~/.jarvis.
+// Tests spawn the built binary and helpers directly; the rule that only
+// jarvis::sandbox spawns processes is for library code.
+#![allow(clippy::disallowed_methods)]
 
 mod browser_support;
 mod chat_privacy;
@@ -9,6 +12,7 @@ mod chat_turns;
 mod cli_add;
 mod cli_config;
 mod cli_kb;
+mod cli_model_switch;
 mod cli_pdf;
 mod cli_runtime;
 mod cli_vault;

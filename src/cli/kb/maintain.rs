@@ -29,6 +29,28 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
 const PROBE_FAILED: i32 = 3;
 
 pub fn reindex(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    // A registry model named in rag.embed_model is fetched (and verified)
+    // first, so switching models is a config change plus this command.
+    let dl = t.bar(Some(
+        "downloading {msg} {bar:40} {bytes}/{total_bytes}, {bytes_per_sec}, eta {eta}",
+    ));
+    let fetched = crate::app::kb::ensure_model(&app.config(), &|file, done, total| {
+        dl.set_message(file.to_string());
+        if let Some(n) = total {
+            dl.set_length(n);
+        }
+        dl.set_position(done);
+    });
+    dl.finish_and_clear();
+    if let Some(d) = fetched? {
+        if d.bytes > 0 {
+            t.err(&format!(
+                "downloaded {} ({} bytes, sha256 verified)\n",
+                d.files.model.display(),
+                d.bytes
+            ));
+        }
+    }
     let bar = t.bar(Some("re-embedding {bar:40} {pos}/{len} chunks, {per_sec}, eta {eta}"));
     let report = app.reindex(
         &|done, total| {

@@ -1,0 +1,160 @@
+//! Switching the embedding model end to end: `rag.embed_model = "<registry
+//! name>"` + `jarvis kb reindex` downloads the model's files from a Hub
+//! mirror (here a loopback server serving the bundled MiniLM files under
+//! the test-only registry entry `jarvis-test/minilm-mirror`), verifies them
+//! against the registry's pins into `$JARVIS_HOME/models/`, and re-embeds.
+
+use std::io::{BufRead, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+use crate::support::{run, Sandbox};
+
+const MIRROR: &str = "jarvis-test/minilm-mirror";
+const REVISION: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// The bundled model and tokenizer bytes, unpacked once for this process.
+fn bundled() -> (Vec<u8>, Vec<u8>) {
+    let home = jarvis::paths::JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("model_switch_runtime"));
+    let (m, t) = jarvis::runtime::resolve_model(&home, &jarvis::runtime::Overrides::default()).expect("unpack model");
+    (std::fs::read(m.path).unwrap(), std::fs::read(t.path).unwrap())
+}
+
+/// A loopback Hub serving `files` by path (404 otherwise).
+fn hub(files: Vec<(String, Vec<u8>)>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut first = String::new();
+            if reader.read_line(&mut first).is_err() {
+                continue;
+            }
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+            }
+            let path = first.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let (status, body): (&str, &[u8]) = match files.iter().find(|(p, _)| *p == path) {
+                Some((_, b)) => ("200 OK", b),
+                None => ("404 Not Found", b"not found"),
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body);
+        }
+    });
+    base
+}
+
+fn files(model: Vec<u8>, tokenizer: Vec<u8>) -> Vec<(String, Vec<u8>)> {
+    vec![
+        (format!("/{MIRROR}/resolve/{REVISION}/onnx/model.onnx"), model),
+        (format!("/{MIRROR}/resolve/{REVISION}/tokenizer.json"), tokenizer),
+    ]
+}
+
+/// A sandbox with a two-note vault indexed with the bundled model.
+fn indexed() -> Sandbox {
+    let sb = Sandbox::new();
+    let vault = sb.dir.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(
+        vault.join("volcano.md"),
+        "# Volcanoes\nBasalt lava flows from shield volcanoes.\n",
+    )
+    .unwrap();
+    std::fs::write(vault.join("bread.md"), "# Bread\nSourdough needs a lively starter.\n").unwrap();
+    sb.write_config(&format!("[vault]\npath = \"{}\"\n", vault.display()));
+    let mut c = sb.jarvis();
+    c.args(["kb", "index-vault"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    sb
+}
+
+fn switch(sb: &Sandbox) {
+    let text = std::fs::read_to_string(sb.config_file()).unwrap();
+    sb.write_config(&format!("{text}\n[rag]\nembed_model = \"{MIRROR}\"\n"));
+}
+
+fn jarvis(sb: &Sandbox, base: &str, args: &[&str]) -> crate::support::Run {
+    let mut c = sb.jarvis();
+    c.env("HF_ENDPOINT", base).args(args);
+    run(c)
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs the test-only registry entry: cargo xtask test (or --features failpoints)"
+)]
+fn naming_a_registry_model_and_reindexing_downloads_verifies_and_reembeds() {
+    let (model, tokenizer) = bundled();
+    let base = hub(files(model.clone(), tokenizer));
+    let sb = indexed();
+    switch(&sb);
+    // Before the reindex: searches say what to do.
+    let r = jarvis(&sb, &base, &["kb", "search", "lava"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("jarvis kb reindex"), "{}", r.stderr);
+
+    let r = jarvis(&sb, &base, &["kb", "reindex", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("sha256 verified"), "{}", r.stderr);
+    let dir = sb.jarvis_home().join("models").join("jarvis-test--minilm-mirror");
+    assert_eq!(std::fs::read(dir.join("model.onnx")).unwrap(), model);
+    assert!(dir.join("tokenizer.json").is_file());
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["model"], MIRROR, "{v}");
+
+    let r = jarvis(&sb, &base, &["kb", "search", "lava", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("volcano.md"), "{}", r.stdout);
+    // Another reindex verifies the files on disk and downloads nothing.
+    let r = jarvis(&sb, &base, &["kb", "reindex"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("downloaded"), "{}", r.stderr);
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs the test-only registry entry: cargo xtask test (or --features failpoints)"
+)]
+fn a_mirror_serving_other_bytes_or_no_network_fails_clearly_and_changes_nothing() {
+    let (_, tokenizer) = bundled();
+    let base = hub(files(b"not the pinned model".to_vec(), tokenizer));
+    let sb = indexed();
+    switch(&sb);
+    let r = jarvis(&sb, &base, &["kb", "reindex"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("pinned sha256"), "{}", r.stderr);
+    let dir = sb.jarvis_home().join("models").join("jarvis-test--minilm-mirror");
+    assert!(!dir.join("model.onnx").exists(), "a mismatching file is never kept");
+
+    // Offline: nothing listens at the endpoint.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let r = jarvis(&sb, &dead, &["kb", "reindex"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("internet connection") && r.stderr.contains("runtime.model_dir"),
+        "{}",
+        r.stderr
+    );
+    // The old index still answers once the config names the bundled model again.
+    let text = std::fs::read_to_string(sb.config_file()).unwrap();
+    sb.write_config(&text.replace(&format!("embed_model = \"{MIRROR}\""), ""));
+    let r = jarvis(&sb, &dead, &["kb", "search", "lava", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("volcano.md"), "{}", r.stdout);
+}
