@@ -10,7 +10,8 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 /// Debian packages and a command that proves each is present.
-/// (command, package, needed for). A command written `tex:<file>` is
+/// (command, package, needed for). A C compiler is not here: building
+/// xtask itself needs one, so it is a prerequisite (README). A command written `tex:<file>` is
 /// proved by `kpsewhich <file>` finding that TeX file.
 const SYSTEM: &[(&str, &str, &str)] = &[
     ("python3", "python3-pip", "fetching the native runtime from PyPI"),
@@ -32,6 +33,8 @@ const SYSTEM: &[(&str, &str, &str)] = &[
 /// What only the test suite needs: Debian's chromium and its WebDriver for
 /// the browser tests of the web app (nothing may download a browser).
 const TEST_SYSTEM: &[(&str, &str, &str)] = &[
+    ("kill", "procps", "the tests (signals to child processes)"),
+    ("git", "git", "CI (.ci/run clones the repository)"),
     ("chromium", "chromium", "the web app's browser tests"),
     (
         "chromedriver",
@@ -78,8 +81,11 @@ fn install_missing(wanted: &[(&str, &str, &str)]) -> Result<()> {
         }
     }
     if missing.is_empty() {
+        let all: Vec<&str> = wanted.iter().map(|(_, p, _)| *p).collect();
+        eprintln!("setup: Debian packages needed: {} — all present", all.join(", "));
         return Ok(());
     }
+    eprintln!("setup: installing Debian packages: {}", missing.join(", "));
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -128,11 +134,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let bin = target.join("release/jarvis");
-    let jarvis_args: Vec<String> = if args.is_empty() {
-        vec!["runtime".into(), "check".into()]
-    } else {
-        args.to_vec()
-    };
+    let jarvis_args = jarvis_args(args);
     eprintln!("run: {} {}", bin.display(), jarvis_args.join(" "));
     let s = Command::new(&bin).args(&jarvis_args).status()?;
     if !s.success() {
@@ -141,12 +143,53 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The whole test suite.
+/// What `cargo xtask run [--] ARGS` passes to jarvis: `runtime check` by
+/// default, and never a leading `--` (the README writes `cargo xtask run --
+/// config show`; cargo hands the `--` through).
+fn jarvis_args(args: &[String]) -> Vec<String> {
+    let args = match args.first().map(String::as_str) {
+        Some("--") => &args[1..],
+        _ => args,
+    };
+    if args.is_empty() {
+        vec!["runtime".into(), "check".into()]
+    } else {
+        args.to_vec()
+    }
+}
+
+/// The whole test suite, with the test-only failpoints compiled in.
 pub fn test(root: &Path, args: &[String]) -> Result<()> {
     system_packages()?;
     install_missing(TEST_SYSTEM)?;
     crate::natives::run(root, &[])?;
-    let mut all = vec!["test", "--workspace"];
+    let mut all = vec!["test", "--workspace", "--features", "jarvis/failpoints"];
+    let args = match args.first().map(String::as_str) {
+        Some("--") => &args[1..],
+        _ => args,
+    };
     all.extend(args.iter().map(String::as_str));
     cargo(root, &all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jarvis_args;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn a_leading_double_dash_is_not_passed_to_jarvis() {
+        assert_eq!(jarvis_args(&s(&["--", "config", "show"])), s(&["config", "show"]));
+        assert_eq!(jarvis_args(&s(&["config", "show"])), s(&["config", "show"]));
+        assert_eq!(jarvis_args(&s(&[])), s(&["runtime", "check"]));
+        assert_eq!(jarvis_args(&s(&["--"])), s(&["runtime", "check"]));
+        // Only the first `--` is cargo's; a later one is jarvis's.
+        assert_eq!(
+            jarvis_args(&s(&["--", "kb", "search", "--", "-x"])),
+            s(&["kb", "search", "--", "-x"])
+        );
+    }
 }
