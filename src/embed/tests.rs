@@ -213,6 +213,7 @@ fn a_library_that_is_not_onnx_runtime_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let lib = dir.path().join("libonnxruntime.so");
     std::fs::write(&lib, b"this is not a shared object").unwrap();
+    #[allow(clippy::disallowed_methods)] // re-runs this test binary as a child
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",

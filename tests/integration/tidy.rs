@@ -3,7 +3,18 @@
 //! One engine per module: fjall only in `store`, tantivy only in
 //! `index/bm25*`, arroy/heed only in `index/vector*`, ort and tokenizers
 //! only in `embed`, pdfium only in `pdf`, process spawning only in
-//! `sandbox`. Library code prints nothing (only `cli` writes to stdout).
+//! `sandbox`, the HTTP server (axum, hyper, tower) only in `web`, the
+//! scheduler only in `jobs`, clap only in `cli`, and the blocking HTTP
+//! client (ureq) only in the LLM layer and the fetchers: `ingest` (arXiv,
+//! bioRxiv), `digest`, and the embedding-model download in
+//! `embed/registry*`. Library code prints nothing (only `cli` writes to
+//! stdout). Library files stay under 800 lines.
+//!
+//! Test code is exempt from the spawning and printing rules (not from the
+//! engine rules): `mod tests { … }` blocks are cut out of each file
+//! (only those blocks — the rest of the file is checked whole), and files
+//! named `*tests.rs` or under `test_support` are skipped for the spawning
+//! and printing rules.
 
 use std::path::{Path, PathBuf};
 
@@ -27,16 +38,91 @@ fn uses(code: &str, name: &str) -> bool {
     })
 }
 
-/// Source without `#[cfg(test)]` modules (tests may spawn and print).
+/// Source without its inline `#[cfg(test)] mod NAME { … }` blocks (tests
+/// may spawn and print). Everything else — including code after a test
+/// module — is kept. Braces inside strings or comments are not special-
+/// cased: test modules here do not hold unbalanced ones, and a mistake
+/// only makes the check stricter.
 fn non_test_code(text: &str) -> String {
-    match text.find("#[cfg(test)]") {
-        Some(i) => text[..i].to_string(),
-        None => text.to_string(),
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + "#[cfg(test)]".len()..];
+        let trimmed = after.trim_start();
+        let is_mod =
+            trimmed.starts_with("mod ") || trimmed.starts_with("pub mod ") || trimmed.starts_with("pub(crate) mod ");
+        let open = trimmed.find('{');
+        let semi = trimmed.find(';');
+        match (is_mod, open) {
+            (true, Some(o)) if semi.is_none_or(|s| o < s) => {
+                let body = &trimmed[o..];
+                let mut depth = 0usize;
+                let mut end = body.len();
+                for (j, c) in body.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = j + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                rest = &body[end..];
+            }
+            // `#[cfg(test)] mod tests;` (a file of its own) or a single
+            // test-only item: keep checking what follows.
+            _ => rest = after,
+        }
     }
+    out.push_str(rest);
+    out
 }
 
 fn is_test_file(rel: &str) -> bool {
     rel.ends_with("tests.rs") || rel.ends_with("_tests.rs") || rel.contains("test_support")
+}
+
+/// (crate, module prefixes allowed to use it).
+const RULES: &[(&str, &[&str])] = &[
+    ("fjall", &["store/"]),
+    ("tantivy", &["index/bm25"]),
+    ("arroy", &["index/vector"]),
+    ("heed", &["index/vector"]),
+    ("ort", &["embed/"]),
+    ("tokenizers", &["embed/"]),
+    ("pdfium_render", &["pdf/"]),
+    ("axum", &["web/"]),
+    ("hyper", &["web/"]),
+    ("hyper_util", &["web/"]),
+    ("tower", &["web/"]),
+    ("tower_http", &["web/"]),
+    ("tokio_cron_scheduler", &["jobs/"]),
+    ("clap", &["cli/"]),
+    ("clap_complete", &["cli/"]),
+    ("ureq", &["llm/", "ingest/", "digest/", "embed/registry"]),
+];
+
+fn violations_in(rel: &str, text: &str) -> Vec<String> {
+    let mut violations = Vec::new();
+    let code = non_test_code(text);
+    // Engines are checked on the whole file, tests included.
+    for (engine, allowed) in RULES {
+        if uses(text, engine) && !allowed.iter().any(|a| rel.starts_with(a)) {
+            violations.push(format!("{rel} uses {engine}"));
+        }
+    }
+    if !is_test_file(rel) && !rel.starts_with("sandbox/") && code.contains("Command::new") {
+        violations.push(format!("{rel} spawns a process outside src/sandbox/"));
+    }
+    if !is_test_file(rel) && !rel.starts_with("cli/") && (code.contains("println!") || code.contains("print!(")) {
+        violations.push(format!("{rel} prints to stdout outside src/cli/"));
+    }
+    violations
 }
 
 #[test]
@@ -44,31 +130,11 @@ fn one_engine_per_module() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let rules: &[(&str, &[&str])] = &[
-        ("fjall", &["store/"]),
-        ("tantivy", &["index/bm25"]),
-        ("arroy", &["index/vector"]),
-        ("heed", &["index/vector"]),
-        ("ort", &["embed/"]),
-        ("tokenizers", &["embed/"]),
-        ("pdfium_render", &["pdf/"]),
-    ];
     let mut violations = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
         let text = std::fs::read_to_string(f).unwrap();
-        for (engine, allowed) in rules {
-            if uses(&text, engine) && !allowed.iter().any(|a| rel.starts_with(a)) {
-                violations.push(format!("{rel} uses {engine}"));
-            }
-        }
-        let code = non_test_code(&text);
-        if !is_test_file(&rel) && !rel.starts_with("sandbox/") && code.contains("Command::new") {
-            violations.push(format!("{rel} spawns a process outside src/sandbox/"));
-        }
-        if !is_test_file(&rel) && !rel.starts_with("cli/") && (code.contains("println!") || code.contains("print!(")) {
-            violations.push(format!("{rel} prints to stdout outside src/cli/"));
-        }
+        violations.extend(violations_in(&rel, &text));
     }
     assert!(
         violations.is_empty(),
@@ -83,6 +149,20 @@ fn the_detector_itself_works() {
     assert!(uses("let x = ort::init_from(p);", "ort"));
     assert!(!uses("v.sort::<u8>()", "ort"));
     assert!(!uses("crate::embed::ort_version", "ort"));
+    // Only the test module is cut: code after it is still checked.
+    let file = "use a::b;\n#[cfg(test)]\nmod tests {\n    fn f() { if x { println!(\"ok\") } }\n}\n\nfn late() { std::process::Command::new(\"sh\"); }\n";
+    let code = non_test_code(file);
+    assert!(!code.contains("println!") && code.contains("Command::new"), "{code}");
+    assert_eq!(
+        violations_in("kb/x.rs", file),
+        vec!["kb/x.rs spawns a process outside src/sandbox/"]
+    );
+    // A test-only item that is not a module does not end the check.
+    let file = "#[cfg(test)]\nmod tests;\n#[cfg(test)]\nfn helper() {}\nfn g() { ureq::get(\"x\"); }\n";
+    assert_eq!(violations_in("kb/y.rs", file), vec!["kb/y.rs uses ureq"]);
+    assert!(violations_in("llm/http.rs", file).is_empty());
+    assert_eq!(violations_in("kb/z.rs", "use axum::Router;"), vec!["kb/z.rs uses axum"]);
+    assert_eq!(violations_in("app/z.rs", "clap::Parser"), vec!["app/z.rs uses clap"]);
 }
 
 #[test]
@@ -94,8 +174,12 @@ fn library_files_stay_reviewable() {
         .iter()
         .filter_map(|f| {
             let n = std::fs::read_to_string(f).unwrap().lines().count();
-            (n > 900).then(|| format!("{} has {n} lines", f.display()))
+            (n > 800).then(|| format!("{} has {n} lines", f.display()))
         })
         .collect();
-    assert!(long.is_empty(), "split these files:\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "split these files (800 lines at most):\n{}",
+        long.join("\n")
+    );
 }
