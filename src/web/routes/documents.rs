@@ -85,7 +85,7 @@ impl From<DocumentSummary> for DocumentRow {
             entity: meta_str(&d, "entity"),
             event_date: meta_str(&d, "event_date"),
             tags,
-            private: d.visibility == "private",
+            private: d.visibility.is_private(),
             key: d.key,
             title: d.title,
             doc_type: d.doc_type,
