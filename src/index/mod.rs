@@ -145,6 +145,10 @@ impl Default for IndexDoc {
         IndexDoc {
             chunk_id: ChunkId::default(),
             text: String::new(),
+            titles: Vec::new(),
+            aliases: Vec::new(),
+            headings: String::new(),
+            authors: String::new(),
             source: String::new(),
             visibility: Visibility::Private,
             doc_type: String::new(),

@@ -18,7 +18,6 @@ use serde_json::json;
 use super::arxiv::{ArxivClient, ArxivError, ArxivId};
 use super::metadata::{self, PdfMetadata};
 use crate::cancel::Cancel;
-
 use crate::kb::change::{content_hash, SourceChange};
 use crate::kb::ops::paper_header;
 use crate::kb::stage::{build_text_documents, Document};
@@ -443,7 +442,8 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     // 8. Figures, captioned only when enabled and never sent to a cloud
     //    model from a private document (papers are public; the guard stays).
     if req.figures || cx.settings.figure_captions {
-        let private = own.get("visibility").and_then(|v| v.as_str()) == Some("private");
+        let private =
+            crate::visibility::Visibility::from_stored(own.get("visibility").and_then(|v| v.as_str())).is_private();
         match cx.provider {
             _ if private && cx.settings.provider_is_cloud => report
                 .warnings

@@ -466,7 +466,7 @@ fn a_document_without_a_valid_visibility_is_refused() {
             meta: own_meta.clone(),
         };
         assert!(matches!(
-            kb.prepare(vec![doc.clone()], &|| false),
+            kb.prepare(vec![doc.clone()], &crate::cancel::Cancel::new()),
             Err(KbError::NoVisibility { .. })
         ));
         assert!(matches!(

@@ -197,11 +197,7 @@ fn render_hit(rank: usize, h: &Hit, full: bool) -> String {
     }
     out.push('\n');
     let doc_type = r.meta_str("doc_type").unwrap_or("?");
-    let private = if r.visibility().is_private() {
-        " · private"
-    } else {
-        ""
-    };
+    let private = if r.visibility().is_private() { " · private" } else { "" };
     out.push_str(&format!(
         "    {} · {doc_type}{private} · score {:.4}\n",
         origin(h),
