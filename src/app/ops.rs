@@ -67,7 +67,7 @@ pub struct Stats {
 pub fn legacy_private_papers(kb: &Kb) -> Result<Vec<String>, KbError> {
     let f = Filter {
         doc_types: vec!["paper".into()],
-        visibility: Some("private".into()),
+        visibility: Some(crate::visibility::Visibility::Private),
         ..Filter::default()
     };
     Ok(kb.list_documents(&f, usize::MAX)?.into_iter().map(|d| d.key).collect())

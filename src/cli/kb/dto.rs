@@ -30,7 +30,7 @@ impl From<&DocumentSummary> for Document {
             key: d.key.clone(),
             title: d.title.clone(),
             doc_type: d.doc_type.clone(),
-            visibility: d.visibility.clone(),
+            visibility: d.visibility.to_string(),
             source: d.source.clone(),
             file_path: d.file_path.clone(),
             chunks: d.chunks,
