@@ -139,7 +139,9 @@ pub(crate) fn mark(
         }
         // Space above, unless it starts a column/page or continues the
         // heading on the line above.
+        // A line with its own number starts a new heading.
         let prev_heading = i > 0
+            && depth.is_none()
             && matches!(marks[i - 1], Mark::Heading { .. })
             && lns[i - 1].same_style(l)
             && l.gap_above.is_some_and(|g| g < l.size);

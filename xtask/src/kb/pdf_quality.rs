@@ -6,11 +6,15 @@
 //!   words, case folded) that the Markdown still has. Plain text keeps
 //!   running headers, page numbers and hyphen-split halves, so ~0.96 is the
 //!   practical ceiling, not a defect;
-//! - head%: share of non-empty Markdown lines that are `#` headings;
+//! - head%: share of non-empty Markdown lines that are `#` headings (a
+//!   paragraph is one Markdown line, so mending paragraphs raises it);
+//!   head/src: heading lines per text line of the PDF (the layout's lines),
+//!   which does not depend on how paragraphs were joined;
 //! - para/p: paragraphs per page;
 //! - mid/p: mid-sentence paragraph breaks per page — a paragraph (or list
-//!   item) ending without terminal punctuation followed by a block that
-//!   starts in lower case;
+//!   ending without terminal punctuation followed by a paragraph that
+//!   starts in lower case (list items are not paragraphs: a list of
+//!   lower-case items without full stops is not a break);
 //! - pages/s: conversion plus annotation extraction, in process.
 //!
 //! Then the worst five files by each measure. Figures only, no assertions;
@@ -110,6 +114,7 @@ struct Score {
     pages: usize,
     words: f64,
     heading_share: f64,
+    heading_per_src: f64,
     paras_per_page: f64,
     mid_per_page: f64,
     pages_per_s: f64,
@@ -146,8 +151,8 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let engine = PdfEngine::load(&lib.path)?;
 
     println!(
-        "{:<44} {:>5} {:>6} {:>6} {:>7} {:>6} {:>8}",
-        "file", "pages", "words", "head%", "para/p", "mid/p", "pages/s"
+        "{:<44} {:>5} {:>6} {:>6} {:>8} {:>7} {:>6} {:>8}",
+        "file", "pages", "words", "head%", "head/src", "para/p", "mid/p", "pages/s"
     );
     let mut scores = Vec::new();
     let (mut failed, mut missing) = (0usize, 0usize);
@@ -170,13 +175,16 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         let _ = extract_annotations(engine, &name, &bytes);
         let time = start.elapsed();
         let plain = plain_text(engine, &name, &bytes)?.join("\n");
-        let s = score(&name, &converted.markdown, &plain, converted.page_count, time);
+        let mut s = score(&name, &converted.markdown, &plain, converted.page_count, time);
+        let src_lines: usize = converted.page_texts.iter().map(|t| t.lines().count()).sum();
+        s.heading_per_src = s.heading_lines as f64 / src_lines.max(1) as f64;
         println!(
-            "{:<44} {:>5} {:>6.3} {:>6.1} {:>7.2} {:>6.2} {:>8.1}",
+            "{:<44} {:>5} {:>6.3} {:>6.1} {:>8.1} {:>7.2} {:>6.2} {:>8.1}",
             short(&name),
             s.pages,
             s.words,
             100.0 * s.heading_share,
+            100.0 * s.heading_per_src,
             s.paras_per_page,
             s.mid_per_page,
             s.pages_per_s
@@ -218,6 +226,12 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         100.0 * median(scores.iter().map(|s| s.heading_share)),
         100.0 * scores.iter().map(|s| s.heading_share).fold(0.0, f64::max),
         scores.iter().filter(|s| s.heading_share > 0.10).count()
+    );
+    println!(
+        "heading lines per PDF text line: median {:.1}%, worst {:.1}%, files above 10%: {}",
+        100.0 * median(scores.iter().map(|s| s.heading_per_src)),
+        100.0 * scores.iter().map(|s| s.heading_per_src).fold(0.0, f64::max),
+        scores.iter().filter(|s| s.heading_per_src > 0.10).count()
     );
     println!(
         "paragraphs per page: {:.2} (median {:.2}); mid-sentence breaks per page: {:.2} (median {:.2})",
@@ -328,6 +342,16 @@ fn is_text_block(b: &str) -> bool {
     !b.starts_with('#') && !b.starts_with('|') && !b.starts_with("```")
 }
 
+fn is_item(b: &str) -> bool {
+    b.starts_with("- ")
+        || b.split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+fn is_paragraph(b: &str) -> bool {
+    is_text_block(b) && !is_item(b)
+}
+
 fn ends_sentence(b: &str) -> bool {
     let t = b.trim_end().trim_end_matches(['"', '\'', ')', ']', '”', '’', '*', '_']);
     t.ends_with(['.', '!', '?', ':', ';'])
@@ -337,8 +361,12 @@ fn mid_sentence_examples(md: &str) -> Vec<(String, String)> {
     let b = blocks(md);
     let mut out = Vec::new();
     for w in b.windows(2) {
-        let next = w[1].trim_start_matches("- ");
-        if is_text_block(&w[0]) && !ends_sentence(&w[0]) && next.chars().next().is_some_and(char::is_lowercase) {
+        let next = &w[1];
+        if is_paragraph(&w[0])
+            && is_paragraph(next)
+            && !ends_sentence(&w[0])
+            && next.chars().next().is_some_and(char::is_lowercase)
+        {
             let tail: String = {
                 let v: Vec<char> = w[0].chars().collect();
                 v[v.len().saturating_sub(40)..].iter().collect()
@@ -361,7 +389,7 @@ fn score(name: &str, md: &str, plain: &str, pages: usize, time: Duration) -> Sco
     let lines: Vec<&str> = md.lines().filter(|l| !l.trim().is_empty()).collect();
     let heading_lines = lines.iter().filter(|l| l.starts_with('#')).count();
     let b = blocks(md);
-    let paragraphs = b.iter().filter(|x| is_text_block(x)).count();
+    let paragraphs = b.iter().filter(|x| is_paragraph(x)).count();
     let mid_breaks = mid_sentence_examples(md).len();
     let p = pages.max(1) as f64;
     Score {
@@ -369,6 +397,7 @@ fn score(name: &str, md: &str, plain: &str, pages: usize, time: Duration) -> Sco
         pages,
         words: if total == 0 { 1.0 } else { hit as f64 / total as f64 },
         heading_share: heading_lines as f64 / lines.len().max(1) as f64,
+        heading_per_src: 0.0,
         paras_per_page: paragraphs as f64 / p,
         mid_per_page: mid_breaks as f64 / p,
         pages_per_s: pages as f64 / time.as_secs_f64().max(1e-9),
