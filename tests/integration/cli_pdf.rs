@@ -60,6 +60,10 @@ fn a_corrupt_file_fails_with_a_message_naming_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
+)]
 fn a_crash_in_the_worker_is_reported_and_the_command_exits_cleanly() {
     let sb = Sandbox::new();
     let mut c = sb.jarvis();

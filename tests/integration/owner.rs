@@ -344,6 +344,10 @@ fn gone(pid: u32) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
+)]
 fn ctrl_c_in_kb_add_kills_the_pdf_worker_and_leaves_nothing() {
     let sb = Sandbox::new();
     let tmp = sb.dir.path().join("tmp");
