@@ -113,6 +113,13 @@ pub fn chat_agent(app: &Arc<super::App>) -> Result<ChatAgent, super::AppError> {
                 root: cfg.path("vault.path"),
                 private_dirs: cfg.list("vault.private_dirs"),
             },
+            drafts: match app.drafts() {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    tracing::warn!(error = %e, "drafts are unavailable to the chat");
+                    None
+                }
+            },
             papers: Some(Arc::new(ConfigPapers {
                 cfg: (*cfg).clone(),
                 kb,

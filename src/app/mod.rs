@@ -63,6 +63,9 @@ pub enum AppError {
     /// The chat agent could not be set up (its sessions directory).
     #[error("cannot set up chat: {0}")]
     Chat(String),
+    /// The drafts root could not be opened.
+    #[error(transparent)]
+    Drafts(#[from] crate::drafts::DraftsError),
 }
 
 impl AppError {
@@ -74,6 +77,7 @@ impl AppError {
             AppError::Held { .. } => ErrorKind::Conflict,
             AppError::Provider(e) => e.error_kind(),
             AppError::Chat(_) => ErrorKind::Unavailable,
+            AppError::Drafts(e) => e.kind(),
         }
     }
 }
@@ -115,6 +119,8 @@ pub struct App {
     /// The chat agent, built on first use (it holds the running turns).
     chat: Mutex<Option<Arc<crate::chat::ChatAgent>>>,
     lock_notice: Mutex<Option<LockNotice>>,
+    /// The drafts root and pending proposals, opened on first use.
+    drafts: Mutex<Option<crate::drafts::DraftsHandle>>,
 }
 
 impl std::fmt::Debug for App {
@@ -154,6 +160,7 @@ impl App {
             shutdown: Cancel::default(),
             chat: Mutex::new(None),
             lock_notice: Mutex::new(None),
+            drafts: Mutex::new(None),
         })
     }
 
@@ -297,6 +304,17 @@ impl App {
         };
         agent.set_settings(chat::chat_settings(&self.config()));
         Ok(agent)
+    }
+
+    /// The drafts sandbox (one per App: it holds the pending proposals the
+    /// chat makes and the editor reviews).
+    pub fn drafts(&self) -> Result<crate::drafts::DraftsHandle, AppError> {
+        let mut slot = self.drafts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = slot.as_ref() {
+            return Ok(d.clone());
+        }
+        let d = crate::drafts::DraftsHandle::open(crate::drafts::DraftSettings::from_config(&self.config()))?;
+        Ok(slot.insert(d).clone())
     }
 
     pub fn pdf_worker(&self) -> PdfWorkerSettings {

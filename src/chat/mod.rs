@@ -120,6 +120,16 @@ pub enum ChatEvent {
         token: String,
         description: String,
     },
+    /// The model proposed a change to a draft file; the human reviews its
+    /// hunks (nothing was written).
+    EditProposal {
+        token: String,
+        draft_id: String,
+        filename: String,
+        base_hash: String,
+        hunks: Vec<crate::drafts::hunks::Hunk>,
+        message: String,
+    },
     Reply(Reply),
     Stopped,
     Error {

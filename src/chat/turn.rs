@@ -148,6 +148,7 @@ impl ChatAgent {
         let system = build_system_prompt(&self.deps.home, kb_only, &settings.response_style)?;
         let tools = tool_specs(kb_only);
         let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, cancel);
+        toolbox.session_private = lock(session).private;
         toolbox.results = settings.search_results;
         let mut log: Vec<ToolLogEntry> = Vec::new();
         let started = Instant::now();
@@ -310,6 +311,16 @@ impl ChatAgent {
                 });
             }
             announced = toolbox.pending.len();
+            for p in toolbox.edit_proposals.drain(..) {
+                events(ChatEvent::EditProposal {
+                    token: p.token.clone(),
+                    draft_id: p.draft_id.clone(),
+                    filename: p.filename.clone(),
+                    base_hash: p.base_hash.clone(),
+                    hunks: p.hunks.clone(),
+                    message: crate::drafts::proposals::INVARIANT_LINE.into(),
+                });
+            }
             out
         };
         let end = provider.agentic_turn(transcript, tools, &mut dispatch, system, Some(cancel))?;

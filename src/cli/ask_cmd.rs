@@ -71,6 +71,17 @@ pub fn run(a: AskArgs, config: &Config) -> anyhow::Result<ExitCode> {
                 let _ = super::emit(&r.text);
             }
         }
+        ChatEvent::EditProposal {
+            draft_id,
+            filename,
+            hunks,
+            message,
+            ..
+        } => eprintln!(
+            "{message}\n  {} change{} proposed to {filename} in draft {draft_id} — review them in the web app's editor",
+            hunks.len(),
+            if hunks.len() == 1 { "" } else { "s" }
+        ),
         ChatEvent::Stopped => eprintln!("stopped"),
         ChatEvent::Error { .. } => {}
     };

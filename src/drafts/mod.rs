@@ -22,6 +22,7 @@ pub mod versions;
 pub mod workspace;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::Config;
@@ -32,6 +33,23 @@ pub use workspace::{resolve_in_draft, DraftFile, DraftMeta, Visibility, Workspac
 /// Extensions a draft may hold besides the configured text ones: images a
 /// LaTeX document can include.
 pub const IMAGE_EXTENSIONS: &[&str] = &[".png", ".jpg", ".jpeg", ".pdf"];
+
+/// The drafts root and the pending proposals of this process, shared by
+/// the chat tools (which propose) and the web routes (which review).
+#[derive(Debug, Clone)]
+pub struct DraftsHandle {
+    pub workspace: Arc<Workspace>,
+    pub proposals: Arc<proposals::Proposals>,
+}
+
+impl DraftsHandle {
+    pub fn open(settings: DraftSettings) -> Result<Self, DraftsError> {
+        Ok(DraftsHandle {
+            workspace: Arc::new(Workspace::open(settings)?),
+            proposals: Arc::new(proposals::Proposals::new()),
+        })
+    }
+}
 
 /// What the drafts feature needs from the configuration.
 #[derive(Debug, Clone)]

@@ -108,6 +108,7 @@ impl Fx {
     pub fn agent_with(&self, llm: LlmSettings, chat: ChatSettings) -> ChatAgent {
         ChatAgent::new(ChatDeps {
             tools: ToolDeps {
+                drafts: None,
                 kb: self.kb.clone(),
                 vault: VaultSettings {
                     root: Some(self.vault.clone()),

@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod browser_support;
+mod chat_drafts;
 mod chat_privacy;
 mod chat_support;
 mod chat_turns;

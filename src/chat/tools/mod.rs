@@ -10,6 +10,7 @@
 //! out-of-band answer — `remove_document` only ever creates a pending
 //! confirmation, and its schema has no `confirmed` parameter to inject.
 
+mod drafts;
 mod manage;
 mod retrieval;
 
@@ -53,6 +54,12 @@ pub const TOOL_NAMES: &[&str] = &[
     "list_documents",
     "kb_stats",
     "index_vault",
+    "create_draft",
+    "create_draft_from",
+    "add_draft_file",
+    "list_drafts",
+    "read_draft",
+    "propose_draft_edit",
 ];
 
 /// Adds a paper for the `add_document` tool: the paper path of ingest with
@@ -83,6 +90,9 @@ pub struct ToolDeps {
     pub kb: Arc<Kb>,
     pub vault: VaultSettings,
     pub papers: Option<Arc<dyn PaperAdder>>,
+    /// The drafts sandbox; `None` leaves the drafts tools answering that
+    /// drafts are unavailable.
+    pub drafts: Option<crate::drafts::DraftsHandle>,
 }
 
 /// One turn's tool state: whether the provider is cloud, what the tools saw.
@@ -98,6 +108,11 @@ pub struct ToolBox<'a> {
     pub sources: Vec<SourceRef>,
     /// Removals proposed this turn; the caller registers them.
     pub pending: Vec<PendingRemoval>,
+    /// The session is private: drafts made now are private too.
+    pub session_private: bool,
+    /// Edits proposed this turn; the caller announces each as an
+    /// `edit_proposal` event.
+    pub edit_proposals: Vec<crate::drafts::proposals::Proposal>,
 }
 
 impl<'a> ToolBox<'a> {
@@ -111,6 +126,8 @@ impl<'a> ToolBox<'a> {
             saw_private: false,
             sources: Vec::new(),
             pending: Vec::new(),
+            session_private: false,
+            edit_proposals: Vec::new(),
         }
     }
 
@@ -134,6 +151,12 @@ impl<'a> ToolBox<'a> {
             "list_documents" => self.list_documents(&a),
             "kb_stats" => self.kb_stats(),
             "index_vault" => self.index_vault(),
+            "create_draft" => self.create_draft(&a),
+            "create_draft_from" => self.create_draft_from(&a),
+            "add_draft_file" => self.add_draft_file(&a),
+            "list_drafts" => self.list_drafts(),
+            "read_draft" => self.read_draft(&a),
+            "propose_draft_edit" => self.propose_draft_edit(&a),
             "use_own_knowledge" => Ok(ToolOutcome::ok(
                 "Acknowledged: nothing relevant was found in the knowledge base. You may answer from your own knowledge; say clearly that the answer does not come from the user's notes or papers.",
             )),
@@ -159,6 +182,14 @@ impl Args<'_> {
         match self.0.get(k) {
             Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
             Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+    /// A string argument exactly as given (file contents keep their
+    /// whitespace).
+    pub fn raw_str(&self, k: &str) -> Option<String> {
+        match self.0.get(k) {
+            Some(Value::String(s)) => Some(s.clone()),
             _ => None,
         }
     }
@@ -330,6 +361,7 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
             json!({"type": "object", "properties": {}}),
         ),
     ];
+    v.extend(drafts::specs());
     if !kb_only {
         v.push(spec(
             "use_own_knowledge",

@@ -3,6 +3,7 @@
 
 pub mod chat;
 pub mod documents;
+pub mod drafts;
 pub mod health;
 pub mod models;
 pub mod prompts;
@@ -26,6 +27,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(health::routes())
         .merge(settings::routes())
         .merge(documents::routes())
+        .merge(drafts::routes())
         .merge(sessions::routes())
         .merge(chat::routes())
         .merge(models::routes())

@@ -1,0 +1,180 @@
+//! The drafts tools through a real chat turn (fake model servers speaking
+//! the real wires): creation is free, an edit is only a proposal (nothing
+//! written, the invariant line verbatim, an `edit_proposal` event), every
+//! write lands inside the drafts root, and a private draft never reaches a
+//! cloud model.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use jarvis::cancel::Cancel;
+use jarvis::chat::tools::{ToolDeps, VaultSettings};
+use jarvis::chat::{CachedProviders, ChatAgent, ChatDeps, ChatEvent, ChatSettings, SessionStore};
+use jarvis::drafts::proposals::INVARIANT_LINE;
+use jarvis::drafts::{DraftSettings, DraftsHandle, Visibility};
+use jarvis::llm::LlmSettings;
+use jarvis::paths::JarvisHome;
+
+use crate::chat_support::*;
+use crate::fake_llm::FakeServer;
+use crate::fake_wires::{settings_for, Wire};
+
+fn agent(fx: &Fx, llm: LlmSettings, drafts: &DraftsHandle) -> ChatAgent {
+    ChatAgent::new(ChatDeps {
+        tools: ToolDeps {
+            drafts: Some(drafts.clone()),
+            kb: fx.kb.clone(),
+            vault: VaultSettings {
+                root: Some(fx.vault.clone()),
+                private_dirs: vec!["private".into()],
+            },
+            papers: None,
+        },
+        providers: Arc::new(CachedProviders::new(llm)),
+        home: JarvisHome::at(fx.sb.jarvis_home()),
+        sessions: SessionStore::new(fx.sb.jarvis_home().join("sessions")),
+        settings: ChatSettings::default(),
+    })
+}
+
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                stack.push(e.path());
+            } else {
+                out.push((
+                    e.path().display().to_string(),
+                    std::fs::read(e.path()).unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn create_is_free_edit_is_a_proposal_and_writes_stay_in_the_sandbox() {
+    let fx = fixture(NOTES);
+    let root = fx.sb.dir.path().join("drafts-root");
+    let drafts = DraftsHandle::open(DraftSettings::with_root(&root)).unwrap();
+    let vault_before = tree(&fx.vault);
+    let home_before: Vec<String> = tree(fx.sb.dir.path()).into_iter().map(|(p, _)| p).collect();
+    let server = FakeServer::start(vec![
+        Wire::Ollama.tool_calls(&[(
+            "c1",
+            "create_draft",
+            vec![r##"{"title":"CV for ACME","filename":"cv.md","content":"# CV\n\none\ntwo\nthree\n"}"##],
+        )]),
+        Wire::Ollama.tool_calls(&[(
+            "c2",
+            "create_draft",
+            vec![r#"{"filename":"../escape.md","content":"x"}"#],
+        )]),
+        Wire::Ollama.text(&["Created."]),
+    ]);
+    let a = agent(&fx, settings_for(&server.url), &drafts);
+    let s = session(&a, "ollama");
+    a.run_turn(&s, "draft my CV", &Events::default().sink(), &Cancel::new())
+        .unwrap();
+    let list = drafts.workspace.list_drafts().unwrap();
+    assert_eq!(list.len(), 1, "exactly the one good draft was created");
+    let id = list[0].meta.id.clone();
+    assert_eq!(list[0].meta.visibility, Visibility::Public);
+    assert!(!fx.sb.dir.path().join("escape.md").exists());
+    assert!(!root.join("escape.md").exists());
+
+    // Now a proposal: nothing is written, the invariant line goes back
+    // verbatim, and the human gets an edit_proposal event.
+    let args = format!(r##"{{"draft_id":"{id}","filename":"cv.md","content":"# CV\n\none\nTWO\nthree\n"}}"##);
+    let server = FakeServer::start(vec![
+        Wire::Ollama.tool_calls(&[("c3", "propose_draft_edit", vec![args.as_str()])]),
+        Wire::Ollama.text(&["Proposed."]),
+    ]);
+    let a = agent(&fx, settings_for(&server.url), &drafts);
+    let s = session(&a, "ollama");
+    let events = Events::default();
+    let before = tree(&root);
+    a.run_turn(&s, "make two loud", &events.sink(), &Cancel::new()).unwrap();
+    assert_eq!(tree(&root), before, "a proposal wrote something");
+    assert!(
+        bodies(&server).iter().any(|b| b.contains(INVARIANT_LINE)),
+        "the invariant line reached the model"
+    );
+    let proposal = events
+        .all()
+        .into_iter()
+        .find_map(|e| match e {
+            ChatEvent::EditProposal {
+                token, hunks, message, ..
+            } => Some((token, hunks, message)),
+            _ => None,
+        })
+        .expect("an edit_proposal event");
+    assert_eq!(proposal.2, INVARIANT_LINE);
+    assert_eq!(proposal.1.len(), 1);
+    // The human accepts: only then does the file change.
+    drafts
+        .proposals
+        .apply_hunks(&drafts.workspace, &proposal.0, &[0])
+        .unwrap();
+    assert_eq!(
+        drafts.workspace.read_file(&id, "cv.md").unwrap().text,
+        "# CV\n\none\nTWO\nthree\n"
+    );
+
+    // The spy: every file that appeared is inside the drafts root or is
+    // the sessions' own bookkeeping; the vault is untouched.
+    assert_eq!(tree(&fx.vault), vault_before, "the vault changed");
+    let root_s = root.display().to_string();
+    let sessions = fx.sb.jarvis_home().join("sessions").display().to_string();
+    for (p, _) in tree(fx.sb.dir.path()) {
+        if !home_before.contains(&p) {
+            assert!(
+                p.starts_with(&root_s)
+                    || p.starts_with(&sessions)
+                    || p.contains("/prompts/")
+                    || p.contains("/rag")
+                    || p.contains("/logs"),
+                "a tool dispatch wrote outside the sandbox: {p}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_private_draft_hard_stops_a_cloud_model() {
+    let fx = fixture(NOTES);
+    let drafts = DraftsHandle::open(DraftSettings::with_root(fx.sb.dir.path().join("drafts-root"))).unwrap();
+    let meta = drafts
+        .workspace
+        .create_draft(
+            "secret plans",
+            "plan.md",
+            &format!("The code is {SECRET}.\n"),
+            Visibility::Private,
+            None,
+        )
+        .unwrap();
+    let args = format!(r#"{{"draft_id":"{}"}}"#, meta.id);
+    let cloud = FakeServer::start(vec![
+        Wire::OpenRouter.tool_calls(&[("c1", "list_drafts", vec!["{}"])]),
+        Wire::OpenRouter.tool_calls(&[("c2", "read_draft", vec![args.as_str()])]),
+        Wire::OpenRouter.text(&["done"]),
+    ]);
+    let a = agent(&fx, settings_for(&cloud.url), &drafts);
+    let s = session(&a, "openrouter:acme/model-1");
+    let r = a
+        .run_turn(&s, "read my plans", &Events::default().sink(), &Cancel::new())
+        .unwrap()
+        .unwrap();
+    assert!(r.privacy_stop, "{}", r.text);
+    assert_no_private_text(&cloud);
+    for b in bodies(&cloud) {
+        assert!(!b.contains("secret plans"), "a private draft's title reached the cloud");
+    }
+}
