@@ -94,6 +94,14 @@ fn precedence_default_then_file_then_env_in_every_section() {
         ),
         ("drafts", "retention_days", "0", None, Value::Int(0), None),
         (
+            "web",
+            "port",
+            "9000",
+            Some(("JARVIS_PORT", "9100")),
+            Value::Int(9000),
+            Some(Value::Int(9100)),
+        ),
+        (
             "runtime",
             "onnxruntime",
             "\"/opt/ort.so\"",
