@@ -98,8 +98,20 @@ pub enum PromptError {
     /// An edit that would leave the prompt empty.
     #[error("a prompt cannot be empty — use revert to go back to the default")]
     Empty,
+    /// The prompts directory could not be written.
     #[error(transparent)]
     Paths(#[from] PathsError),
+}
+
+impl PromptError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        match self {
+            PromptError::Unknown(..) => crate::error_kind::ErrorKind::NotFound,
+            PromptError::Empty => crate::error_kind::ErrorKind::User,
+            PromptError::Paths(e) => e.kind(),
+        }
+    }
 }
 
 fn known(name: &str) -> Result<String, PromptError> {

@@ -56,6 +56,7 @@ pub use agent::{ChatAgent, ChatDeps, ChatSettings, StopOutcome};
 pub use models::{CachedProviders, ProviderSource, SwitchError};
 pub use session::{Session, SessionError, SessionMeta, SessionStore, SourceRef, ToolLogEntry};
 
+use crate::error_kind::ErrorKind;
 use crate::llm::ModelCost;
 
 /// A session shared between the worker running its turn and whoever may
@@ -144,6 +145,7 @@ pub type EventSink<'a> = &'a (dyn Fn(ChatEvent) + Send + Sync);
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ChatError {
+    /// A session file operation failed.
     #[error(transparent)]
     Session(#[from] SessionError),
     /// A turn is already running on this session.
@@ -155,6 +157,7 @@ pub enum ChatError {
     /// A private session under a cloud model.
     #[error("session {0} holds private notes and cannot continue under the cloud model {1} — switch it to a local model (Ollama or a local server)")]
     PrivateUnderCloud(String, String),
+    /// A model switch was refused.
     #[error(transparent)]
     Switch(#[from] SwitchError),
     /// The pending confirmation is gone (answered, or cleared by a new turn).
@@ -163,29 +166,33 @@ pub enum ChatError {
     /// An empty message.
     #[error("the message is empty")]
     EmptyMessage,
+    /// The knowledge base failed.
     #[error("the knowledge base: {0}")]
     Kb(#[from] crate::kb::KbError),
+    /// The model could not be reached or configured.
     #[error("the model: {0}")]
     Llm(#[from] crate::llm::LlmError),
+    /// The prompts directory could not be read or seeded.
     #[error(transparent)]
     Prompt(#[from] crate::paths::PathsError),
+    /// The turn was stopped.
     #[error("stopped")]
     Cancelled,
 }
 
 impl ChatError {
-    /// A short classification for edges (`user`, `not_found`, `conflict`,
-    /// `unavailable`, `cancelled`, `internal`).
-    pub fn kind_name(&self) -> &'static str {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ChatError::Session(SessionError::NotFound(_)) | ChatError::NotRunning(_) => "not_found",
-            ChatError::Session(SessionError::BadId(_) | SessionError::EmptyTitle)
-            | ChatError::EmptyMessage
-            | ChatError::Switch(_) => "user",
-            ChatError::Busy(_) | ChatError::PrivateUnderCloud(..) | ChatError::UnknownToken => "conflict",
-            ChatError::Llm(_) => "unavailable",
-            ChatError::Cancelled => "cancelled",
-            _ => "internal",
+            ChatError::Session(e) => e.kind(),
+            ChatError::Busy(_) | ChatError::PrivateUnderCloud(..) | ChatError::UnknownToken => ErrorKind::Conflict,
+            ChatError::NotRunning(_) => ErrorKind::NotFound,
+            ChatError::Switch(e) => e.kind(),
+            ChatError::EmptyMessage => ErrorKind::User,
+            ChatError::Kb(e) => e.kind(),
+            ChatError::Llm(e) => e.error_kind(),
+            ChatError::Prompt(e) => e.kind(),
+            ChatError::Cancelled => ErrorKind::Cancelled,
         }
     }
 }

@@ -32,6 +32,13 @@ pub enum SwitchError {
     NoModel(String),
 }
 
+impl SwitchError {
+    /// All refusals are the user's to fix.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        crate::error_kind::ErrorKind::User
+    }
+}
+
 /// Where the agent gets providers. Implementations cache one client per
 /// `provider:model`, so two sessions can run different models at once.
 pub trait ProviderSource: Send + Sync {

@@ -39,14 +39,30 @@ pub enum SessionError {
     /// An empty (or whitespace) title.
     #[error("a session title cannot be empty")]
     EmptyTitle,
+    /// The sessions directory could not be created or written.
     #[error(transparent)]
     Paths(#[from] PathsError),
+    /// Reading or removing a session file failed.
     #[error("cannot access {path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+}
+
+impl SessionError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
+        match self {
+            SessionError::BadId(_) | SessionError::EmptyTitle => ErrorKind::User,
+            SessionError::NotFound(_) => ErrorKind::NotFound,
+            SessionError::Corrupt { .. } => ErrorKind::Internal,
+            SessionError::Paths(e) => e.kind(),
+            SessionError::Io { source, .. } => crate::error_kind::io_kind(source),
+        }
+    }
 }
 
 /// A source an answer drew on, shown as a citation.

@@ -70,7 +70,7 @@ impl ChatAgent {
             Err(e) => {
                 events(ChatEvent::Error {
                     message: e.to_string(),
-                    kind: e.kind_name(),
+                    kind: e.kind().as_str(),
                 });
                 Err(e)
             }

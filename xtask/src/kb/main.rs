@@ -1,8 +1,9 @@
-//! `cargo xtask bench kb` and `cargo xtask eval scifact` run here, in
+//! `cargo xtask bench kb|vault|pdf|chat` and `cargo xtask eval scifact` run here, in
 //! release: the knowledge-base benchmark ([`bench`]) and the retrieval
 //! evaluation ([`eval`]). Both only print figures; neither asserts on time.
 
 mod bench;
+mod bench_chat;
 mod bench_pdf;
 mod common;
 mod eval;
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--show-worst]] [FILES]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--show-worst]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };
