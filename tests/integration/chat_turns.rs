@@ -408,3 +408,148 @@ fn kill_9_mid_turn_leaves_the_question_on_disk_and_no_half_written_file() {
     assert_eq!(s.display[0].text, "a question that must survive");
     assert_eq!(s.messages.len(), 1);
 }
+
+#[test]
+fn the_library_tools_do_what_they_say() {
+    let fx = fixture(NOTES);
+    fx.kb
+        .add_paper(
+            &Paper {
+                title: "Attention Is All You Need".into(),
+                authors: "Vaswani".into(),
+                source: "https://arxiv.org/abs/1706.03762".into(),
+                ..Paper::default()
+            },
+            "Transformers replace recurrence with attention.",
+        )
+        .unwrap();
+    std::fs::write(
+        fx.vault.join("cooking/soup.md"),
+        "# Soup\n\nLentil soup takes forty minutes.",
+    )
+    .unwrap();
+    let wire = Wire::Ollama;
+    let calls: &[(&str, &str)] = &[
+        ("kb_stats", "{}"),
+        ("list_documents", r#"{"kind":"papers"}"#),
+        (
+            "update_document_metadata",
+            r#"{"source":"https://arxiv.org/abs/1706.03762","title":"Attention Is All You Need (NeurIPS)"}"#,
+        ),
+        (
+            "update_file_path",
+            r#"{"source":"https://arxiv.org/abs/1706.03762","new_path":"/papers/attention.pdf"}"#,
+        ),
+        ("index_vault", "{}"),
+        ("get_document", r#"{"source":"cooking/soup.md"}"#),
+        ("use_own_knowledge", r#"{"reason":"general question"}"#),
+        ("search_chat_history", r#"{"query":"pasta"}"#),
+        ("read_file", r#"{"path":"../../etc/passwd.md"}"#),
+        ("nonexistent_tool", "{}"),
+    ];
+    let mut replies: Vec<Reply> = calls
+        .iter()
+        .map(|(name, args)| wire.tool_calls(&[("x", name, vec![args])]))
+        .collect();
+    replies.push(wire.text(&["done"]));
+    let server = FakeServer::start(replies);
+    let agent = fx.agent_with(
+        settings_for(&server.url),
+        ChatSettings {
+            default_kb_only: false,
+            ..ChatSettings::default()
+        },
+    );
+    let s = session(&agent, "ollama");
+    let r = agent
+        .run_turn(&s, "do everything", &Events::default().sink(), &CancelToken::new())
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.text, "done");
+    let b = bodies(&server);
+    assert!(
+        b[1].contains("record categories:") && b[1].contains("health"),
+        "local sees every category"
+    );
+    assert!(b[2].contains("Attention Is All You Need"), "list_documents");
+    assert!(b[3].contains("Updated"), "update_document_metadata");
+    assert!(b[4].contains("No file was moved"), "update_file_path");
+    assert!(
+        b[5].contains("Vault synced: 1 added"),
+        "index_vault is incremental: {}",
+        &b[5][b[5].len().saturating_sub(400)..]
+    );
+    assert!(
+        b[6].contains("Lentil soup takes forty minutes"),
+        "get_document reads the new note"
+    );
+    assert!(
+        b[7].contains("Acknowledged"),
+        "use_own_knowledge is offered when kb_only is off"
+    );
+    assert!(
+        b[8].contains("No earlier conversation matches"),
+        "search_chat_history excludes this session"
+    );
+    assert!(
+        b[9].contains("must stay inside the vault"),
+        "read_file refuses traversal"
+    );
+    assert!(
+        b[10].contains("unknown tool"),
+        "an unknown tool is an error result, not a crash"
+    );
+    let doc = fx.kb.find_document("https://arxiv.org/abs/1706.03762").unwrap();
+    assert_eq!(doc.title, "Attention Is All You Need (NeurIPS)");
+    assert_eq!(doc.file_path.as_deref(), Some("/papers/attention.pdf"));
+    // With kb_only (the default) the pseudo-tool is not offered.
+    let names = |kb_only| -> Vec<String> {
+        jarvis::chat::tools::tool_specs(kb_only)
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    };
+    assert!(!names(true).contains(&"use_own_knowledge".to_string()));
+    assert_eq!(names(true), jarvis::chat::tools::TOOL_NAMES.to_vec());
+}
+
+#[test]
+fn jarvis_ask_adds_a_paper_through_the_real_pipeline_and_asks_before_a_duplicate() {
+    let fx = fixture(NOTES);
+    let pdf = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf/paper.pdf");
+    let args = format!(
+        r#"{{"source":"{}","mode":"full_text","title":"A Test Paper","authors":"Tester","doi":"10.1234/test.1"}}"#,
+        pdf.display()
+    );
+    let server = FakeServer::start(vec![
+        Wire::Ollama.tool_calls(&[("a", "add_document", vec![&args])]),
+        Wire::Ollama.text(&["Added."]),
+        Wire::Ollama.tool_calls(&[("b", "add_document", vec![&args])]),
+        Wire::Ollama.text(&["It is already there; shall I add it again?"]),
+    ]);
+    ask_config(&fx, &server.url);
+    let Fx { sb, kb, .. } = fx;
+    drop(kb);
+    let mut c = sb.jarvis();
+    c.args(["ask", "add my paper", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reply: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let id = reply["session_id"].as_str().unwrap().to_string();
+    let b = bodies(&server);
+    assert!(
+        b[1].contains("Added \\\"A Test Paper\\\""),
+        "{}",
+        &b[1][b[1].len().saturating_sub(600)..]
+    );
+    let mut c = sb.jarvis();
+    c.args(["ask", "add it again", "--session", &id]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let b = bodies(&server);
+    assert!(
+        b[3].contains("Not added") && b[3].contains("allow_duplicate=true"),
+        "{}",
+        &b[3][b[3].len().saturating_sub(600)..]
+    );
+}
