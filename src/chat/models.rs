@@ -33,9 +33,13 @@ pub enum SwitchError {
 }
 
 impl SwitchError {
-    /// All refusals are the user's to fix.
+    /// A private session moving to the cloud collides with its state; the
+    /// other refusals are the user's input to fix.
     pub fn kind(&self) -> crate::error_kind::ErrorKind {
-        crate::error_kind::ErrorKind::User
+        match self {
+            SwitchError::PrivateToCloud { .. } => crate::error_kind::ErrorKind::Conflict,
+            _ => crate::error_kind::ErrorKind::User,
+        }
     }
 }
 

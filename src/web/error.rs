@@ -156,14 +156,7 @@ impl From<crate::chat::ChatError> for ApiError {
         let kind = match &e {
             // A private session moving to the cloud collides with its state.
             ChatError::Switch(SwitchError::PrivateToCloud { .. }) => ErrorKind::Conflict,
-            _ => match e.kind_name() {
-                "user" => ErrorKind::User,
-                "not_found" => ErrorKind::NotFound,
-                "conflict" => ErrorKind::Conflict,
-                "unavailable" => ErrorKind::Unavailable,
-                "cancelled" => ErrorKind::Cancelled,
-                _ => ErrorKind::Internal,
-            },
+            _ => e.kind(),
         };
         ApiError::from_kind(kind, e.to_string())
     }
