@@ -462,7 +462,7 @@ fn the_library_tools_do_what_they_say() {
     );
     let s = session(&agent, "ollama");
     let r = agent
-        .run_turn(&s, "do everything", &Events::default().sink(), &CancelToken::new())
+        .run_turn(&s, "do everything", &Events::default().sink(), &Cancel::new())
         .unwrap()
         .unwrap();
     assert_eq!(r.text, "done");

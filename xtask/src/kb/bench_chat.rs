@@ -14,12 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use jarvis::cancel::Cancel;
 use jarvis::chat::tools::{ToolDeps, VaultSettings};
 use jarvis::chat::{CachedProviders, ChatAgent, ChatDeps, ChatEvent, ChatSettings, SessionStore};
 use jarvis::kb::{Document, Kb, KbSettings};
 use jarvis::llm::provider::{Exchange, PdfToText, Turn};
 use jarvis::llm::transcript::{Block, Message, Role};
-use jarvis::llm::{CallError, CancelToken, LlmSettings};
+use jarvis::llm::{CallError, LlmSettings};
 use jarvis::paths::JarvisHome;
 use jarvis::store::Metadata;
 use rand::rngs::StdRng;
@@ -94,7 +95,7 @@ impl Exchange for Instant3 {
     fn model(&self) -> &str {
         "instant"
     }
-    fn exchange(&self, turn: &Turn<'_>, _: Option<&CancelToken>) -> Result<Message, CallError> {
+    fn exchange(&self, turn: &Turn<'_>, _: Option<&Cancel>) -> Result<Message, CallError> {
         let n = calls_so_far(turn.messages);
         let call = |id: &str, name: &str, args: serde_json::Value| Message {
             role: Role::Assistant,
@@ -209,7 +210,7 @@ fn series(agent: &ChatAgent, turns: usize) -> Result<Vec<(f64, f64, f64)>> {
                 &s,
                 &format!("question {i} about transformer latency"),
                 &sink,
-                &CancelToken::new(),
+                &Cancel::new(),
             )
             .context("bench turn")?;
         let total = t0.elapsed().as_secs_f64() * 1000.0;
