@@ -17,13 +17,17 @@
 //! | event | when | fields |
 //! |---|---|---|
 //! | `status` | before compaction and before the first model request | `state`: `compacting` \| `thinking` |
-//! | `text` | a piece of the answer as it streams | `text` |
+//! | `text` | a piece of the model's text as it streams (text a step says before its tool calls streams too; `reply` carries the final answer) | `text` |
 //! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
 //! | `confirm` | `remove_document` asked for the human's answer | `token`, `description` (carries the invariant line) |
 //! | `reply` | the turn finished and is saved | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error` |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
 //! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
+//!
+//! The tool-round cap counts model steps that asked for tools (from the
+//! stream's step numbers); a call in a step past the cap ends the turn with
+//! a message and no further request.
 //!
 //! Exactly one of `reply`, `stopped` or `error` ends a turn. A failed model
 //! call still ends in `reply` (with `error: true` and a "⚠️ …" text, secrets

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::cancel::Cancel;
 use crate::llm::transcript::Message;
-use crate::llm::{redact_secrets, CallError, ChatProvider, ToolCall, ToolError, ToolOutcome, TurnEnd};
+use crate::llm::{redact_secrets, CallError, ChatProvider, StreamEvent, ToolCall, ToolError, ToolOutcome, TurnEnd};
 
 use super::agent::{lock, ChatAgent};
 use super::compact::{maybe_compact, needs_compaction};
@@ -261,14 +261,13 @@ impl ChatAgent {
         events: EventSink<'_>,
         cancel: &Cancel,
     ) -> Result<Ended, CallError> {
-        let mut rounds = 0usize;
+        // The step the model is on (0-based), from the stream: a call in
+        // step n belongs to tool round n + 1.
+        let step = std::cell::Cell::new(0usize);
         let mut capped = false;
         let mut announced = 0usize;
         let mut dispatch = |call: &ToolCall| -> Result<ToolOutcome, ToolError> {
-            // The provider's agentic turn does not report where one model
-            // reply's calls end, so each call counts as a round: an upper
-            // bound, which only ever ends a loop sooner.
-            rounds += 1;
+            let rounds = step.get() + 1;
             if rounds > max_rounds {
                 capped = true;
                 // Ends the turn at once with no further request, exactly
@@ -323,14 +322,18 @@ impl ChatAgent {
             }
             out
         };
-        let end = provider.agentic_turn(transcript, tools, &mut dispatch, system, Some(cancel))?;
+        // Text streams as it arrives. A step that ends in tool calls may
+        // say something first ("Let me search…"); that text streams too, and
+        // the reply event carries the final answer.
+        let mut on_event = |e: StreamEvent<'_>| match e {
+            StreamEvent::StepStart { step: n } => step.set(n),
+            StreamEvent::TextDelta(t) if !t.is_empty() => events(ChatEvent::Text { text: t.to_string() }),
+            _ => {}
+        };
+        let end =
+            provider.agentic_turn_streaming(transcript, tools, &mut dispatch, system, Some(cancel), &mut on_event)?;
         Ok(match end {
-            TurnEnd::Reply(text) => {
-                if !text.is_empty() {
-                    events(ChatEvent::Text { text: text.clone() });
-                }
-                Ended::Reply(text)
-            }
+            TurnEnd::Reply(text) => Ended::Reply(text),
             TurnEnd::PrivacyStop(text) if capped => Ended::RoundCap(text),
             TurnEnd::PrivacyStop(text) => Ended::PrivacyStop(text),
         })

@@ -67,6 +67,18 @@ fn every_wire_runs_a_tool_turn_with_events_sources_and_retrieved_data_markers() 
         assert_eq!(finishes.len(), 2);
         assert!(finishes.iter().all(|(_, n)| *n > 0));
         assert!(matches!(events.last(), Some(ChatEvent::Reply(_))));
+        let deltas: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                ChatEvent::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            deltas,
+            vec!["Nine minutes, ", "in salted water."],
+            "{wire:?}: text streams as deltas"
+        );
         // What the model received for search_kb is marked as data, with the
         // hit's full passage; kb_stats shows real categories.
         let second = &bodies(&server)[1];
