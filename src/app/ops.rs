@@ -63,6 +63,17 @@ pub struct Stats {
     pub legacy_private_papers: Vec<String>,
 }
 
+/// What doctor's search probe saw.
+#[derive(Debug, Clone)]
+pub struct ProbeReport {
+    pub chunks: usize,
+    pub documents: usize,
+    pub hits: usize,
+    pub search_ms: u64,
+}
+
+pub use crate::sandbox::{ChildOutcome, Ending};
+
 /// Papers are always public; a private one predates that invariant.
 pub fn legacy_private_papers(kb: &Kb) -> Result<Vec<String>, KbError> {
     let f = Filter {
@@ -93,6 +104,41 @@ impl App {
         cancel: &crate::cancel::Cancel,
     ) -> Result<EvalReport, OpError> {
         Ok(self.kb()?.evaluate(set, opts, progress, &|| cancel.is_cancelled())?)
+    }
+
+    /// Doctor's probe: open, count, and search with words the index holds
+    /// (so both legs have work to do), re-ranking off.
+    pub fn probe_search(&self) -> Result<ProbeReport, OpError> {
+        let kb = self.kb()?;
+        let chunks = kb.count()?;
+        let documents = kb.count_unique_documents()?;
+        let query = match kb.store().iter_chunks().next() {
+            Some(rec) => rec
+                .map_err(KbError::from)?
+                .text
+                .split_whitespace()
+                .take(8)
+                .collect::<Vec<_>>()
+                .join(" "),
+            None => "knowledge base probe".to_string(),
+        };
+        let start = std::time::Instant::now();
+        let mut req = SearchRequest::new(query, 3);
+        req.rerank = false;
+        let hits = kb.search(&req)?.len();
+        Ok(ProbeReport {
+            chunks,
+            documents,
+            hits,
+            search_ms: start.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Run `jarvis kb __probe` in a child process (so a native crash in
+    /// opening or searching becomes a diagnosis). Call it while this
+    /// process does not hold the knowledge base.
+    pub fn probe_in_child(&self, timeout: std::time::Duration) -> Result<ChildOutcome, crate::sandbox::SandboxError> {
+        crate::sandbox::run_self(&["kb", "__probe"], timeout)
     }
 
     /// Documents matching `filter`, newest first.

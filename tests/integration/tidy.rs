@@ -143,6 +143,49 @@ fn one_engine_per_module() {
     );
 }
 
+/// `cli` parses and prints; composing engines and features is `app`'s
+/// job. So the CLI never names the engines, the store, the sandbox or the
+/// composition entry points — it calls `App` methods.
+#[test]
+fn cli_does_not_compose() {
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut files = Vec::new();
+    rust_files(&cli, &mut files);
+    let forbidden = [
+        "crate::store",
+        "crate::embed",
+        "crate::index::bm25",
+        "crate::index::vector",
+        "crate::pdf::",
+        "crate::sandbox",
+        "crate::runtime::",
+        "open_kb",
+        "Kb::open",
+        "add_document",
+        "ingest::vault::refresh_vault",
+        "crate::kb::Kb;",
+    ];
+    let mut violations = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&cli).unwrap().to_string_lossy().into_owned();
+        let code: String = non_test_code(&std::fs::read_to_string(f).unwrap())
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for name in forbidden {
+            if code.contains(name) {
+                violations.push(format!("src/cli/{rel} uses {name}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "cli composes instead of calling App:\n{}",
+        violations.join("\n")
+    );
+}
+
 #[test]
 fn the_detector_itself_works() {
     assert!(uses("use fjall::Database;", "fjall"));

@@ -8,7 +8,6 @@ use crate::ingest::paper::AddReport;
 use crate::ingest::vault::VaultReport;
 use crate::kb::maintain::{Agreement, DiskUsage, ReindexReport};
 use crate::kb::ops::DocumentSummary;
-use crate::store::Metadata;
 
 /// One row of `kb list --json`.
 #[derive(Debug, Serialize)]
@@ -21,7 +20,7 @@ pub struct Document {
     pub file_path: Option<String>,
     pub chunks: usize,
     pub date_added: String,
-    pub meta: Metadata,
+    pub meta: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl From<&DocumentSummary> for Document {

@@ -1,7 +1,7 @@
 //! `jarvis kb reindex`, `jarvis kb doctor` and the hidden `kb __probe`.
 //!
 //! Doctor runs its search probe in a child process of this same binary
-//! (through [`crate::sandbox`]): a crash inside a native library (ONNX
+//! (`App::probe_in_child`): a crash inside a native library (ONNX
 //! Runtime, LMDB under arroy, tantivy, fjall) then ends the child, and the
 //! parent reports the exit status or signal as the diagnosis instead of
 //! dying with it. The child needs the one-owner lock, so doctor runs the
@@ -13,11 +13,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::app::ops::legacy_private_papers;
+use crate::app::ops::{ChildOutcome, Ending};
 use crate::app::App;
 use crate::cli::term::{Access, Term};
-use crate::kb::search::SearchRequest;
-use crate::kb::Kb;
-use crate::sandbox::{self, Ending};
 
 use super::emit_json;
 use super::info::legacy_warning;
@@ -77,21 +75,11 @@ pub fn reindex(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
 }
 
 /// Open, count, search: the probe's report as one JSON value.
-fn probe_report(kb: &Kb) -> anyhow::Result<serde_json::Value> {
-    let chunks = kb.count()?;
-    let documents = kb.count_unique_documents()?;
-    // Query with words the index holds, so both legs have work to do.
-    let query = match kb.store().iter_chunks().next() {
-        Some(rec) => rec?.text.split_whitespace().take(8).collect::<Vec<_>>().join(" "),
-        None => "knowledge base probe".to_string(),
-    };
-    let start = Instant::now();
-    let mut req = SearchRequest::new(query, 3);
-    req.rerank = false;
-    let hits = kb.search(&req)?;
+fn probe_report(app: &App) -> anyhow::Result<serde_json::Value> {
+    let r = app.probe_search()?;
     Ok(
-        json!({ "ok": true, "chunks": chunks, "documents": documents, "hits": hits.len(),
-               "search_ms": start.elapsed().as_millis() as u64 }),
+        json!({ "ok": true, "chunks": r.chunks, "documents": r.documents, "hits": r.hits,
+               "search_ms": r.search_ms }),
     )
 }
 
@@ -99,7 +87,7 @@ fn probe_report(kb: &Kb) -> anyhow::Result<serde_json::Value> {
 pub fn probe(app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     // Lets the tests crash the probe the way a damaged native index would.
     crate::kb::failpoint("kb_probe");
-    let result = app.kb().map_err(anyhow::Error::from).and_then(|kb| probe_report(&kb));
+    let result = probe_report(app);
     match result {
         Ok(v) => {
             t.out(&format!("{v}\n"))?;
@@ -152,14 +140,14 @@ pub fn doctor(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     // no lock, so a native crash is a diagnosis. In the owner the store is
     // already open (and locked), so the probe searches in-process.
     let outcome = match t.access() {
-        Access::Direct => sandbox::run_self(&["kb", "__probe"], PROBE_TIMEOUT)?,
+        Access::Direct => app.probe_in_child(PROBE_TIMEOUT)?,
         Access::Owner { pid, .. } => {
             let start = Instant::now();
-            let (report, code) = match app.kb().map_err(anyhow::Error::from).and_then(|kb| probe_report(&kb)) {
+            let (report, code) = match probe_report(app) {
                 Ok(v) => (v, 0),
                 Err(e) => (json!({ "ok": false, "error": format!("{e:#}") }), PROBE_FAILED),
             };
-            sandbox::ChildOutcome {
+            ChildOutcome {
                 pid: *pid,
                 ending: Ending::Exited { code },
                 stdout: format!("{report}\n"),
