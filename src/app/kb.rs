@@ -108,8 +108,24 @@ pub fn load_embedder(cfg: &Config) -> Result<Embedder, OpenError> {
 /// Open the knowledge base this configuration names. Re-ranking is enabled
 /// when `rag.rerank_model` names a directory with model.onnx +
 /// tokenizer.json (no cross-encoder weights ship with Jarvis).
+///
+/// The embedding model and ONNX Runtime are loaded on the first search or
+/// write, not here: `kb stats`, `list`, `schema`, `remove` never pay for
+/// them. What can be checked cheaply (the model is known, its files are
+/// available) is checked now so a bad setting still fails at once.
 pub fn open_kb(cfg: &Config) -> Result<Kb, OpenError> {
-    let embedder = load_embedder(cfg)?;
+    let model_id = cfg.str("rag.embed_model");
+    let spec = embed::lookup(&model_id)?.clone();
+    if crate::app::runtime_check::overrides(cfg).model_dir.is_none() && model_id != embed::DEFAULT_MODEL_ID {
+        return Err(OpenError::ModelMissing {
+            model: model_id,
+            bundled: embed::DEFAULT_MODEL_ID.into(),
+        });
+    }
+    let for_loader = cfg.clone();
+    let loader: crate::kb::EmbedderLoader = Box::new(move || {
+        load_embedder(&for_loader).map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+    });
     let reranker = match cfg.str("rag.rerank_model") {
         m if m.is_empty() => None,
         m => {
@@ -125,5 +141,5 @@ pub fn open_kb(cfg: &Config) -> Result<Kb, OpenError> {
         }
     };
     let dir = cfg.rag_dir();
-    Ok(Kb::open(&dir, embedder, reranker, kb_settings(cfg))?)
+    Ok(Kb::open_lazy(&dir, spec, loader, reranker, kb_settings(cfg))?)
 }

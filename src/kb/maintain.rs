@@ -116,7 +116,7 @@ impl Kb {
         let ids = self.store.all_ids()?;
         let total = ids.len();
         let mut bm25 = Bm25Index::open_or_create(&dir.join("bm25"))?;
-        let dims = self.embedder().dims();
+        let dims = self.dims();
         let mut vectors = VectorIndex::open_or_create(&dir.join("vectors"), dims)?;
         let mut headers_added = 0;
         let mut done = 0;
@@ -141,7 +141,7 @@ impl Kb {
                 recs.push(rec);
             }
             let texts: Vec<&str> = recs.iter().map(|r| r.embed_text.as_str()).collect();
-            let vecs = self.embedder().embed_documents(&texts)?;
+            let vecs = self.embedder()?.embed_documents(&texts)?;
             let items: Vec<_> = recs
                 .iter()
                 .zip(&vecs)

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::embed::rerank::CrossEncoder;
-use crate::embed::{EmbedError, Embedder};
+use crate::embed::{EmbedError, Embedder, ModelSpec};
 use crate::index::bm25::{Bm25Error, Bm25Index};
 use crate::index::vector::{VectorError, VectorIndex};
 use crate::index::{ChunkId, IndexDoc};
@@ -78,6 +78,10 @@ pub enum KbError {
     Embed(#[from] EmbedError),
     #[error("invalid chunking settings: {0}")]
     Chunker(#[from] crate::kb::chunker::ChunkerError),
+    /// The embedding model (or ONNX Runtime) could not be loaded when a
+    /// search or write first needed it; the source says which file and why.
+    #[error("cannot load the embedding model: {0}")]
+    EmbedderLoad(Box<dyn std::error::Error + Send + Sync>),
     #[error("stopped")]
     Cancelled,
     /// A document without a valid `visibility` was refused (a bug in the
@@ -103,6 +107,7 @@ impl KbError {
             KbError::Cancelled => ErrorKind::Cancelled,
             KbError::Invalid(_) => ErrorKind::User,
             KbError::NoVisibility { .. } => ErrorKind::Internal,
+            KbError::EmbedderLoad(_) => ErrorKind::Unavailable,
         }
     }
 }
@@ -118,7 +123,13 @@ pub(crate) struct Indexes {
 pub struct Kb {
     store: Store,
     indexes: Mutex<Indexes>,
-    embedder: Mutex<Embedder>,
+    /// The configured model's registry entry: its id and dimensions are
+    /// known without loading anything.
+    spec: ModelSpec,
+    /// Loaded on first use (see [`Kb::open_lazy`]), so commands that never
+    /// embed never load ONNX Runtime or the model.
+    embedder: Mutex<Option<Embedder>>,
+    loader: Option<EmbedderLoader>,
     reranker: Option<Mutex<CrossEncoder>>,
     settings: KbSettings,
     /// Set when the store's model differs from the embedder's; cleared by
@@ -141,8 +152,34 @@ impl Kb {
         reranker: Option<CrossEncoder>,
         settings: KbSettings,
     ) -> Result<Kb> {
+        let spec = embedder.spec().clone();
+        Self::open_with(rag_dir, spec, Some(embedder), None, reranker, settings)
+    }
+
+    /// Like [`Kb::open`], but the embedder is loaded by `loader` the first
+    /// time a search or write needs it: `kb stats`, `list`, `schema` and the
+    /// like never load ONNX Runtime or the model. `spec` is the configured
+    /// model's registry entry (its id is checked against the store now).
+    pub fn open_lazy(
+        rag_dir: &Path,
+        spec: ModelSpec,
+        loader: EmbedderLoader,
+        reranker: Option<CrossEncoder>,
+        settings: KbSettings,
+    ) -> Result<Kb> {
+        Self::open_with(rag_dir, spec, None, Some(loader), reranker, settings)
+    }
+
+    fn open_with(
+        rag_dir: &Path,
+        spec: ModelSpec,
+        embedder: Option<Embedder>,
+        loader: Option<EmbedderLoader>,
+        reranker: Option<CrossEncoder>,
+        settings: KbSettings,
+    ) -> Result<Kb> {
         let store = Store::open(rag_dir)?;
-        let configured = embedder.model_id().to_string();
+        let configured = spec.id.to_string();
         let mismatch = match store.meta_string("embed_model")? {
             Some(stored) if stored != configured => Some((stored, configured.clone())),
             Some(_) => None,
@@ -158,13 +195,15 @@ impl Kb {
         let mut bm25 = open_bm25(&dir.join("bm25"))?;
         bm25.set_boosts(settings.field_boosts);
         let vectors = match mismatch {
-            None => Some(VectorIndex::open_or_create(&dir.join("vectors"), embedder.dims())?),
+            None => Some(VectorIndex::open_or_create(&dir.join("vectors"), spec.dims)?),
             Some(_) => None,
         };
         let kb = Kb {
             store,
             indexes: Mutex::new(Indexes { bm25, vectors }),
+            spec,
             embedder: Mutex::new(embedder),
+            loader,
             reranker: reranker.map(Mutex::new),
             settings,
             mismatch: Mutex::new(mismatch),
@@ -178,8 +217,14 @@ impl Kb {
     /// Close the knowledge base (releasing its lock) and hand back the
     /// embedder, so a caller that reopens — a crash test, a benchmark — does
     /// not pay the model load again.
-    pub fn into_embedder(self) -> Embedder {
-        self.embedder.into_inner().unwrap_or_else(|p| p.into_inner())
+    pub fn into_embedder(self) -> Result<Embedder> {
+        if let Some(e) = self.embedder.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Ok(e);
+        }
+        match &self.loader {
+            Some(load) => load().map_err(KbError::EmbedderLoad),
+            None => Err(KbError::EmbedderLoad("no embedder and no way to load one".into())),
+        }
     }
 
     pub fn store(&self) -> &Store {
@@ -191,7 +236,18 @@ impl Kb {
     }
 
     pub fn model_id(&self) -> String {
-        lock(&self.embedder).model_id().to_string()
+        self.spec.id.to_string()
+    }
+
+    /// Vector length of the configured model (known without loading it).
+    pub fn dims(&self) -> usize {
+        self.spec.dims
+    }
+
+    /// Whether the embedder has been loaded in this process (for tests and
+    /// start-up measurements).
+    pub fn embedder_loaded(&self) -> bool {
+        lock(&self.embedder).is_some()
     }
 
     /// The refusal every search and write gives while the model differs.
@@ -209,8 +265,20 @@ impl Kb {
         lock(&self.indexes)
     }
 
-    pub(crate) fn embedder(&self) -> std::sync::MutexGuard<'_, Embedder> {
-        lock(&self.embedder)
+    /// The embedder, loading it first if this is its first use. Loading
+    /// happens under the lock, so two threads never load it twice; a failed
+    /// load is reported and retried on the next call.
+    pub(crate) fn embedder(&self) -> Result<EmbedderGuard<'_>> {
+        let mut slot = lock(&self.embedder);
+        if slot.is_none() {
+            let Some(load) = &self.loader else {
+                return Err(KbError::EmbedderLoad("no embedder and no way to load one".into()));
+            };
+            let started = std::time::Instant::now();
+            *slot = Some(load().map_err(KbError::EmbedderLoad)?);
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, "embedder loaded on first use");
+        }
+        Ok(EmbedderGuard(slot))
     }
 
     pub(crate) fn reranker(&self) -> Option<std::sync::MutexGuard<'_, CrossEncoder>> {
@@ -350,6 +418,33 @@ impl Kb {
         };
         self.store.prune_journal(b.min(v))?;
         Ok(())
+    }
+}
+
+/// Loads the embedding model (and ONNX Runtime) when first needed.
+pub type EmbedderLoader =
+    Box<dyn Fn() -> std::result::Result<Embedder, Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
+
+/// The loaded embedder, held under its lock.
+pub(crate) struct EmbedderGuard<'a>(std::sync::MutexGuard<'a, Option<Embedder>>);
+
+impl std::ops::Deref for EmbedderGuard<'_> {
+    type Target = Embedder;
+    fn deref(&self) -> &Embedder {
+        match self.0.as_ref() {
+            Some(e) => e,
+            // Only Kb::embedder builds a guard, and only after filling the slot.
+            None => unreachable!("an EmbedderGuard is only made over a loaded embedder"),
+        }
+    }
+}
+
+impl std::ops::DerefMut for EmbedderGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Embedder {
+        match self.0.as_mut() {
+            Some(e) => e,
+            None => unreachable!("an EmbedderGuard is only made over a loaded embedder"),
+        }
     }
 }
 

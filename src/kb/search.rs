@@ -100,7 +100,7 @@ impl Kb {
         let leg = (keep * 2).max(50);
 
         // Embed outside the index lock: it is the slow part.
-        let qv = self.embedder().embed_query(&req.query)?;
+        let qv = self.embedder()?.embed_query(&req.query)?;
         let (dense, sparse, exact) = {
             let ix = self.indexes();
             let pool: Option<RoaringBitmap> = if req.filter.is_empty() {

@@ -126,7 +126,7 @@ impl Kb {
         }
         let texts: Vec<&str> = docs.iter().map(|d| d.embed_text.as_str()).collect();
         let vectors = self
-            .embedder()
+            .embedder()?
             .embed_documents_cancellable(&texts, &|| cancel.is_cancelled())
             .map_err(|e| match e {
                 crate::embed::EmbedError::Cancelled => KbError::Cancelled,
@@ -142,7 +142,7 @@ impl Kb {
     pub fn prepare_with_vectors(&self, docs: Vec<Document>, vectors: Vec<Vec<f32>>) -> Result<Prepared> {
         self.check_model()?;
         docs.iter().try_for_each(|d| check_visibility(&d.meta))?;
-        let dims = self.embedder().dims();
+        let dims = self.dims();
         if docs.len() != vectors.len() {
             return Err(KbError::Invalid(format!(
                 "{} documents but {} vectors",

@@ -139,7 +139,7 @@ fn a_planted_private_best_match_never_reaches_a_public_search() {
             let ix = kb.indexes();
             let pool = ix.bm25.filter_ids(&Filter::public_only()).unwrap();
             assert!(!pool.contains(private_id.0 as u32));
-            let qv = kb.embedder().embed_query(query).unwrap();
+            let qv = kb.embedder().unwrap().embed_query(query).unwrap();
             let dense = ix.vectors.as_ref().unwrap().search(&qv, Some(&pool), 50).unwrap();
             assert!(dense.iter().all(|(id, _)| *id != private_id));
             let sparse = ix.bm25.search(query, &Filter::public_only(), 50).unwrap();
@@ -393,6 +393,7 @@ fn a_missing_or_unknown_visibility_is_private_everywhere() {
     // visibility at all, and a misspelt one.
     let vecs = kb
         .embedder()
+        .unwrap()
         .embed_documents(&["Volcanoes erupt magma and lava.", "Volcano lava flows."])
         .unwrap();
     let mut chunks = Vec::new();
@@ -470,7 +471,7 @@ fn a_document_without_a_valid_visibility_is_refused() {
             Err(KbError::NoVisibility { .. })
         ));
         assert!(matches!(
-            kb.prepare_with_vectors(vec![doc], vec![vec![0.0; kb.embedder().dims()]]),
+            kb.prepare_with_vectors(vec![doc], vec![vec![0.0; kb.dims()]]),
             Err(KbError::NoVisibility { .. })
         ));
     }
@@ -537,4 +538,30 @@ fn a_commit_indexes_what_it_committed_even_if_reads_fail() {
     req.hybrid = Some(true);
     let hits = kb.search(&req).unwrap();
     assert_eq!(hits[0].bm25_rank, Some(1), "{hits:?}");
+}
+
+/// Start-up cost: opening, counting and listing never load the model; the
+/// first search does, once.
+#[test]
+fn the_embedder_is_loaded_only_when_something_embeds() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let t = tempfile::tempdir().unwrap();
+    let loads = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&loads);
+    let loader: EmbedderLoader = Box::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Ok(embedder())
+    });
+    let spec = lookup(DEFAULT_MODEL_ID).unwrap().clone();
+    let kb = Kb::open_lazy(t.path(), spec, loader, None, KbSettings::default()).unwrap();
+    assert_eq!(kb.store().count().unwrap(), 0);
+    assert!(kb.list_documents(&Filter::default(), 10).unwrap().is_empty());
+    assert_eq!(kb.model_id(), DEFAULT_MODEL_ID);
+    assert!(!kb.embedder_loaded());
+    assert_eq!(loads.load(Ordering::SeqCst), 0);
+    note(&kb, "a.md", "public", "# Otters\n\nRiver otters eat fish.");
+    kb.search(&SearchRequest::new("otters", 3)).unwrap();
+    assert!(kb.embedder_loaded());
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
 }

@@ -2,7 +2,9 @@
 //! default embedding model and its tokenizer.
 //!
 //! Owns: unpacking each embedded piece into `$JARVIS_HOME/runtime/<sha256>/`
-//! atomically, verifying it against its pinned sha256 (and re-extracting a
+//! atomically, verifying it against its pinned sha256 when it is unpacked
+//! and whenever its stamp (size, mtime, inode — `.<name>.verified` beside
+//! it) changes, otherwise trusting the stamp (and re-extracting a
 //! damaged cache), and choosing between a bundled piece and one the user
 //! configured instead.
 //! Must not: load any library itself (that is `embed` for ONNX Runtime and
@@ -133,9 +135,21 @@ pub(crate) fn ensure_from(root: &Path, p: &EmbeddedPiece) -> Result<Resolved, Ru
     let dir = root.join(p.sha256);
     let dest = dir.join(p.name);
     let mut provenance = Provenance::BundledFresh;
+    let stamp_path = dir.join(format!(".{}.verified", p.name));
     if dest.exists() {
+        // Verified before and untouched since (same size, mtime and inode):
+        // trust it rather than hash ~67 MB on every start.
+        if stamp_of(&dest).is_some_and(|now| fs::read_to_string(&stamp_path).ok().as_deref() == Some(now.as_str())) {
+            return Ok(Resolved {
+                name: p.name.into(),
+                path: dest,
+                sha256: p.sha256.into(),
+                provenance: Provenance::BundledCached,
+            });
+        }
         match sha256_file(&dest) {
             Ok(h) if h == p.sha256 => {
+                write_stamp(&dest, &stamp_path);
                 return Ok(Resolved {
                     name: p.name.into(),
                     path: dest,
@@ -173,6 +187,7 @@ pub(crate) fn ensure_from(root: &Path, p: &EmbeddedPiece) -> Result<Resolved, Ru
         .map_err(|e| io(&dest, e))?;
     tmp.as_file().sync_all().map_err(|e| io(&dest, e))?;
     tmp.persist(&dest).map_err(|e| io(&dest, e.error))?;
+    write_stamp(&dest, &stamp_path);
     tracing::info!(piece = p.name, path = %dest.display(), ?provenance, "unpacked bundled runtime piece");
     Ok(Resolved {
         name: p.name.into(),
@@ -180,6 +195,47 @@ pub(crate) fn ensure_from(root: &Path, p: &EmbeddedPiece) -> Result<Resolved, Ru
         sha256: actual,
         provenance,
     })
+}
+
+/// The cheap identity of a file that full verification vouches for: size,
+/// modification time (ns) and inode. Any rewrite, replacement or touch
+/// changes it and brings the sha256 check back.
+fn stamp_of(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).ok()?;
+    Some(format!(
+        "size {} mtime {}.{:09} inode {} dev {}\n",
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ino(),
+        m.dev()
+    ))
+}
+
+/// Records that `dest` was just verified. Best-effort: without a stamp the
+/// next start simply verifies again. A file modified in the last few
+/// seconds is not stamped ("racy" as git calls it): file times have coarse
+/// granularity, so a change right after verification could leave the same
+/// stamp; such a file is simply verified again next time.
+fn write_stamp(dest: &Path, stamp_path: &Path) {
+    let recent = fs::metadata(dest)
+        .and_then(|m| m.modified())
+        .map(|t| t.elapsed().map_or(true, |age| age < std::time::Duration::from_secs(3)))
+        .unwrap_or(true);
+    if recent {
+        let _ = fs::remove_file(stamp_path);
+        return;
+    }
+    let Some(stamp) = stamp_of(dest) else { return };
+    let written = tempfile::NamedTempFile::new_in(stamp_path.parent().unwrap_or(Path::new(".")))
+        .and_then(|mut tmp| {
+            std::io::Write::write_all(&mut tmp, stamp.as_bytes())?;
+            tmp.persist(stamp_path).map(|_| ()).map_err(|e| e.error)
+        });
+    if let Err(e) = written {
+        tracing::debug!(path = %stamp_path.display(), error = %e, "could not record the runtime verification stamp");
+    }
 }
 
 fn decompress(p: &EmbeddedPiece) -> Result<Vec<u8>, RuntimeError> {
@@ -301,6 +357,34 @@ mod tests {
         // Only the final file, no temp files left behind.
         let entries: Vec<_> = fs::read_dir(r.path.parent().unwrap()).unwrap().collect();
         assert_eq!(entries.len(), 1);
+    }
+
+    #[test]
+    fn a_verified_file_is_trusted_until_its_stamp_changes() {
+        let t = tempfile::tempdir().unwrap();
+        let home = JarvisHome::at(t.path());
+        let r = ensure_bundled(&home, TOKENIZER_JSON).unwrap();
+        let stamp = r.path.parent().unwrap().join(format!(".{TOKENIZER_JSON}.verified"));
+        // Just unpacked: too recent to stamp.
+        assert!(!stamp.exists());
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let set_mtime = |t| fs::File::options().write(true).open(&r.path).unwrap().set_modified(t).unwrap();
+        set_mtime(old);
+        // Verified by hash, then stamped.
+        assert_eq!(ensure_bundled(&home, TOKENIZER_JSON).unwrap().provenance, Provenance::BundledCached);
+        assert!(stamp.exists());
+        // Damage that keeps size, mtime and inode is trusted (that is the
+        // bargain: no 67 MB hash per start)…
+        let mut bytes = fs::read(&r.path).unwrap();
+        bytes[100] ^= 0xff;
+        fs::write(&r.path, &bytes).unwrap();
+        set_mtime(old);
+        assert_eq!(ensure_bundled(&home, TOKENIZER_JSON).unwrap().provenance, Provenance::BundledCached);
+        // …but any change to the stamp brings the full check back.
+        set_mtime(old + std::time::Duration::from_secs(1));
+        let fixed = ensure_bundled(&home, TOKENIZER_JSON).unwrap();
+        assert_eq!(fixed.provenance, Provenance::BundledRepaired);
+        assert_eq!(sha256_file(&fixed.path).unwrap(), tok().sha256);
     }
 
     #[test]

@@ -567,7 +567,7 @@ fn kb_survives_kills_at_random_points() {
         if *mode == "stream" {
             next = done_upto + 1;
         }
-        embedder = Some(kb.into_embedder());
+        embedder = Some(kb.into_embedder().expect("embedder"));
     }
 
     // Finally a reindex that completes, on what the crashes left behind.

@@ -201,7 +201,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         let (h50, h95) = lat(true)?;
         let agreement = kb.agreement()?;
         let gen = kb.store().generation()?;
-        embedder = Some(kb.into_embedder());
+        embedder = Some(kb.into_embedder()?);
 
         // BM25 alone, straight on the index (the KB is closed, so its
         // writer lock is free).
