@@ -103,7 +103,7 @@ impl App {
         progress: &dyn Fn(usize, usize),
         cancel: &crate::cancel::Cancel,
     ) -> Result<EvalReport, OpError> {
-        Ok(self.kb()?.evaluate(set, opts, progress, &|| cancel.is_cancelled())?)
+        Ok(self.kb()?.evaluate(set, opts, progress, cancel)?)
     }
 
     /// Doctor's probe: open, count, and search with words the index holds

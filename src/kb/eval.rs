@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::search::{doc_key, SearchRequest};
 use super::{Kb, KbError, Result};
+use crate::cancel::Cancel;
 use crate::index::Filter;
 
 /// Depth searched for known-item sets (hit@10, MRR@10 need 10).
@@ -266,18 +267,18 @@ pub fn summarise(per_query: Vec<QueryOutcome>, graded: bool, group_docs: bool) -
 
 impl Kb {
     /// Runs every query of `set` and scores it. `progress(done, total)` is
-    /// called after each query; `cancelled` is checked between queries.
+    /// called after each query; `cancel` is checked between queries.
     pub fn evaluate(
         &self,
         set: &EvalSet,
         opts: &EvalOptions,
         progress: &dyn Fn(usize, usize),
-        cancelled: &dyn Fn() -> bool,
+        cancel: &Cancel,
     ) -> Result<EvalReport> {
         let depth = if set.graded { QRELS_DEPTH } else { KNOWN_ITEM_DEPTH };
         let mut per_query = Vec::with_capacity(set.queries.len());
         for (i, q) in set.queries.iter().enumerate() {
-            if cancelled() {
+            if cancel.is_cancelled() {
                 return Err(KbError::Cancelled);
             }
             let mut req = SearchRequest::new(q.query.clone(), depth);

@@ -80,7 +80,8 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         "set", "level", "hit@1", "hit@10", "MRR@10", "p50 ms", "p95 ms"
     );
     let mut misses = Vec::new();
-    for name in ["anchors", "aliases"] {
+    let sets: Vec<&str> = common::flag(args, "--sets").map_or(vec!["anchors", "aliases"], |s| s.split(',').collect());
+    for name in sets {
         let file = data.join(format!("{name}.jsonl"));
         let set =
             parse_known_items(&std::fs::read_to_string(&file).with_context(|| format!("read {}", file.display()))?)?;
@@ -90,7 +91,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
                 dense_only: only_dense,
                 ..EvalOptions::default()
             };
-            let r: EvalReport = kb.evaluate(&set, &opts, &|_, _| {}, &|| false)?;
+            let r: EvalReport = kb.evaluate(&set, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new())?;
             println!(
                 "{name:<10} {:<6} {:>6.3} {:>7.3} {:>7.3} {:>8.1} {:>8.1}",
                 if group_docs { "docs" } else { "chunks" },
