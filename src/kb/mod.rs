@@ -276,7 +276,10 @@ impl Kb {
             };
             let started = std::time::Instant::now();
             *slot = Some(load().map_err(KbError::EmbedderLoad)?);
-            tracing::debug!(ms = started.elapsed().as_millis() as u64, "embedder loaded on first use");
+            tracing::debug!(
+                ms = started.elapsed().as_millis() as u64,
+                "embedder loaded on first use"
+            );
         }
         Ok(EmbedderGuard(slot))
     }

@@ -155,7 +155,7 @@ pub(crate) fn ensure_from(root: &Path, p: &EmbeddedPiece) -> Result<Resolved, Ru
                     path: dest,
                     sha256: h,
                     provenance: Provenance::BundledCached,
-                })
+                });
             }
             Ok(h) => {
                 tracing::warn!(piece = p.name, expected = p.sha256, actual = %h, "unpacked runtime piece is damaged; unpacking it again")
@@ -228,11 +228,10 @@ fn write_stamp(dest: &Path, stamp_path: &Path) {
         return;
     }
     let Some(stamp) = stamp_of(dest) else { return };
-    let written = tempfile::NamedTempFile::new_in(stamp_path.parent().unwrap_or(Path::new(".")))
-        .and_then(|mut tmp| {
-            std::io::Write::write_all(&mut tmp, stamp.as_bytes())?;
-            tmp.persist(stamp_path).map(|_| ()).map_err(|e| e.error)
-        });
+    let written = tempfile::NamedTempFile::new_in(stamp_path.parent().unwrap_or(Path::new("."))).and_then(|mut tmp| {
+        std::io::Write::write_all(&mut tmp, stamp.as_bytes())?;
+        tmp.persist(stamp_path).map(|_| ()).map_err(|e| e.error)
+    });
     if let Err(e) = written {
         tracing::debug!(path = %stamp_path.display(), error = %e, "could not record the runtime verification stamp");
     }
@@ -368,10 +367,20 @@ mod tests {
         // Just unpacked: too recent to stamp.
         assert!(!stamp.exists());
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        let set_mtime = |t| fs::File::options().write(true).open(&r.path).unwrap().set_modified(t).unwrap();
+        let set_mtime = |t| {
+            fs::File::options()
+                .write(true)
+                .open(&r.path)
+                .unwrap()
+                .set_modified(t)
+                .unwrap()
+        };
         set_mtime(old);
         // Verified by hash, then stamped.
-        assert_eq!(ensure_bundled(&home, TOKENIZER_JSON).unwrap().provenance, Provenance::BundledCached);
+        assert_eq!(
+            ensure_bundled(&home, TOKENIZER_JSON).unwrap().provenance,
+            Provenance::BundledCached
+        );
         assert!(stamp.exists());
         // Damage that keeps size, mtime and inode is trusted (that is the
         // bargain: no 67 MB hash per start)…
@@ -379,7 +388,10 @@ mod tests {
         bytes[100] ^= 0xff;
         fs::write(&r.path, &bytes).unwrap();
         set_mtime(old);
-        assert_eq!(ensure_bundled(&home, TOKENIZER_JSON).unwrap().provenance, Provenance::BundledCached);
+        assert_eq!(
+            ensure_bundled(&home, TOKENIZER_JSON).unwrap().provenance,
+            Provenance::BundledCached
+        );
         // …but any change to the stamp brings the full check back.
         set_mtime(old + std::time::Duration::from_secs(1));
         let fixed = ensure_bundled(&home, TOKENIZER_JSON).unwrap();

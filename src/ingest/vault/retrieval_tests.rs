@@ -170,7 +170,9 @@ fn document_results_collapse_chunks_and_kb_eval_scores_them() {
         group_docs: true,
         ..EvalOptions::default()
     };
-    let r = f.kb.evaluate(&set, &opts, &|_, _| {}, &crate::cancel::Cancel::new()).unwrap();
+    let r =
+        f.kb.evaluate(&set, &opts, &|_, _| {}, &crate::cancel::Cancel::new())
+            .unwrap();
     assert_eq!(r.per_query[0].rank, Some(1));
     assert_eq!(r.per_query[1].rank, Some(1));
     assert_eq!(r.per_query[2].rank, None);
