@@ -116,11 +116,15 @@ pub fn load_embedder(cfg: &Config) -> Result<Embedder, OpenError> {
 pub fn open_kb(cfg: &Config) -> Result<Kb, OpenError> {
     let model_id = cfg.str("rag.embed_model");
     let spec = embed::lookup(&model_id)?.clone();
-    if crate::app::runtime_check::overrides(cfg).model_dir.is_none() && model_id != embed::DEFAULT_MODEL_ID {
-        return Err(OpenError::ModelMissing {
-            model: model_id,
-            bundled: embed::DEFAULT_MODEL_ID.into(),
-        });
+    if crate::app::runtime_check::overrides(cfg).model_dir.is_none() && spec.id != embed::DEFAULT_MODEL_ID {
+        let dir = downloaded_model_dir(cfg, &spec);
+        if !ModelFiles::in_dir(&dir).exist() {
+            return Err(OpenError::ModelMissing {
+                model: model_id,
+                bundled: embed::DEFAULT_MODEL_ID.into(),
+                dir: dir.display().to_string(),
+            });
+        }
     }
     let for_loader = cfg.clone();
     let loader: crate::kb::EmbedderLoader = Box::new(move || {
