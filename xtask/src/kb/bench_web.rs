@@ -1,0 +1,409 @@
+//! `cargo xtask bench web`: figures for the web app, in release, in one
+//! process (server, a fake Ollama speaking its NDJSON wire, and raw HTTP
+//! clients over loopback). Prints figures only; asserts nothing on time.
+//!
+//! - start: `serve` bound to `/health` answering;
+//! - page weight: the embedded HTML + CSS + JS;
+//! - one turn whose model streams 1,000 tokens: request → first SSE event,
+//!   the fake's last byte → the `reply` event at the client;
+//! - stop latency: `POST /chat/stop` sent → the `stopped` event read, and
+//!   → the stop's own answer (rollback done), against a model that would
+//!   stream for 20 s;
+//! - 20 sessions at once (a tool round, then text each): p50/p95 of the
+//!   gap between the fake sending and the client receiving each event
+//!   kind, events lost or out of order;
+//! - RSS of the whole process idle and under that load.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+
+use jarvis::llm::CancelToken;
+
+/// What the fake does for one request.
+#[derive(Clone, Copy)]
+enum Script {
+    /// `n` tokens, then done.
+    Tokens(usize),
+    /// One tool call (kb_stats), done.
+    Tool,
+    /// A token every 100 ms for 20 s.
+    Slow,
+}
+
+struct Fake {
+    url: String,
+    /// When the fake wrote the last byte of each answer, in order.
+    sent: Arc<Mutex<Vec<Instant>>>,
+}
+
+fn ndjson(content: &str) -> String {
+    format!("{}\n", json!({"model":"bench","message":{"role":"assistant","content":content},"done":false}))
+}
+
+fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result<Fake> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let sent2 = sent.clone();
+    let plan = Arc::new(plan);
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut s) = stream else { break };
+            let (plan, sent) = (plan.clone(), sent2.clone());
+            std::thread::spawn(move || {
+                if read_request(&mut s).is_none() {
+                    return;
+                }
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+                let chunk = |s: &mut TcpStream, d: &str| -> std::io::Result<()> {
+                    write!(s, "{:x}\r\n{d}\r\n", d.len())?;
+                    s.flush()
+                };
+                let done = format!("{}\n", json!({"model":"bench","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}));
+                let ok = match plan(n) {
+                    Script::Tokens(k) => (0..k).all(|i| chunk(&mut s, &ndjson(&format!("t{i} "))).is_ok()),
+                    Script::Tool => chunk(
+                        &mut s,
+                        &format!("{}\n", json!({"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"kb_stats","arguments":{}}}]},"done":false})),
+                    )
+                    .is_ok(),
+                    Script::Slow => {
+                        let start = Instant::now();
+                        while start.elapsed() < Duration::from_secs(20) {
+                            if chunk(&mut s, &ndjson("tick ")).is_err() {
+                                return;
+                            }
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                        true
+                    }
+                };
+                if ok && chunk(&mut s, &done).is_ok() && s.write_all(b"0\r\n\r\n").is_ok() {
+                    sent.lock().unwrap_or_else(|p| p.into_inner()).push(Instant::now());
+                }
+            });
+        }
+    });
+    Ok(Fake { url, sent })
+}
+
+fn read_request(s: &mut TcpStream) -> Option<()> {
+    let mut r = BufReader::new(s.try_clone().ok()?);
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).ok()?;
+        let l = line.trim_end().to_ascii_lowercase();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.strip_prefix("content-length:") {
+            len = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    Some(())
+}
+
+/// A raw HTTP/1.1 request; returns (status, reader positioned at the body).
+fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, BufReader<TcpStream>)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let host = format!("127.0.0.1:{}", addr.port());
+    let b = body.map(|v| v.to_string()).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+        b.len()
+    )?;
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    let status = line.split_whitespace().nth(1).unwrap_or("0").parse().unwrap_or(0);
+    loop {
+        line.clear();
+        r.read_line(&mut line)?;
+        if line.trim_end().is_empty() {
+            break;
+        }
+    }
+    Ok((status, r))
+}
+
+fn json_call(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Result<Value> {
+    let (status, mut r) = request(addr, method, path, body)?;
+    let mut text = String::new();
+    // Bodies here are small and either chunked or length-delimited; read
+    // all and strip chunk framing crudely by finding the JSON.
+    r.read_to_string(&mut text)?;
+    let start = text.find(['{', '[']).unwrap_or(0);
+    let end = text.rfind(['}', ']']).map(|i| i + 1).unwrap_or(text.len());
+    let v: Value = serde_json::from_str(&text[start..end]).with_context(|| format!("{path} → {status}: {text}"))?;
+    Ok(v)
+}
+
+/// Read SSE `data:` events (each with its arrival time) until the stream ends.
+fn read_events(r: &mut BufReader<TcpStream>, mut each: impl FnMut(&Value, Instant)) -> Result<()> {
+    let mut buf = String::new();
+    loop {
+        let mut size = String::new();
+        if r.read_line(&mut size)? == 0 {
+            return Ok(());
+        }
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            return Ok(());
+        }
+        let mut chunk = vec![0; n + 2];
+        r.read_exact(&mut chunk)?;
+        buf.push_str(&String::from_utf8_lossy(&chunk[..n]));
+        while let Some(i) = buf.find("\n\n") {
+            let frame: String = buf.drain(..i + 2).collect();
+            let data: String = frame.lines().filter_map(|l| l.strip_prefix("data:")).collect();
+            if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
+                each(&v, Instant::now());
+            }
+        }
+    }
+}
+
+fn new_session(addr: SocketAddr) -> Result<String> {
+    let v = json_call(addr, "POST", "/sessions/new", Some(&json!({})))?;
+    Ok(v["session"]["id"].as_str().context("session id")?.to_string())
+}
+
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+struct Server {
+    addr: SocketAddr,
+    stop: CancelToken,
+    _home: tempfile::TempDir,
+    thread: Option<std::thread::JoinHandle<()>>,
+    start_to_health: Duration,
+}
+
+fn start_server(root: &Path, llm_url: &str) -> Result<Server> {
+    let home = tempfile::tempdir()?;
+    let cfg = format!("[chat]\nprovider = \"ollama:bench\"\nollama_host = \"{llm_url}\"\n");
+    std::fs::write(home.path().join("config.toml"), cfg)?;
+    let user_home = home.path().join("user");
+    std::fs::create_dir_all(&user_home)?;
+    // The bundled runtime is unpacked once under target/ and reused.
+    let runtime_cfg = super::common::config(root)?;
+    let ort = jarvis::runtime::resolve_onnxruntime(
+        &runtime_cfg.home,
+        &jarvis::runtime::Overrides { onnxruntime: None, pdfium: None, model_dir: None },
+    )?
+    .path
+    .display()
+    .to_string();
+    let jh = home.path().display().to_string();
+    let t0 = Instant::now();
+    let app = jarvis::app::App::open(jarvis::paths::JarvisHome::at(home.path()), move |k| match k {
+        "HOME" => Some(user_home.display().to_string()),
+        "JARVIS_HOME" => Some(jh.clone()),
+        "JARVIS_ORT_LIB" => Some(ort.clone()),
+        _ => None,
+    })?;
+    let stop = CancelToken::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (app2, stop2) = (app.clone(), stop.clone());
+    let thread = std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_multi_thread().enable_all().build() else { return };
+        rt.block_on(async move {
+            let Ok(bound) = jarvis::web::bind(0).await else { return };
+            let _ = tx.send(bound.addr());
+            let _ = jarvis::web::serve_bound(app2, bound, stop2).await;
+        });
+    });
+    let addr = rx.recv_timeout(Duration::from_secs(30)).context("the server did not bind")?;
+    loop {
+        if let Ok(v) = json_call(addr, "GET", "/health", None) {
+            if v["ok"] == true {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let start_to_health = t0.elapsed();
+    // Open the knowledge base and the agent before measuring anything else.
+    app.chat().context("build the chat agent")?;
+    Ok(Server { addr, stop, _home: home, thread: Some(thread), start_to_health })
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
+    println!("bench web (release, one process; the machine is shared — figures are indicative)");
+    let weight: usize = jarvis::web::assets::files()
+        .iter()
+        .filter(|(n, _)| n.ends_with(".html") || n.ends_with(".css") || n.ends_with(".js"))
+        .map(|(_, s)| s)
+        .sum();
+    println!("page weight (HTML+CSS+JS, uncompressed): {:.1} KB", weight as f64 / 1024.0);
+
+    // Connection n of the fake: 0 → 1,000 tokens, 1 → slow (stop), then
+    // pairs of (tool, 5 tokens) for the 20 sessions.
+    let fake = fake_ollama(|n| match n {
+        0 => Script::Tokens(1000),
+        1 => Script::Slow,
+        n if n % 2 == 0 => Script::Tool,
+        _ => Script::Tokens(5),
+    })?;
+    let srv = start_server(root, &fake.url)?;
+    println!("serve start → /health OK: {:.1} ms (in process, before the knowledge base opens)", ms(srv.start_to_health));
+    let idle = rss();
+    println!("RSS idle (server + knowledge base + embedder, this process): {:.1} MiB", idle as f64 / 1048576.0);
+    let addr = srv.addr;
+
+    // One turn, 1,000 streamed tokens.
+    let id = new_session(addr)?;
+    let t0 = Instant::now();
+    let (_, mut r) = request(addr, "POST", "/chat", Some(&json!({"session_id": id, "message": "stream"})))?;
+    let mut first = None;
+    let mut reply_at = None;
+    read_events(&mut r, |v, at| {
+        first.get_or_insert(at);
+        if v["type"] == "reply" {
+            reply_at = Some(at);
+        }
+    })?;
+    let last_sent = *fake.sent.lock().unwrap_or_else(|p| p.into_inner()).first().context("the fake sent nothing")?;
+    if let (Some(f), Some(rep)) = (first, reply_at) {
+        println!(
+            "1,000-token turn: request → first event {:.1} ms; model's last byte → reply event {:.1} ms (parse, save + index the exchange, SSE)",
+            ms(f - t0),
+            ms(rep.saturating_duration_since(last_sent))
+        );
+    }
+
+    // Stop latency.
+    let id = new_session(addr)?;
+    let (_, mut r) = request(addr, "POST", "/chat", Some(&json!({"session_id": id, "message": "slow"})))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let _ = read_events(&mut r, |v, at| {
+            if v["type"] == "stopped" {
+                let _ = tx.send(at);
+            }
+        });
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    let stop = json_call(addr, "POST", "/chat/stop", Some(&json!({"session_id": id})))?;
+    let answered = t0.elapsed();
+    let stopped_at = rx.recv_timeout(Duration::from_secs(10)).context("no stopped event")?;
+    let _ = reader.join();
+    println!(
+        "stop: POST /chat/stop → stopped event at the client {:.2} ms; → the stop's answer (rolled back: {}) {:.2} ms (goal ≤ 100 ms)",
+        ms(stopped_at.saturating_duration_since(t0)),
+        stop["rolled_back"],
+        ms(answered)
+    );
+
+    // 20 sessions at once.
+    let ids: Vec<String> = (0..20).map(|_| new_session(addr)).collect::<Result<_>>()?;
+    let peak = Arc::new(Mutex::new(rss()));
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (peak, sampling) = (peak.clone(), sampling.clone());
+        std::thread::spawn(move || {
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                let r = rss();
+                let mut p = peak.lock().unwrap_or_else(|e| e.into_inner());
+                *p = (*p).max(r);
+                drop(p);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let t0 = Instant::now();
+    let handles: Vec<_> = ids
+        .into_iter()
+        .map(|id| {
+            std::thread::spawn(move || -> Result<(Vec<String>, Vec<f64>)> {
+                let sent = Instant::now();
+                let (status, mut r) = request(addr, "POST", "/chat", Some(&json!({"session_id": id, "message": "go"})))?;
+                anyhow::ensure!(status == 200, "status {status}");
+                let mut kinds = Vec::new();
+                let mut first = Vec::new();
+                read_events(&mut r, |v, at| {
+                    if kinds.is_empty() {
+                        first.push(ms(at - sent));
+                    }
+                    kinds.push(v["type"].as_str().unwrap_or("?").to_string());
+                })?;
+                Ok((kinds, first))
+            })
+        })
+        .collect();
+    let mut firsts = Vec::new();
+    let mut bad = 0;
+    let expected = ["status", "tool_start", "tool_finish", "status"];
+    for h in handles {
+        match h.join() {
+            Ok(Ok((kinds, f))) => {
+                firsts.extend(f);
+                let ok = kinds.last().map(String::as_str) == Some("reply")
+                    && kinds.iter().filter(|k| *k == "tool_start").count() == 1
+                    && kinds.iter().filter(|k| *k == "tool_finish").count() == 1
+                    && kinds.iter().position(|k| k == "tool_start") < kinds.iter().position(|k| k == "tool_finish");
+                if !ok {
+                    bad += 1;
+                    eprintln!("unexpected event order: {kinds:?} (expected to start {expected:?} … reply)");
+                }
+            }
+            _ => bad += 1,
+        }
+    }
+    let wall = t0.elapsed();
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let _ = sampler.join();
+    let peak = *peak.lock().unwrap_or_else(|e| e.into_inner());
+    println!(
+        "20 concurrent sessions (tool round + text each): all done in {:.0} ms; request → first event p50 {:.1} ms, p95 {:.1} ms; lost/reordered: {bad}",
+        ms(wall),
+        pct(&mut firsts.clone(), 0.5),
+        pct(&mut firsts, 0.95)
+    );
+    println!("RSS peak under the 20-session load: {:.1} MiB", peak as f64 / 1048576.0);
+    println!("note: the agent reports a reply's text when the model's message is complete (not per token), so per-token server overhead is not measurable yet; the figures above time whole events.");
+    Ok(())
+}
