@@ -97,7 +97,8 @@ function sessionRow(m) {
   }
   const open = h('button', { type: 'button', class: 'session-open', 'aria-current': active ? 'true' : null, title: m.title || 'Untitled' },
     busy ? h('span', { class: 'busy-dot', title: 'Working…', 'aria-label': 'working' }) : null,
-    m.private ? h('span', { class: 'pin-mark', title: 'Private', 'aria-label': 'private' }, '●') : null,
+    m.private ? h('span', { class: 'private-mark', title: 'Private', 'aria-label': 'private' }, '●') : null,
+    m.pinned ? h('span', { class: 'pin-mark', title: 'Pinned', 'aria-label': 'pinned' }, '★') : null,
     h('span', { class: 'session-name' }, m.title || 'Untitled'),
     h('span', { class: 'session-when' }, relTime(Date.parse(m.updated) / 1000)));
   open.addEventListener('click', () => resumeSession(m.id));
@@ -284,6 +285,10 @@ export async function send(textArg) {
   const turn = { shell, userLi, text, ended: false };
   S.live.set(sid, turn);
   S.inFlight.add(sid);
+  if (!S.session.title) {
+    // A first message names the session (the server does the same).
+    el.title.textContent = text.length > 60 ? `${text.slice(0, 59)}…` : text;
+  }
   el.welcome.hidden = true;
   el.messages.append(userLi, shell.li);
   scrollDown(true);
@@ -326,6 +331,13 @@ export async function send(textArg) {
           turn.ended = true;
           R.fillReply(shell, ev);
           for (const c of turn.cards || []) c.enable();
+          if (ev.error) {
+            // A failed model call is saved as a ⚠️ reply: offer the way out.
+            shell.after.append(R.errorCard('The model call failed; the message above says why.', {
+              onRetry: () => send(text),
+              onSwitch: () => openModelPicker(),
+            }));
+          }
           if (ev.private && viewing()) { el.privateBadge.hidden = false; S.session.private = true; }
           if (ev.title && viewing()) { S.session.title = ev.title; el.title.textContent = ev.title; }
           break;

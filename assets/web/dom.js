@@ -99,6 +99,10 @@ export function renderHtml(container, html) {
 let toastTimer;
 export function toast(text, bad = false) {
   const t = $('#toast');
+  // An open modal sits in the top layer: show the toast inside it.
+  const dlg = document.querySelector('dialog[open]');
+  const host = dlg || document.body;
+  if (t.parentElement !== host) host.append(t);
   t.textContent = text;
   t.classList.toggle('bad', bad);
   t.hidden = false;

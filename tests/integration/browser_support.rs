@@ -225,7 +225,10 @@ impl Browser {
 }
 
 fn kill_group(pgid: i32) {
-    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pgid}")]).status();
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
 }
 
 impl Drop for Browser {

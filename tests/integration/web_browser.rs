@@ -392,6 +392,11 @@ fn sessions_in_parallel_reload_resume_library_prompts_models_and_a_narrow_screen
     b.goto(&s.url("/"));
     b.wait("composer", "return !!document.querySelector('#input')");
     b.wait("history", "return document.querySelectorAll('.msg').length >= 0 && document.querySelector('#model-label').textContent !== 'model'");
+    b.js("document.querySelector('#session-list .session-open').click()");
+    b.wait(
+        "the pinned conversation",
+        "return document.querySelector('.msg.assistant .md')?.textContent.includes('First answer')",
+    );
     let overflow: Value = b.js("return document.documentElement.scrollWidth <= window.innerWidth + 1");
     assert_eq!(overflow, json!(true), "no horizontal scrolling at 380 px");
     b.screenshot("10-chat-380");

@@ -43,7 +43,10 @@ struct Fake {
 }
 
 fn ndjson(content: &str) -> String {
-    format!("{}\n", json!({"model":"bench","message":{"role":"assistant","content":content},"done":false}))
+    format!(
+        "{}\n",
+        json!({"model":"bench","message":{"role":"assistant","content":content},"done":false})
+    )
 }
 
 fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result<Fake> {
@@ -65,7 +68,10 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
                     write!(s, "{:x}\r\n{d}\r\n", d.len())?;
                     s.flush()
                 };
-                let done = format!("{}\n", json!({"model":"bench","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}));
+                let done = format!(
+                    "{}\n",
+                    json!({"model":"bench","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"})
+                );
                 let ok = match plan(n) {
                     Script::Tokens(k) => (0..k).all(|i| chunk(&mut s, &ndjson(&format!("t{i} "))).is_ok()),
                     Script::Tool => chunk(
@@ -222,7 +228,11 @@ fn start_server(root: &Path, llm_url: &str) -> Result<Server> {
     let runtime_cfg = super::common::config(root)?;
     let ort = jarvis::runtime::resolve_onnxruntime(
         &runtime_cfg.home,
-        &jarvis::runtime::Overrides { onnxruntime: None, pdfium: None, model_dir: None },
+        &jarvis::runtime::Overrides {
+            onnxruntime: None,
+            pdfium: None,
+            model_dir: None,
+        },
     )?
     .path
     .display()
@@ -239,14 +249,18 @@ fn start_server(root: &Path, llm_url: &str) -> Result<Server> {
     let (tx, rx) = std::sync::mpsc::channel();
     let (app2, stop2) = (app.clone(), stop.clone());
     let thread = std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_multi_thread().enable_all().build() else { return };
+        let Ok(rt) = tokio::runtime::Builder::new_multi_thread().enable_all().build() else {
+            return;
+        };
         rt.block_on(async move {
             let Ok(bound) = jarvis::web::bind(0).await else { return };
             let _ = tx.send(bound.addr());
             let _ = jarvis::web::serve_bound(app2, bound, stop2).await;
         });
     });
-    let addr = rx.recv_timeout(Duration::from_secs(30)).context("the server did not bind")?;
+    let addr = rx
+        .recv_timeout(Duration::from_secs(30))
+        .context("the server did not bind")?;
     loop {
         if let Ok(v) = json_call(addr, "GET", "/health", None) {
             if v["ok"] == true {
@@ -258,7 +272,13 @@ fn start_server(root: &Path, llm_url: &str) -> Result<Server> {
     let start_to_health = t0.elapsed();
     // Open the knowledge base and the agent before measuring anything else.
     app.chat().context("build the chat agent")?;
-    Ok(Server { addr, stop, _home: home, thread: Some(thread), start_to_health })
+    Ok(Server {
+        addr,
+        stop,
+        _home: home,
+        thread: Some(thread),
+        start_to_health,
+    })
 }
 
 impl Drop for Server {
@@ -277,7 +297,10 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
         .filter(|(n, _)| n.ends_with(".html") || n.ends_with(".css") || n.ends_with(".js"))
         .map(|(_, s)| s)
         .sum();
-    println!("page weight (HTML+CSS+JS, uncompressed): {:.1} KB", weight as f64 / 1024.0);
+    println!(
+        "page weight (HTML+CSS+JS, uncompressed): {:.1} KB",
+        weight as f64 / 1024.0
+    );
 
     // Connection n of the fake: 0 → 1,000 tokens, 1 → slow (stop), then
     // pairs of (tool, 5 tokens) for the 20 sessions.
@@ -288,15 +311,26 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
         _ => Script::Tokens(5),
     })?;
     let srv = start_server(root, &fake.url)?;
-    println!("serve start → /health OK: {:.1} ms (in process, before the knowledge base opens)", ms(srv.start_to_health));
+    println!(
+        "serve start → /health OK: {:.1} ms (in process, before the knowledge base opens)",
+        ms(srv.start_to_health)
+    );
     let idle = rss();
-    println!("RSS idle (server + knowledge base + embedder, this process): {:.1} MiB", idle as f64 / 1048576.0);
+    println!(
+        "RSS idle (server + knowledge base + embedder, this process): {:.1} MiB",
+        idle as f64 / 1048576.0
+    );
     let addr = srv.addr;
 
     // One turn, 1,000 streamed tokens.
     let id = new_session(addr)?;
     let t0 = Instant::now();
-    let (_, mut r) = request(addr, "POST", "/chat", Some(&json!({"session_id": id, "message": "stream"})))?;
+    let (_, mut r) = request(
+        addr,
+        "POST",
+        "/chat",
+        Some(&json!({"session_id": id, "message": "stream"})),
+    )?;
     let mut first = None;
     let mut reply_at = None;
     read_events(&mut r, |v, at| {
@@ -305,7 +339,12 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
             reply_at = Some(at);
         }
     })?;
-    let last_sent = *fake.sent.lock().unwrap_or_else(|p| p.into_inner()).first().context("the fake sent nothing")?;
+    let last_sent = *fake
+        .sent
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .first()
+        .context("the fake sent nothing")?;
     if let (Some(f), Some(rep)) = (first, reply_at) {
         println!(
             "1,000-token turn: request → first event {:.1} ms; model's last byte → reply event {:.1} ms (parse, save + index the exchange, SSE)",
@@ -316,7 +355,12 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
 
     // Stop latency.
     let id = new_session(addr)?;
-    let (_, mut r) = request(addr, "POST", "/chat", Some(&json!({"session_id": id, "message": "slow"})))?;
+    let (_, mut r) = request(
+        addr,
+        "POST",
+        "/chat",
+        Some(&json!({"session_id": id, "message": "slow"})),
+    )?;
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let _ = read_events(&mut r, |v, at| {
@@ -360,7 +404,8 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
         .map(|id| {
             std::thread::spawn(move || -> Result<(Vec<String>, Vec<f64>)> {
                 let sent = Instant::now();
-                let (status, mut r) = request(addr, "POST", "/chat", Some(&json!({"session_id": id, "message": "go"})))?;
+                let (status, mut r) =
+                    request(addr, "POST", "/chat", Some(&json!({"session_id": id, "message": "go"})))?;
                 anyhow::ensure!(status == 200, "status {status}");
                 let mut kinds = Vec::new();
                 let mut first = Vec::new();
