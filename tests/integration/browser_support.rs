@@ -142,16 +142,26 @@ impl Browser {
     }
 
     pub fn click(&self, css: &str) {
-        let el = self.rt.block_on(
-            self.c
-                .wait()
-                .at_most(Duration::from_secs(10))
-                .for_element(Locator::Css(css)),
-        );
-        let el = el.unwrap_or_else(|e| panic!("no element {css}: {e}"));
-        self.rt
-            .block_on(el.click())
-            .unwrap_or_else(|e| panic!("cannot click {css}: {e}"));
+        // The page re-renders lists as answers arrive: retry an element that
+        // went stale between finding and clicking it.
+        let mut tries = 0;
+        loop {
+            let el = self.rt.block_on(
+                self.c
+                    .wait()
+                    .at_most(Duration::from_secs(10))
+                    .for_element(Locator::Css(css)),
+            );
+            let el = el.unwrap_or_else(|e| panic!("no element {css}: {e}"));
+            match self.rt.block_on(el.click()) {
+                Ok(()) => return,
+                Err(e) if tries < 20 && e.to_string().contains("stale") => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => panic!("cannot click {css}: {e}"),
+            }
+        }
     }
 
     /// Type into an element (WebDriver key events: Enter is "\u{E007}").

@@ -247,6 +247,11 @@ fn sessions_in_parallel_reload_resume_library_prompts_models_and_a_narrow_screen
         "the session row",
         "return document.querySelectorAll('#session-list .session').length === 1",
     );
+    b.wait(
+        "the turn settled",
+        "return !document.querySelector('#send').hidden && !document.querySelector('#session-list .busy-dot')",
+    );
+    std::thread::sleep(Duration::from_millis(300));
 
     // Rename and pin from the sidebar.
     b.click("#session-list .session .tools button[aria-label^='Rename']");
