@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
-use jarvis::llm::CancelToken;
+use jarvis::cancel::Cancel;
 
 /// What the fake does for one request.
 #[derive(Clone, Copy)]
@@ -212,7 +212,7 @@ fn ms(d: Duration) -> f64 {
 
 struct Server {
     addr: SocketAddr,
-    stop: CancelToken,
+    stop: Cancel,
     _home: tempfile::TempDir,
     thread: Option<std::thread::JoinHandle<()>>,
     start_to_health: Duration,
@@ -245,7 +245,7 @@ fn start_server(root: &Path, llm_url: &str) -> Result<Server> {
         "JARVIS_ORT_LIB" => Some(ort.clone()),
         _ => None,
     })?;
-    let stop = CancelToken::new();
+    let stop = Cancel::new();
     let (tx, rx) = std::sync::mpsc::channel();
     let (app2, stop2) = (app.clone(), stop.clone());
     let thread = std::thread::spawn(move || {
@@ -283,7 +283,7 @@ fn start_server(root: &Path, llm_url: &str) -> Result<Server> {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        self.stop.stop();
+        self.stop.cancel();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
