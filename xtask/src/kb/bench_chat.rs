@@ -95,7 +95,12 @@ impl Exchange for Instant3 {
     fn model(&self) -> &str {
         "instant"
     }
-    fn exchange(&self, turn: &Turn<'_>, _: Option<&Cancel>) -> Result<Message, CallError> {
+    fn exchange(
+        &self,
+        turn: &Turn<'_>,
+        _: Option<&Cancel>,
+        _: &mut jarvis::llm::stream::OnEvent<'_>,
+    ) -> Result<Message, CallError> {
         let n = calls_so_far(turn.messages);
         let call = |id: &str, name: &str, args: serde_json::Value| Message {
             role: Role::Assistant,
@@ -247,6 +252,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
                 kb: kb.clone(),
                 vault: VaultSettings::default(),
                 papers: None,
+                drafts: None,
             },
             providers: Arc::new(InstantSource {
                 inner: CachedProviders::new(LlmSettings::default()),
