@@ -447,6 +447,25 @@ fn index_seqs(rag: &Path, dims: usize) -> (u64, Option<u64>, Option<u64>) {
     )
 }
 
+/// Opens the store, waiting briefly while its lock is held. Other tests in
+/// this process spawn children all the time, and a child forked while this
+/// test still had the lock file open holds that open file description — and
+/// so the `flock` — until it execs (close-on-exec), a window of a few
+/// milliseconds in a large test binary. Seen in CI as "Locked … holder: this
+/// test process" right after the previous `Kb` was dropped.
+fn open_store_when_free(rag: &std::path::Path) -> jarvis::store::Store {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match jarvis::store::Store::open(rag) {
+            Ok(s) => return s,
+            Err(jarvis::store::StoreError::Locked(_)) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("open the store: {e}"),
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "failpoints"),
@@ -516,9 +535,7 @@ fn kb_survives_kills_at_random_points() {
 
     let (mut kills, mut sigkills, mut failpoints, mut in_flight_landed, mut committed) = (0, 0, 0, 0, 0);
     for (mode, kill) in &schedule {
-        let gen_before = jarvis::store::Store::open(&rag)
-            .and_then(|s| s.generation())
-            .expect("generation");
+        let gen_before = open_store_when_free(&rag).generation().expect("generation");
         let log = run_child(dir, seed, next, mode, kill);
         kills += 1;
         match kill {
@@ -552,6 +569,7 @@ fn kb_survives_kills_at_random_points() {
         let in_flight = (*mode == "stream").then(|| (done_upto, ops[done_upto]));
         let must_apply = matches!(kill, Kill::Failpoint("after_store_commit" | "after_bm25_commit"));
 
+        drop(open_store_when_free(&rag));
         let kb = Kb::open(&rag, embedder.take().expect("embedder"), None, settings()).expect("reopen after kill");
         // A reindex killed before its switch leaves the old generation in
         // charge (and its leftovers are removed on open).
@@ -571,6 +589,7 @@ fn kb_survives_kills_at_random_points() {
     }
 
     // Finally a reindex that completes, on what the crashes left behind.
+    drop(open_store_when_free(&rag));
     let kb = Kb::open(&rag, embedder.take().expect("embedder"), None, settings()).expect("open");
     let gen = kb.store().generation().expect("gen");
     kb.reindex(&|_, _| {}, &Cancel::new()).expect("reindex");
