@@ -466,6 +466,24 @@ fn open_store_when_free(rag: &std::path::Path) -> jarvis::store::Store {
     }
 }
 
+/// Opens the knowledge base, retrying while the lock is held for the same
+/// reason as [`open_store_when_free`]: waiting for a free store and then
+/// opening leaves a gap in which a sibling test can fork again. The embedder
+/// goes into the `Kb`; a failed open loses it, so it is loaded again.
+fn open_kb_when_free(rag: &std::path::Path, home: &std::path::Path, embedder: &mut Option<Embedder>) -> Kb {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let e = embedder.take().unwrap_or_else(|| load_embedder(home));
+        match Kb::open(rag, e, None, settings()) {
+            Ok(kb) => return kb,
+            Err(jarvis::kb::KbError::Store(jarvis::store::StoreError::Locked(_))) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("open the knowledge base: {e}"),
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "failpoints"),
@@ -569,8 +587,7 @@ fn kb_survives_kills_at_random_points() {
         let in_flight = (*mode == "stream").then(|| (done_upto, ops[done_upto]));
         let must_apply = matches!(kill, Kill::Failpoint("after_store_commit" | "after_bm25_commit"));
 
-        drop(open_store_when_free(&rag));
-        let kb = Kb::open(&rag, embedder.take().expect("embedder"), None, settings()).expect("reopen after kill");
+        let kb = open_kb_when_free(&rag, &dir.join("home"), &mut embedder);
         // A reindex killed before its switch leaves the old generation in
         // charge (and its leftovers are removed on open).
         assert_eq!(kb.store().generation().expect("gen"), gen_before);
@@ -589,8 +606,7 @@ fn kb_survives_kills_at_random_points() {
     }
 
     // Finally a reindex that completes, on what the crashes left behind.
-    drop(open_store_when_free(&rag));
-    let kb = Kb::open(&rag, embedder.take().expect("embedder"), None, settings()).expect("open");
+    let kb = open_kb_when_free(&rag, &dir.join("home"), &mut embedder);
     let gen = kb.store().generation().expect("gen");
     kb.reindex(&|_, _| {}, &Cancel::new()).expect("reindex");
     assert_eq!(kb.store().generation().expect("gen"), gen + 1);
