@@ -14,6 +14,7 @@ pub mod web;
 pub mod app;
 
 pub mod chat;
+pub mod digest;
 pub mod drafts;
 pub mod ingest;
 pub mod kb;

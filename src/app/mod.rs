@@ -12,6 +12,7 @@
 
 pub mod chat;
 pub mod convert_pdf;
+pub mod digest;
 pub mod ingest;
 pub mod kb;
 pub mod llm;

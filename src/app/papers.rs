@@ -17,6 +17,7 @@ pub fn arxiv_client(cfg: &Config) -> ArxivClient {
         api_base: cfg.str("papers.arxiv_api_url"),
         pdf_base: cfg.str("papers.arxiv_pdf_url"),
         courtesy_delay: Duration::from_millis(cfg.int("papers.courtesy_delay_ms").max(0) as u64),
+        backoff: Duration::from_millis(cfg.int("papers.retry_backoff_ms").max(0) as u64),
         ..ArxivSettings::default()
     })
 }

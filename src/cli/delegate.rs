@@ -27,8 +27,23 @@ use super::{Cli, Command};
 
 /// Run one `kb` subcommand: via the owner if one runs, else directly.
 pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
-    let home = config.home.clone();
     let internal = matches!(cmd, KbCmd::Probe);
+    here_or_owner(config, internal, move |app, term| super::kb::run(cmd, app, term))
+}
+
+/// `jarvis run-digest`, the same way: via the owner if one runs.
+pub fn run_digest(args: super::digest_cmd::RunDigestArgs, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, move |app, term| {
+        super::digest_cmd::run_digest(args, app, term)
+    })
+}
+
+fn here_or_owner(
+    config: Config,
+    internal: bool,
+    run: impl FnOnce(&App, &Direct) -> anyhow::Result<u8>,
+) -> anyhow::Result<u8> {
+    let home = config.home.clone();
     if !internal {
         if let Some(conn) = client::connect(&home)? {
             return delegate(conn);
@@ -42,7 +57,7 @@ pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
     let on_signal = cancel.clone();
     super::signals::install(move || on_signal.cancel())?;
     let term = Direct::new(cancel);
-    match super::kb::run(cmd, &app, &term) {
+    match run(&app, &term) {
         Ok(code) => Ok(code),
         Err(e) if !internal && owned_by_owner(&e) => {
             // A serve/sync started between our socket check and our open.
@@ -148,8 +163,15 @@ pub fn handler() -> Handler {
                 Ok(code) => code,
                 Err(e) => super::report_error(&e, &t),
             },
+            Ok(Cli {
+                command: Command::RunDigest(args),
+                ..
+            }) => match super::digest_cmd::run_digest(args, app, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
             Ok(_) => {
-                t.err("error: only `jarvis kb …` commands go through the owner\n");
+                t.err("error: only `jarvis kb …` and `jarvis run-digest` go through the owner\n");
                 2
             }
             Err(e) => {

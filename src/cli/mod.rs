@@ -9,6 +9,7 @@
 mod ask_cmd;
 mod config_cmd;
 mod delegate;
+mod digest_cmd;
 mod kb;
 mod models_cmd;
 mod owner_cmd;
@@ -85,6 +86,12 @@ pub enum Command {
     /// part of this build yet. Only one `serve` or `sync` runs per
     /// JARVIS_HOME; Ctrl-C or SIGTERM stops it cleanly.
     Sync,
+    /// Run the weekly paper digest once: fetch, gate, score, write and index.
+    ///
+    /// Off unless `[digest] enabled = true` (`--force` runs it anyway).
+    /// Goes through a running `jarvis serve`/`sync` when one owns the
+    /// knowledge base.
+    RunDigest(digest_cmd::RunDigestArgs),
     /// Check the native runtime (ONNX Runtime, PDFium, embedding model).
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCmd),
@@ -166,6 +173,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(c) => config_cmd::run(c, &home, config),
         Command::Runtime(c) => runtime_cmd::run(c, &config),
         Command::Kb(c) => Ok(ExitCode::from(delegate::run_kb(c, config)?)),
+        Command::RunDigest(a) => Ok(ExitCode::from(delegate::run_digest(a, config)?)),
         Command::Serve { port } => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Serve { port }, config)?)),
         Command::Sync => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Sync, config)?)),
         Command::Ask(a) => ask_cmd::run(a, &config),
@@ -198,6 +206,7 @@ fn error_kind(e: &anyhow::Error) -> crate::error_kind::ErrorKind {
             .map(|e| e.kind())
             .or_else(|| c.downcast_ref::<crate::app::ops::OpError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::app::AppError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::app::digest::DigestOpError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::app::owner::OwnerError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::kb::KbError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::ingest::paper::AddError>().map(|e| e.kind()))

@@ -477,6 +477,14 @@ pub const FIELDS: &[Field] = &[
         Default::Int(3000),
         "minimum gap between arXiv requests (arXiv asks for 3 s)"
     ),
+    field!(
+        "papers",
+        "retry_backoff_ms",
+        None,
+        Kind::Int { min: 0, max: 600_000 },
+        Default::Int(2000),
+        "first pause before retrying a failed arXiv request (doubling each time, with jitter)"
+    ),
     // [digest]
     field!(
         "digest",
@@ -500,38 +508,63 @@ pub const FIELDS: &[Field] = &[
         None,
         Kind::Int { min: 1, max: 1000 },
         Default::Int(10),
-        "papers per digest"
+        "papers listed under Must-Read and Worth Reading at most (Skim lists the rest)"
     ),
     field!(
         "digest",
         "arxiv_categories",
         None,
         Kind::PairList,
-        Default::Pairs(&[
-            ("cs.AI", 100),
-            ("cs.CL", 100),
-            ("cs.LG", 100),
-            ("stat.ML", 50),
-            ("q-bio.QM", 50),
-            ("q-bio.GN", 50)
-        ]),
-        "arXiv categories and how many recent papers to fetch from each"
+        Default::Pairs(&[]),
+        "arXiv categories to follow and how many recent papers to read from each, e.g. [[\"cs.LG\", 200]] (none until you choose)"
     ),
     field!(
         "digest",
         "biorxiv_categories",
         None,
         Kind::PairList,
-        Default::Pairs(&[("bioinformatics", 100)]),
-        "bioRxiv server-side categories"
+        Default::Pairs(&[]),
+        "bioRxiv categories (server-side filter) and a cap for each, e.g. [[\"bioinformatics\", 100]]"
     ),
     field!(
         "digest",
         "biorxiv_keywords",
         None,
         Kind::PairList,
-        Default::Pairs(&[("cytometry", 50), ("spatial transcriptomics", 50), ("single-cell", 50)]),
-        "bioRxiv client-side keyword filters"
+        Default::Pairs(&[]),
+        "bioRxiv keywords matched in title or abstract, with a cap for each, e.g. [[\"proteomics\", 50]]"
+    ),
+    field!(
+        "digest",
+        "max_candidates",
+        None,
+        Kind::Int { min: 1, max: 2000 },
+        Default::Int(100),
+        "new papers sent to the LLM for scoring, picked by similarity to your own library"
+    ),
+    field!(
+        "digest",
+        "batch_size",
+        None,
+        Kind::Int { min: 1, max: 100 },
+        Default::Int(10),
+        "abstracts per scoring request at most (fewer when the model's context is small)"
+    ),
+    field!(
+        "digest",
+        "context_tokens",
+        None,
+        Kind::Int { min: 0, max: 2_000_000 },
+        Default::Int(0),
+        "context window of the scoring model in tokens (0: 8192 for ollama, 100000 for cloud models)"
+    ),
+    field!(
+        "digest",
+        "biorxiv_url",
+        None,
+        Kind::NonEmpty,
+        Default::Str("https://api.biorxiv.org"),
+        "bioRxiv API base (`/details/biorxiv/...` is appended)"
     ),
     field!(
         "digest",
@@ -539,7 +572,7 @@ pub const FIELDS: &[Field] = &[
         None,
         Kind::Int { min: 1, max: 90 },
         Default::Int(7),
-        "recent-preprint window for bioRxiv"
+        "days a first digest run looks back (later runs cover the days since the last successful one)"
     ),
     field!(
         "digest",

@@ -167,15 +167,23 @@ impl Default for ArxivSettings {
     }
 }
 
-/// A client that keeps the courtesy delay across all its requests.
+/// A client that keeps the courtesy delay. arXiv's terms count every
+/// request from the machine together, so the gap is kept across the whole
+/// process (every client, every category fetch, a paper add running
+/// alongside the digest), and only one request is in flight at a time.
 pub struct ArxivClient {
     settings: ArxivSettings,
     agent: ureq::Agent,
-    last: Mutex<Option<Instant>>,
 }
 
-enum Attempt<T> {
+/// When the last arXiv request of this process finished; held while a
+/// request runs, which is what makes it one connection at a time.
+static LAST_REQUEST: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// What one try of a request came to.
+pub enum Attempt<T> {
     Done(T),
+    /// Transient: try again after a backoff (the reason is logged).
     Retry(String),
     Fail(ArxivError),
 }
@@ -187,30 +195,33 @@ impl ArxivClient {
             .http_status_as_error(false)
             .build()
             .new_agent();
-        ArxivClient {
-            settings,
-            agent,
-            last: Mutex::new(None),
-        }
+        ArxivClient { settings, agent }
     }
 
-    fn wait_turn(&self) {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+    pub fn settings(&self) -> &ArxivSettings {
+        &self.settings
+    }
+
+    /// Run `f` as this process's one arXiv request in flight, at least the
+    /// courtesy delay after the previous one finished.
+    fn polite<T>(&self, f: impl FnOnce() -> T) -> T {
+        let mut last = LAST_REQUEST.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(t) = *last {
             let gap = t.elapsed();
             if gap < self.settings.courtesy_delay {
                 std::thread::sleep(self.settings.courtesy_delay - gap);
             }
         }
+        let out = f();
         *last = Some(Instant::now());
+        out
     }
 
     fn with_retries<T>(&self, what: &str, mut f: impl FnMut() -> Attempt<T>) -> Result<T, ArxivError> {
         let attempts = self.settings.max_attempts.max(1);
         let mut reason = String::new();
         for attempt in 1..=attempts {
-            self.wait_turn();
-            match f() {
+            match self.polite(&mut f) {
                 Attempt::Done(v) => return Ok(v),
                 Attempt::Fail(e) => return Err(e),
                 Attempt::Retry(r) => {
@@ -229,6 +240,19 @@ impl ArxivClient {
             attempts,
             reason,
         })
+    }
+
+    /// GET `url` politely, retrying what `classify` calls transient (with
+    /// exponential backoff and up to 25% jitter; arXiv's 429/503 carry no
+    /// `Retry-After`, so none is looked for). `classify` sees the status and
+    /// body, or the connection error.
+    pub fn request<T>(
+        &self,
+        what: &str,
+        url: &str,
+        mut classify: impl FnMut(Result<(u16, Vec<u8>), String>) -> Attempt<T>,
+    ) -> Result<T, ArxivError> {
+        self.with_retries(what, || classify(self.get(url)))
     }
 
     fn get(&self, url: &str) -> Result<(u16, Vec<u8>), String> {

@@ -132,6 +132,21 @@ pub trait ChatProvider: Send + Sync {
         cancel: Option<&Cancel>,
     ) -> Result<String, CallError>;
 
+    /// [`Self::complete`], reporting the reply's deltas and usage (token
+    /// counts, cost) to `on_event` as it streams in. The default, for
+    /// implementors that cannot stream (test doubles), reports nothing.
+    fn complete_streaming(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        context_length: Option<u32>,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<String, CallError> {
+        let _ = on_event;
+        self.complete(messages, max_tokens, context_length, cancel)
+    }
+
     /// Dense summary of a paper from its abstract/text or its PDF.
     fn summarize(
         &self,
@@ -256,6 +271,17 @@ impl<T: Exchange> ChatProvider for T {
         context_length: Option<u32>,
         cancel: Option<&Cancel>,
     ) -> Result<String, CallError> {
+        self.complete_streaming(messages, max_tokens, context_length, cancel, &mut stream::ignore)
+    }
+
+    fn complete_streaming(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        context_length: Option<u32>,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<String, CallError> {
         check_cancel(cancel)?;
         let reply = self.exchange(
             &Turn {
@@ -267,7 +293,7 @@ impl<T: Exchange> ChatProvider for T {
                 attachment: None,
             },
             cancel,
-            &mut stream::ignore,
+            on_event,
         )?;
         Ok(reply.text())
     }

@@ -12,6 +12,7 @@
 //! both modes print the same.
 
 mod add;
+mod digest;
 mod dto;
 mod edit;
 mod eval;
@@ -72,6 +73,8 @@ pub enum KbCmd {
     },
     /// Add a paper: a local PDF or an arXiv id/URL, with its highlights, notes and (optionally) figures.
     Add(add::AddArgs),
+    /// Add the Must-Read and Worth Reading papers of digest Markdown files as summary entries (no LLM call).
+    AddDigest(digest::AddDigestArgs),
     /// Index the Obsidian vault incrementally: new and changed notes, deletions, visibility changes.
     IndexVault(vault::IndexVaultArgs),
     /// Measure retrieval on a golden query set: hit@1, hit@10, MRR@10 (nDCG@10, Recall@100 with qrels), latency.
@@ -98,6 +101,7 @@ pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         KbCmd::Probe => maintain::probe(app, t),
         KbCmd::IndexVault(a) => vault::index_vault(a, app, t),
         KbCmd::Add(a) => add::add(a, app, t),
+        KbCmd::AddDigest(a) => digest::add_digest(a, app, t),
         KbCmd::Eval(a) => eval::eval(a, app, t),
     }
 }

@@ -1,0 +1,152 @@
+//! Wiring for the weekly digest: `[digest]` settings from config, the
+//! scoring provider (`chat.provider`), the shared arXiv client, the
+//! isolated PDF worker for the full-text tier, the scoring prompt from the
+//! prompt store — composed into `digest::DigestDeps` for the one pipeline
+//! entry point the `run-digest` command and the scheduled job share.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cancel::Cancel;
+use crate::config::Config;
+use crate::digest::biorxiv::BiorxivSettings;
+use crate::digest::import::{import_files, ImportError, ImportReport};
+use crate::digest::{DigestDeps, DigestError, DigestOptions, DigestReport, DigestSettings};
+use crate::paths::Dir;
+
+use super::{App, AppError};
+
+/// Why a digest operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DigestOpError {
+    /// The application could not provide the knowledge base or provider.
+    #[error(transparent)]
+    App(#[from] AppError),
+    /// The run failed (or is switched off: [`DigestError::Disabled`]).
+    #[error(transparent)]
+    Digest(#[from] DigestError),
+    /// Importing digest files failed.
+    #[error(transparent)]
+    Import(#[from] ImportError),
+}
+
+impl DigestOpError {
+    /// How an edge should report this failure.
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        match self {
+            DigestOpError::App(e) => e.kind(),
+            DigestOpError::Digest(e) => e.kind(),
+            DigestOpError::Import(e) => e.kind(),
+        }
+    }
+}
+
+fn count(v: i64) -> usize {
+    usize::try_from(v.max(0)).unwrap_or(0)
+}
+
+fn pairs(cfg: &Config, key: &str) -> Vec<(String, usize)> {
+    cfg.pairs(key)
+        .into_iter()
+        .map(|(k, n)| (k.trim().to_string(), count(n)))
+        .filter(|(k, _)| !k.is_empty())
+        .collect()
+}
+
+/// The `[digest]` settings in effect.
+pub fn digest_settings(cfg: &Config) -> DigestSettings {
+    let provider = crate::llm::ModelSpec::parse(&cfg.str("chat.provider")).provider;
+    let context = match cfg.int("digest.context_tokens") {
+        n if n > 0 => count(n),
+        _ if provider == "ollama" => 8192,
+        _ => 100_000,
+    };
+    DigestSettings {
+        enabled: cfg.bool("digest.enabled"),
+        output_dir: cfg
+            .path("digest.output_dir")
+            .unwrap_or_else(|| cfg.home.root().join("digest")),
+        max_results: count(cfg.int("digest.max_results")),
+        arxiv_categories: pairs(cfg, "digest.arxiv_categories"),
+        biorxiv_categories: pairs(cfg, "digest.biorxiv_categories"),
+        biorxiv_keywords: pairs(cfg, "digest.biorxiv_keywords"),
+        first_run_days: u32::try_from(cfg.int("digest.biorxiv_days").max(1)).unwrap_or(7),
+        max_candidates: count(cfg.int("digest.max_candidates")).max(1),
+        batch_size: count(cfg.int("digest.batch_size")).max(1),
+        context_tokens: context,
+        biorxiv: BiorxivSettings {
+            api_base: cfg.str("digest.biorxiv_url"),
+            backoff: Duration::from_millis(cfg.int("papers.retry_backoff_ms").max(0) as u64),
+            ..BiorxivSettings::default()
+        },
+    }
+}
+
+impl App {
+    /// Where the digest keeps its seen-set and last-success stamp.
+    pub fn digest_state_dir(&self) -> PathBuf {
+        self.home().path(Dir::State)
+    }
+
+    /// Run the weekly digest once (the command and the scheduled job both
+    /// come here). Blocking: call it off the async runtime. `progress`
+    /// gets one line per step.
+    pub fn run_digest(
+        &self,
+        opts: DigestOptions,
+        progress: &dyn Fn(&str),
+        cancel: &Cancel,
+    ) -> Result<DigestReport, DigestOpError> {
+        let cfg = self.config();
+        let settings = digest_settings(&cfg);
+        // Cheap refusals first: no model or index is loaded for them.
+        if !settings.enabled && !opts.force {
+            return Err(DigestError::Disabled.into());
+        }
+        if settings.nothing_configured() {
+            return Err(DigestError::NothingConfigured.into());
+        }
+        let kb = self.kb()?;
+        let llm = super::llm::llm_settings(&cfg);
+        let provider = crate::llm::make_provider(&llm.provider.clone(), &llm).map_err(AppError::from)?;
+        let provider_is_cloud = crate::llm::is_cloud_provider(&llm.provider, &llm);
+        tracing::info!(
+            provider = provider.provider_name(),
+            model = provider.model(),
+            "digest run starting"
+        );
+        let arxiv = super::papers::arxiv_client(&cfg);
+        let pdf = super::papers::pdf_tools(&cfg, cancel);
+        let add_settings = super::papers::add_settings(&cfg);
+        let prompt = self.prompt(crate::prompts::DIGEST_SCORE).unwrap_or_default();
+        let state_dir = self.home().ensure(Dir::State).map_err(|e| DigestError::Write {
+            path: self.digest_state_dir(),
+            reason: e.to_string(),
+        })?;
+        let deps = DigestDeps {
+            kb: &kb,
+            provider: provider.as_ref(),
+            provider_is_cloud,
+            arxiv: &arxiv,
+            pdf: pdf.as_ref(),
+            add_settings: &add_settings,
+            settings,
+            prompt,
+            state_dir,
+            progress,
+        };
+        match crate::digest::run(&deps, opts, cancel.clone()) {
+            Ok(r) => Ok(r),
+            Err(_) if cancel.is_cancelled() => Err(DigestError::Cancelled.into()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// `kb add-digest`: add the top-tier papers of digest files as summary
+    /// entries (no LLM call).
+    pub fn add_digest(&self, files: &[PathBuf]) -> Result<ImportReport, DigestOpError> {
+        let kb = self.kb()?;
+        Ok(import_files(&kb, files)?)
+    }
+}
