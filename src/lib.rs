@@ -2,13 +2,14 @@
 //!
 //! The crate is a library first; `src/main.rs` only calls [`cli::main`].
 //! Modules are listed in layer order, top to bottom:
-//! edges (cli) → app → features (drafts, ingest, kb) → engines (embed, index, pdf) →
+//! edges (cli, web, mcp) → app → features (drafts, ingest, kb) → engines (embed, index, pdf) →
 //! store → foundations (runtime, sandbox, config, paths, logging). A module may only
 //! use modules listed below it. See `docs/ARCHITECTURE.md`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod mcp;
 pub mod web;
 
 pub mod app;

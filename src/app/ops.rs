@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::index::Filter;
 use crate::kb::eval::{EvalOptions, EvalReport, EvalSet};
 use crate::kb::maintain::DiskUsage;
-use crate::kb::ops::{DocumentRef, DocumentSummary};
+use crate::kb::ops::{DocumentPage, DocumentRef, DocumentSummary};
 use crate::kb::search::{DocHit, Hit, SearchRequest};
 use crate::kb::{scalar_string, Kb, KbError};
 
@@ -144,6 +144,30 @@ impl App {
     /// Documents matching `filter`, newest first.
     pub fn list(&self, filter: &Filter, limit: usize) -> Result<Vec<DocumentSummary>, OpError> {
         Ok(self.kb()?.list_documents(filter, limit)?)
+    }
+
+    /// One page of the document `key` names (a paper's source or a note's
+    /// file path), with the document it resolved to and whether *any* chunk
+    /// of the whole document — not only this page — is private (failing
+    /// closed: a chunk without a valid visibility counts as private). A
+    /// source several documents share (notes all have `source = "local"`) is
+    /// refused rather than read as one.
+    pub fn read_document(&self, key: &str, page: usize) -> Result<(DocumentRef, DocumentPage, bool), OpError> {
+        let kb = self.kb()?;
+        let doc = kb.find_document(key)?;
+        let first = kb.get_document_chunks(key, page)?;
+        let mut private = first.chunks.iter().any(|c| c.visibility().is_private());
+        for p in (1..=first.pages).filter(|p| *p != first.page) {
+            if private {
+                break;
+            }
+            private = kb
+                .get_document_chunks(key, p)?
+                .chunks
+                .iter()
+                .any(|c| c.visibility().is_private());
+        }
+        Ok((doc, first, private))
     }
 
     pub fn stats(&self) -> Result<Stats, OpError> {

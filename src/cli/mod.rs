@@ -11,6 +11,7 @@ mod config_cmd;
 mod delegate;
 mod digest_cmd;
 mod kb;
+mod mcp_cmd;
 mod models_cmd;
 mod owner_cmd;
 mod runtime_cmd;
@@ -77,6 +78,17 @@ pub enum Command {
         #[arg(long)]
         port: Option<u16>,
     },
+    /// Serve the knowledge base to an MCP client (coding assistants, desktop chat apps) on stdin/stdout.
+    ///
+    /// An MCP client launches `jarvis mcp` itself (see the README for the
+    /// `mcpServers` snippet). Its tools are read-only: search, get_document,
+    /// list_documents, kb_stats. Calls go through a running `jarvis serve` /
+    /// `jarvis sync` when there is one, else this process opens the knowledge
+    /// base while calls come in. Only public documents are shared unless
+    /// `[mcp] include_private = true`; which of the two applies is printed
+    /// on stderr at start. `jarvis serve` offers the same tools over HTTP at
+    /// /mcp on its loopback port.
+    Mcp,
     /// Run the background owner process (no scheduled jobs yet).
     ///
     /// Today `jarvis sync` keeps the knowledge base open and runs every
@@ -176,6 +188,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RunDigest(a) => Ok(ExitCode::from(delegate::run_digest(a, config)?)),
         Command::Serve { port } => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Serve { port }, config)?)),
         Command::Sync => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Sync, config)?)),
+        Command::Mcp => Ok(ExitCode::from(mcp_cmd::run(config)?)),
         Command::Ask(a) => ask_cmd::run(a, &config),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
@@ -211,6 +224,7 @@ fn error_kind(e: &anyhow::Error) -> crate::error_kind::ErrorKind {
             .or_else(|| c.downcast_ref::<crate::kb::KbError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::ingest::paper::AddError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::config::ConfigError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::mcp::McpError>().map(|e| e.kind()))
         {
             return k;
         }

@@ -152,6 +152,7 @@ pub const SECTIONS: &[&str] = &[
     "digest",
     "drafts",
     "web",
+    "mcp",
     "runtime",
 ];
 
@@ -599,6 +600,15 @@ pub const FIELDS: &[Field] = &[
         Kind::Int { min: 1, max: 65535 },
         Default::Int(8080),
         "port of the web app on 127.0.0.1 (`jarvis serve --port` overrides; never a public address)"
+    ),
+    // [mcp]
+    field!(
+        "mcp",
+        "include_private",
+        None,
+        Kind::Bool,
+        Default::Bool(false),
+        "let MCP clients (`jarvis mcp`, /mcp of `jarvis serve`) see private notes; off, they are treated as cloud and see public documents only"
     ),
     field!(
         "drafts",

@@ -26,6 +26,7 @@ mod fake_wires;
 mod kb_crash;
 mod llm;
 mod llm_stream;
+mod mcp;
 mod metadata;
 mod owner;
 mod pdf_isolation;

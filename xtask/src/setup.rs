@@ -158,10 +158,70 @@ fn jarvis_args(args: &[String]) -> Vec<String> {
     }
 }
 
+/// The official MCP SDK the `jarvis mcp` tests drive the server with
+/// (PyPI `mcp`, pinned: its API moves quickly).
+pub const MCP_SDK: &str = "mcp==2.3.0";
+
+/// Where that SDK's virtualenv lives: `JARVIS_TEST_MCP_VENV`, else a cache
+/// shared by every checkout on the machine (the tests compute the same).
+pub fn mcp_venv_dir() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("JARVIS_TEST_MCP_VENV") {
+        return p.into();
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| std::path::PathBuf::from("/tmp"), Into::into);
+    home.join(".cache/jarvis-tests")
+        .join(format!("python-{}", MCP_SDK.replace("==", "-")))
+}
+
+/// Make sure the MCP SDK's virtualenv exists (python3 -m venv + pip from
+/// PyPI; nothing else is downloaded).
+pub fn mcp_sdk() -> Result<()> {
+    let venv = mcp_venv_dir();
+    let python = venv.join("bin/python");
+    let ready = venv.join(".jarvis-ready");
+    if ready.exists() && python.exists() {
+        eprintln!("setup: MCP SDK ({MCP_SDK}) present in {}", venv.display());
+        return Ok(());
+    }
+    eprintln!("setup: installing the MCP SDK ({MCP_SDK}) into {}", venv.display());
+    let make = || {
+        Command::new("python3")
+            .arg("-m")
+            .arg("venv")
+            .arg("--clear")
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !make() {
+        install_missing(&[("__venv_missing__", "python3-venv", "a virtualenv for the MCP SDK")])?;
+        if !make() {
+            bail!("python3 -m venv {} failed", venv.display());
+        }
+    }
+    let s = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            MCP_SDK,
+        ])
+        .status()
+        .context("running pip in the MCP SDK virtualenv")?;
+    if !s.success() {
+        bail!("pip install {MCP_SDK} failed ({s})");
+    }
+    std::fs::write(&ready, MCP_SDK)?;
+    Ok(())
+}
+
 /// The whole test suite, with the test-only failpoints compiled in.
 pub fn test(root: &Path, args: &[String]) -> Result<()> {
     system_packages()?;
     install_missing(TEST_SYSTEM)?;
+    mcp_sdk()?;
     crate::natives::run(root, &[])?;
     let mut all = vec!["test", "--workspace", "--features", "jarvis/failpoints"];
     let args = match args.first().map(String::as_str) {

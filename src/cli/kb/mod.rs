@@ -83,6 +83,18 @@ pub enum KbCmd {
     /// (`{"query": "…", "answer": "folder/Note.md"}` per line) and run it
     /// after changing settings or models.
     Eval(eval::EvalArgs),
+    /// One MCP tool call forwarded by a `jarvis mcp` to this owner (internal):
+    /// prints one JSON line, the result or the tool's error.
+    #[command(name = "__mcp-call", hide = true)]
+    McpCall {
+        /// search, get_document, list_documents or kb_stats.
+        tool: String,
+        /// The arguments, a JSON object.
+        args: String,
+        /// The calling server has `[mcp] include_private = true`.
+        #[arg(long)]
+        include_private: bool,
+    },
     /// The search probe `kb doctor` runs in a child process (internal).
     #[command(name = "__probe", hide = true)]
     Probe,
@@ -99,6 +111,14 @@ pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         KbCmd::Reindex { json } => maintain::reindex(json, app, t),
         KbCmd::Doctor { json } => maintain::doctor(json, app, t),
         KbCmd::Probe => maintain::probe(app, t),
+        KbCmd::McpCall {
+            tool,
+            args,
+            include_private,
+        } => {
+            t.out(&crate::mcp::backend::owner_reply(app, include_private, &tool, &args))?;
+            Ok(0)
+        }
         KbCmd::IndexVault(a) => vault::index_vault(a, app, t),
         KbCmd::Add(a) => add::add(a, app, t),
         KbCmd::AddDigest(a) => digest::add_digest(a, app, t),

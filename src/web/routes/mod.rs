@@ -5,6 +5,7 @@ pub mod chat;
 pub mod documents;
 pub mod drafts;
 pub mod health;
+pub mod mcp;
 pub mod models;
 pub mod prompts;
 pub mod sessions;
@@ -32,6 +33,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(chat::routes())
         .merge(models::routes())
         .merge(prompts::routes())
+        .merge(mcp::routes(&state))
         .fallback(not_found)
         .with_state(state)
 }

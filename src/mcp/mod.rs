@@ -1,0 +1,131 @@
+//! The knowledge base as an MCP server for other agents (an edge, like
+//! `cli` and `web`), on rmcp.
+//!
+//! Owns: the MCP tool surface — `search`, `get_document`, `list_documents`,
+//! `kb_stats`, their model-oriented schemas and JSON results (`tools.rs`) —,
+//! the rmcp handler (`server.rs`), where a call runs (`backend.rs`: the
+//! running owner through its socket, or this process), the stdio transport
+//! ([`serve_stdio`], `jarvis mcp`) and the streamable-HTTP service that
+//! `web` mounts at `/mcp` ([`http_service`]).
+//! Must not: write anything (every tool is read-only), speak HTTP itself
+//! (the web layer mounts the service and checks Host and Origin before it),
+//! print (the CLI says what it needs on stderr), or widen privacy: an MCP
+//! client is a model we know nothing about, so it is treated as cloud — the
+//! public-only filter of every search and listing is set in `tools.rs`,
+//! lifted only by `[mcp] include_private = true`.
+
+pub mod backend;
+pub mod server;
+pub mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServiceExt;
+
+use crate::app::App;
+use crate::cancel::Cancel;
+use crate::config::Config;
+use crate::error_kind::ErrorKind;
+
+pub use backend::Backend;
+pub use server::JarvisMcp;
+pub use tools::{Scope, ToolError};
+
+/// Why an MCP server could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The client did not complete the MCP handshake.
+    #[error("the MCP client did not complete the handshake: {0} — start `jarvis mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout)")]
+    Handshake(String),
+    /// The transport failed while serving.
+    #[error("the MCP connection failed: {0}")]
+    Transport(String),
+}
+
+impl McpError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            McpError::Handshake(_) => ErrorKind::User,
+            McpError::Transport(_) => ErrorKind::Unavailable,
+        }
+    }
+}
+
+/// The scope `[mcp] include_private` gives.
+pub fn scope(config: &Config) -> Scope {
+    Scope::from_include_private(config.bool("mcp.include_private"))
+}
+
+/// Serve MCP on this process's stdin/stdout until the client closes them
+/// (or `shutdown` is cancelled). Tool calls go to a running owner when
+/// there is one, else to a knowledge base this process opens while calls
+/// come in.
+pub async fn serve_stdio(config: Config, shutdown: Cancel) -> Result<(), McpError> {
+    let scope = scope(&config);
+    let backend = Arc::new(Backend::Standalone(backend::Standalone::new(config)));
+    let handler = JarvisMcp::new(Arc::clone(&backend), scope);
+    let running = handler
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpError::Handshake(e.to_string()))?;
+    tracing::info!(?scope, "mcp: serving on stdio");
+    let reaper = {
+        let backend = Arc::clone(&backend);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                let b = Arc::clone(&backend);
+                let _ = tokio::task::spawn_blocking(move || {
+                    if let Backend::Standalone(s) = &*b {
+                        s.release_if_idle();
+                    }
+                })
+                .await;
+            }
+        })
+    };
+    let token = running.cancellation_token();
+    let _guard = shutdown.on_cancel(move || token.cancel());
+    let result = running.waiting().await;
+    reaper.abort();
+    tracing::info!("mcp: stdio session ended");
+    result.map(|_| ()).map_err(|e| McpError::Transport(e.to_string()))
+}
+
+/// The streamable-HTTP MCP service for `jarvis serve`; `hosts` are the
+/// `host:port` authorities it answers to (the web layer's allowlist). Stateless (each POST is answered with JSON; no session state
+/// to leak or to hold shutdown open), with rmcp's own Host and Origin
+/// allowlists set to the app's loopback addresses as a second line behind
+/// the web layer's. Ends its work when `shutdown` is cancelled.
+pub fn http_service(
+    app: Arc<App>,
+    hosts: Vec<String>,
+    shutdown: &Cancel,
+) -> StreamableHttpService<JarvisMcp, LocalSessionManager> {
+    let scope = scope(&app.config());
+    let backend = Arc::new(Backend::Shared(app));
+    let origins: Vec<String> = hosts.iter().map(|h| format!("http://{h}")).collect();
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation();
+    let token = config.cancellation_token.clone();
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        let shutdown = shutdown.clone();
+        rt.spawn(async move {
+            shutdown.cancelled().await;
+            token.cancel();
+        });
+    }
+    StreamableHttpService::new(
+        move || Ok(JarvisMcp::new(Arc::clone(&backend), scope)),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
