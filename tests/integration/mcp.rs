@@ -57,7 +57,7 @@ impl Fixture {
         write(
             &vault,
             "jobs/acme.md",
-            "---\ntype: job_application\ncompany: Acme Bio\nstatus: applied\ntags: [remote, biotech]\n---\n# Acme Bio\n\nApplied for the pelican tracking data role; interview on Friday.\n",
+            "---\ntype: job_application\ncompany: Acme Bio\nstatus: applied\nsalary: 100k\ntags: [remote, biotech]\n---\n# Acme Bio\n\nApplied for the pelican tracking data role; interview on Friday.\n",
         );
         write(
             &vault,
@@ -115,10 +115,12 @@ impl Fixture {
         v
     }
 
-    fn stdio_plan(&self) -> Value {
+    /// `mode`: "legacy" (the `initialize` handshake) or "auto" (the SDK
+    /// discovers the newest protocol the server speaks).
+    fn stdio_plan(&self, mode: &str) -> Value {
         let env: serde_json::Map<String, Value> =
             self.env().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-        json!({"stdio": {"command": env!("CARGO_BIN_EXE_jarvis"), "args": ["mcp"], "env": env}})
+        json!({"mode": mode, "stdio": {"command": env!("CARGO_BIN_EXE_jarvis"), "args": ["mcp"], "env": env}})
     }
 }
 
@@ -126,7 +128,7 @@ impl Fixture {
 fn calls() -> Value {
     json!([
         {"name": "search", "args": {"query": "pelican code word", "n": 5}},
-        {"name": "search", "args": {"query": "pelican", "kinds": ["notes"], "status": "applied", "tags": ["remote"], "fields": {"company": "Acme Bio"}, "group_by_document": true}},
+        {"name": "search", "args": {"query": "pelican", "kinds": ["notes"], "category": "job_application", "status": "applied", "entity": "Acme Bio", "tags": ["remote"], "fields": {"salary": "100k"}, "group_by_document": true}},
         {"name": "get_document", "args": {"source": "cooking/bread.md"}},
         {"name": "get_document", "args": {"source": PRIVATE_PATH}},
         {"name": "list_documents", "args": {"kinds": ["notes"]}},
@@ -227,8 +229,13 @@ fn check_public_only(out: &Value) {
 #[test]
 fn stdio_server_shares_public_documents_only_unless_include_private() {
     let fx = Fixture::new();
-    let out = fx.client(fx.stdio_plan(), &calls());
+    let out = fx.client(fx.stdio_plan("legacy"), &calls());
     check_public_only(&out);
+    assert!(
+        out["protocol_version"].as_str().unwrap().starts_with("2025-"),
+        "an initialize handshake: {}",
+        out["protocol_version"]
+    );
     assert!(
         out["stderr"].as_str().unwrap().contains("public documents only"),
         "{}",
@@ -237,7 +244,7 @@ fn stdio_server_shares_public_documents_only_unless_include_private() {
 
     fx.config(true);
     let out = fx.client(
-        fx.stdio_plan(),
+        fx.stdio_plan("auto"),
         &json!([
             {"name": "search", "args": {"query": "pelican code word", "n": 3}},
             {"name": "get_document", "args": {"source": PRIVATE_PATH}},
@@ -300,12 +307,14 @@ fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
 
     // stdio while serve owns the knowledge base: the calls go through its
     // socket (this process could not open the store itself).
-    let out = fx.client(fx.stdio_plan(), &calls());
+    let out = fx.client(fx.stdio_plan("auto"), &calls());
     check_public_only(&out);
 
     // The same tools over streamable HTTP at /mcp.
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let out = fx.client(json!({ "url": url }), &calls());
+    let out = fx.client(json!({ "url": url, "mode": "legacy" }), &calls());
+    check_public_only(&out);
+    let out = fx.client(json!({ "url": url, "mode": "auto" }), &calls());
     check_public_only(&out);
 
     let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
