@@ -101,6 +101,7 @@ fn precedence_default_then_file_then_env_in_every_section() {
             Value::Int(9000),
             Some(Value::Int(9100)),
         ),
+        ("mcp", "include_private", "true", None, Value::Bool(true), None),
         (
             "runtime",
             "onnxruntime",
