@@ -81,10 +81,15 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
                     r
                 })?
             };
+            let mcp_scope = match crate::mcp::scope(&app.config()) {
+                crate::mcp::Scope::PublicOnly => "public documents only",
+                crate::mcp::Scope::IncludePrivate => "include_private = true: MCP clients can read PRIVATE notes too",
+            };
             let opts = crate::web::WebOptions {
                 port,
-                on_ready: Some(Box::new(|addr| {
+                on_ready: Some(Box::new(move |addr| {
                     eprintln!("web app on http://{addr}/ — Ctrl-C stops it");
+                    eprintln!("MCP (streamable HTTP) on http://{addr}/mcp — {mcp_scope}");
                 })),
             };
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

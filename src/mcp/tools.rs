@@ -436,9 +436,16 @@ fn get_document(app: &App, scope: Scope, a: &Args<'_>) -> Result<Value, ToolErro
     let key = a.req_str("source")?;
     let page = a.opt_u64("page", 1, u64::from(u32::MAX))?.unwrap_or(1) as usize;
     let (doc, chunks, private) = app.read_document(&key, page).map_err(|e| {
-        ToolError::new(format!(
-            "cannot open {key:?}: {e}. Pass the `cite` value of a search or list_documents result."
-        ))
+        use crate::error_kind::ErrorKind;
+        match e.kind() {
+            // The store's own wording counts every document, private ones
+            // included (a shared source names how many share it): say only
+            // what this client may know.
+            ErrorKind::User | ErrorKind::NotFound => ToolError::new(format!(
+                "no single document has the source or path {key:?} — pass the `cite` value of a search or list_documents result"
+            )),
+            _ => ToolError::new(format!("cannot open {key:?}: {e}")),
+        }
     })?;
     if private && scope == Scope::PublicOnly {
         return Err(ToolError::new(format!(

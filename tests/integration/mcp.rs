@@ -28,7 +28,7 @@ fn sdk_python() -> PathBuf {
     let python = venv.join("bin/python");
     assert!(
         python.exists() && venv.join(".jarvis-ready").exists(),
-        "the MCP SDK is not installed at {} — run `cargo xtask test` (it installs PyPI `mcp` there)",
+        "the MCP SDK is not installed at {} — run `cargo xtask mcp-sdk` (or `cargo xtask test`, which installs it too)",
         venv.display()
     );
     python
@@ -134,6 +134,12 @@ fn calls() -> Value {
         {"name": "list_documents", "args": {"kinds": ["notes"]}},
         {"name": "kb_stats", "args": {}},
         {"name": "search", "args": {"query": "x", "bogus": 1}},
+        // Nasty: every note shares source "local"; a kind with no documents;
+        // a page past the end; a search asking for private only by filter.
+        {"name": "get_document", "args": {"source": "local"}},
+        {"name": "search", "args": {"query": "pelican code word", "kinds": ["chats"]}},
+        {"name": "get_document", "args": {"source": "jobs/acme.md", "page": 99}},
+        {"name": "search", "args": {"query": "pelican code word", "kinds": "all", "n": 50, "group_by_document": true}},
     ])
 }
 
@@ -211,6 +217,18 @@ fn check_public_only(out: &Value) {
         "{}",
         r[6]
     );
+
+    assert!(r[7]["is_error"].as_bool().unwrap(), "{}", r[7]);
+    assert!(
+        r[7]["text"].as_str().unwrap().contains("no single document"),
+        "{}",
+        r[7]
+    );
+    assert_eq!(cites(&r[8], "results").len(), 0, "{}", r[8]);
+    assert_eq!(r[9]["structured"]["page"], 1, "clamped to the last page: {}", r[9]);
+    assert_eq!(r[9]["structured"]["next_page"], Value::Null);
+    let all = cites(&r[10], "results");
+    assert_eq!(all.len(), 2, "both public notes, nothing else: {all:?}");
 
     // Never returned or mentioned anywhere, except in the refusal that
     // echoes the path the client asked for.
