@@ -165,11 +165,18 @@ pub(crate) fn build_session(ort_dylib: &Path, model: &Path, intra_threads: usize
         reason,
     };
     let mut builder = Session::builder(&env).map_err(|e| session_err(e.to_string()))?;
-    if intra_threads > 0 {
-        builder = builder
-            .with_intra_threads(intra_threads)
-            .map_err(|e| session_err(e.to_string()))?;
-    }
+    // 0 = every core this process may use. Said explicitly rather than left
+    // to ORT, whose own default counts the host's physical cores: under a
+    // CPU quota or affinity mask that over- or under-subscribes, while
+    // `available_parallelism` honours both (bulk ingest must keep every
+    // usable core busy, and no more).
+    let intra_threads = match intra_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    builder = builder
+        .with_intra_threads(intra_threads)
+        .map_err(|e| session_err(e.to_string()))?;
     // One graph, run sequentially: inter-op threads would only contend with
     // the intra-op pool on a small machine.
     builder = builder.with_inter_threads(1).map_err(|e| session_err(e.to_string()))?;
@@ -336,7 +343,7 @@ impl Embedder {
     /// Loads ONNX Runtime (once per process, from `ort_dylib`), the model and
     /// its tokenizer. `query_prefix`: `None` uses the registry default,
     /// `Some("")` disables it. `intra_threads`: ORT's per-run thread count;
-    /// 0 lets ORT pick (all cores). Blocking; ~0.5 s for MiniLM.
+    /// 0 uses every core this process may use. Blocking; ~0.5 s for MiniLM.
     pub fn load(
         ort_dylib: &Path,
         files: &ModelFiles,

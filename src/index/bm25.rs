@@ -127,6 +127,9 @@ struct Fields {
     /// Untokenized normalised names (titles and aliases) for the exact-name
     /// signal: one term per name, see [`name_key`].
     name_key: Field,
+    /// Untokenized normalised headings of the chunk's breadcrumb, for the
+    /// exact-heading signal (an Obsidian link to `Note#Heading` names it).
+    heading_key: Field,
     source: Field,
     visibility: Field,
     doc_type: Field,
@@ -204,6 +207,7 @@ fn build_schema() -> (Schema, Fields) {
         headings,
         authors,
         name_key: b.add_text_field("name_key", STRING),
+        heading_key: b.add_text_field("heading_key", STRING),
         source: b.add_text_field("source", STRING),
         visibility: b.add_text_field("visibility", STRING),
         doc_type: b.add_text_field("doc_type", STRING),
@@ -356,6 +360,13 @@ impl Bm25Index {
             keys.dedup();
             for k in keys {
                 doc.add_text(f.name_key, k);
+            }
+            // The breadcrumb is `H1 › H2 › H3`; each heading is a key.
+            let mut heads: Vec<String> = d.headings.split('›').map(name_key).filter(|k| !k.is_empty()).collect();
+            heads.sort();
+            heads.dedup();
+            for k in heads {
+                doc.add_text(f.heading_key, k);
             }
             doc.add_text(f.source, &d.source);
             doc.add_text(f.visibility, d.visibility.as_str());
@@ -510,6 +521,18 @@ impl Bm25Index {
     /// field, so a private note's alias can only match inside a pool that
     /// includes private notes.
     pub fn exact_name_matches(&self, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<ChunkId>> {
+        self.exact_key_matches(self.fields.name_key, query_text, filter, limit)
+    }
+
+    /// Chunks under a heading (anywhere in their breadcrumb) equal to the
+    /// whole query, compared by [`name_key`], among those `filter` allows:
+    /// the exact-heading signal, for queries that name a section the way a
+    /// `[[Note#Heading]]` link does.
+    pub fn exact_heading_matches(&self, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<ChunkId>> {
+        self.exact_key_matches(self.fields.heading_key, query_text, filter, limit)
+    }
+
+    fn exact_key_matches(&self, key_field: Field, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<ChunkId>> {
         let key = name_key(query_text);
         if key.is_empty() || limit == 0 {
             return Ok(Vec::new());
@@ -518,7 +541,7 @@ impl Bm25Index {
         let filter_clauses = self.filter_clauses(filter);
         let name: Box<dyn Query> = Box::new(ConstScoreQuery::new(
             Box::new(TermQuery::new(
-                Term::from_field_text(self.fields.name_key, &key),
+                Term::from_field_text(key_field, &key),
                 IndexRecordOption::Basic,
             )),
             0.0,

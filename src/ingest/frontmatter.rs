@@ -24,7 +24,9 @@ use yaml_rust2::scanner::TScalarStyle;
 /// `refresh_vault` re-indexes (or re-stamps) notes indexed under an older one.
 /// 3: `aliases`/`alias` became a list under `aliases` (was `x_aliases`, a
 /// comma-joined string nothing searched).
-pub const META_SCHEMA: i64 = 3;
+/// 4: the note's title heads every chunk's embedded text (see
+/// `vault::EMBED_SCHEMA`).
+pub const META_SCHEMA: i64 = 4;
 
 /// Frontmatter larger than this is not parsed (the note is still indexed).
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;

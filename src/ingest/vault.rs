@@ -20,6 +20,11 @@ use sha2::{Digest, Sha256};
 use super::frontmatter::{self, META_SCHEMA};
 use crate::cancel::Cancel;
 use crate::kb::stage::build_text_documents;
+
+/// Notes indexed under a `meta_schema` below this are re-embedded on the
+/// next refresh: schema 4 put the note's title in front of every chunk's
+/// embedded text.
+pub const EMBED_SCHEMA: i64 = 4;
 use crate::kb::{Kb, KbError, ReplaceBy};
 use crate::store::Metadata;
 
@@ -167,26 +172,26 @@ fn rel_of(root: &Path, path: &Path) -> String {
         .replace('\\', "/")
 }
 
-/// Every indexed note, keyed by vault-relative path. An error here is an
-/// error: treating a failed read as "nothing indexed" would re-index the
-/// whole vault and mishandle deletions.
+/// Every indexed note, keyed by vault-relative path, from the store's
+/// per-file map (one entry per note, so this does not grow with the number
+/// of chunks). An error here is an error: treating a failed read as
+/// "nothing indexed" would re-index the whole vault and mishandle deletions.
 fn indexed_notes(kb: &Kb) -> Result<BTreeMap<String, Indexed>, VaultError> {
     let mut out = BTreeMap::new();
-    for rec in kb.store().iter_chunks() {
-        let rec = rec.map_err(KbError::from)?;
-        if rec.meta_str("doc_type") != Some("note") {
+    for (path, e) in kb.store().files().map_err(KbError::from)? {
+        if e.doc_type.as_deref() != Some("note") {
             continue;
         }
-        let Some(path) = rec.meta_str("file_path") else {
-            continue;
-        };
-        out.entry(path.to_string()).or_insert_with(|| Indexed {
-            hash: rec.meta_str("content_hash").unwrap_or("").to_string(),
-            visibility: rec.meta_str("visibility").map(str::to_string),
-            schema: rec.meta_i64("meta_schema").unwrap_or(0),
-            mtime: rec.meta_i64("mtime").unwrap_or(-1),
-            size: rec.meta_i64("file_size").unwrap_or(-1),
-        });
+        out.insert(
+            path,
+            Indexed {
+                hash: e.content_hash.unwrap_or_default(),
+                visibility: e.visibility,
+                schema: e.meta_schema.unwrap_or(0),
+                mtime: e.mtime.unwrap_or(-1),
+                size: e.file_size.unwrap_or(-1),
+            },
+        );
     }
     Ok(out)
 }
@@ -200,6 +205,25 @@ pub fn index_vault_file(
     visibility: Visibility,
     report: &mut VaultReport,
 ) -> Result<usize, VaultError> {
+    let Some(docs) = stage_vault_file(kb, rel, path, visibility, report)? else {
+        return Ok(0); // An empty note that was never indexed: nothing to do.
+    };
+    let n = docs.len();
+    let prepared = kb.prepare(docs, &Cancel::new())?;
+    kb.commit(prepared, Some(&ReplaceBy::FilePath(rel.to_string())))?;
+    Ok(n)
+}
+
+/// Read and chunk one note into documents (nothing embedded or written).
+/// `None` for an empty note that was never indexed; an empty `Some` for an
+/// emptied note whose old chunks must go.
+fn stage_vault_file(
+    kb: &Kb,
+    rel: &str,
+    path: &Path,
+    visibility: Visibility,
+    report: &mut VaultReport,
+) -> Result<Option<Vec<crate::kb::Document>>, VaultError> {
     let bytes = std::fs::read(path).map_err(|source| VaultError::Io {
         path: path.into(),
         source,
@@ -223,7 +247,6 @@ pub fn index_vault_file(
         tracing::warn!(note = rel, "{w}");
         report.warnings.push((rel.into(), w.clone()));
     }
-    let header = frontmatter::record_header(&parsed.fields);
     let mut caller: Metadata = parsed.fields.clone();
     let title = parsed
         .fields
@@ -231,6 +254,12 @@ pub fn index_vault_file(
         .map(crate::kb::scalar_string)
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| title_of(&parsed.body, rel));
+    // Every chunk is embedded (and BM25-indexed) under its note's title, so
+    // a passage deep in a note still carries what the note is about.
+    let header = match frontmatter::record_header(&parsed.fields) {
+        r if r.is_empty() => title.clone(),
+        r => format!("{title} — {r}"),
+    };
     caller.insert("title".into(), json!(title));
     caller.insert("modified_at".into(), json!(iso_mtime(&meta)));
     caller.insert("storage_mode".into(), json!("full_text"));
@@ -244,19 +273,16 @@ pub fn index_vault_file(
     own.insert("mtime".into(), json!(meta.mtime()));
     own.insert("file_size".into(), json!(meta.size() as i64));
     let docs = build_text_documents(&parsed.body, &caller, &own, &header, kb.chunker_config())?;
-    let n = docs.len();
-    if n == 0
+    if docs.is_empty()
         && kb
             .store()
             .ids_by(crate::store::LookupField::FilePath, rel)
             .map_err(KbError::from)?
             .is_empty()
     {
-        return Ok(0); // An empty note that was never indexed: nothing to do.
+        return Ok(None);
     }
-    let prepared = kb.prepare(docs, &Cancel::new())?;
-    kb.commit(prepared, Some(&ReplaceBy::FilePath(rel.to_string())))?;
-    Ok(n)
+    Ok(Some(docs))
 }
 
 fn title_of(body: &str, rel: &str) -> String {
@@ -278,8 +304,74 @@ fn iso_mtime(meta: &std::fs::Metadata) -> String {
         .unwrap_or_default()
 }
 
-/// Incremental sync of the vault. One atomic commit per note, so a stop or
-/// crash leaves whole notes. `progress(done, total)` is called per file.
+/// A group flushes (one embedder pass, one commit, one vector-tree build)
+/// once it holds this many chunks...
+pub const GROUP_CHUNKS: usize = 512;
+/// ...or this many notes (a vault of tiny notes).
+pub const GROUP_NOTES: usize = 128;
+
+/// Notes staged for the next grouped commit.
+#[derive(Default)]
+struct Group {
+    /// (vault-relative path, already indexed before?, its documents)
+    notes: Vec<(String, bool, Vec<crate::kb::Document>)>,
+    chunks: usize,
+}
+
+impl Group {
+    fn push(&mut self, rel: &str, was_indexed: bool, docs: Vec<crate::kb::Document>) {
+        self.chunks += docs.len();
+        self.notes.push((rel.to_string(), was_indexed, docs));
+    }
+
+    fn full(&self) -> bool {
+        self.chunks >= GROUP_CHUNKS || self.notes.len() >= GROUP_NOTES
+    }
+
+    /// Embed every staged note in one pass and commit them all in ONE
+    /// commit, each replacing its old chunks: a crash leaves the whole
+    /// group or none of it, so every note is whole either way.
+    fn flush(&mut self, kb: &Kb, report: &mut VaultReport, cancel: &Cancel) -> Result<(), VaultError> {
+        if self.notes.is_empty() {
+            return Ok(());
+        }
+        let notes = std::mem::take(&mut self.notes);
+        self.chunks = 0;
+        let mut outcomes = Vec::with_capacity(notes.len());
+        let mut groups = Vec::with_capacity(notes.len());
+        for (rel, was_indexed, docs) in notes {
+            outcomes.push((rel, was_indexed, docs.len()));
+            groups.push(docs);
+        }
+        let prepared = kb.prepare_groups(groups, cancel).map_err(|e| match e {
+            KbError::Cancelled => VaultError::Cancelled,
+            other => other.into(),
+        })?;
+        let items = prepared
+            .into_iter()
+            .zip(&outcomes)
+            .map(|(p, (rel, _, _))| (p, Some(ReplaceBy::FilePath(rel.clone()))))
+            .collect();
+        kb.commit_many(items)?;
+        for (rel, was_indexed, n) in outcomes {
+            match (was_indexed, n) {
+                (false, _) => report.added.push(rel),
+                // A note emptied since: its old chunks went in the same commit.
+                (true, 0) => report
+                    .skipped
+                    .push((rel, "empty note (its old entry was removed)".into())),
+                (true, _) => report.updated.push(rel),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Incremental sync of the vault. New and changed notes are committed in
+/// groups of whole notes ([`GROUP_CHUNKS`] / [`GROUP_NOTES`]): one embedder
+/// pass and one commit per group, so the vector trees are built once per
+/// group instead of once per note, and a stop or crash still leaves whole
+/// notes. `progress(done, total)` is called per file.
 pub fn refresh_vault(
     kb: &Kb,
     root: &Path,
@@ -301,11 +393,15 @@ pub fn refresh_vault(
     let indexed = indexed_notes(kb)?;
     let present: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
     let total = files.len();
+    let mut group = Group::default();
     for (i, (rel, path)) in files.iter().enumerate() {
         if cancel.is_cancelled() {
             return Err(VaultError::Cancelled);
         }
         progress(i, total);
+        if group.full() {
+            group.flush(kb, &mut report, cancel)?;
+        }
         let Some(vis) = get_visibility(path, root, &opts.private_dirs) else {
             report.skipped.push((rel.clone(), "resolves outside the vault".into()));
             continue;
@@ -315,9 +411,10 @@ pub fn refresh_vault(
             continue;
         };
         let Some(old) = indexed.get(rel) else {
-            match index_vault_file(kb, rel, path, vis, &mut report) {
-                Ok(0) => report.skipped.push((rel.clone(), "empty note".into())),
-                Ok(_) => report.added.push(rel.clone()),
+            match stage_vault_file(kb, rel, path, vis, &mut report) {
+                Ok(None) => report.skipped.push((rel.clone(), "empty note".into())),
+                Ok(Some(docs)) if docs.is_empty() => report.skipped.push((rel.clone(), "empty note".into())),
+                Ok(Some(docs)) => group.push(rel, false, docs),
                 Err(VaultError::Io { source, .. }) => report.skipped.push((rel.clone(), source.to_string())),
                 Err(e) => return Err(e),
             }
@@ -332,14 +429,12 @@ pub fn refresh_vault(
             hex::encode(Sha256::digest(&bytes)) != old.hash
         };
         let behind = old.schema < META_SCHEMA;
-        let needs_reindex = content_changed || (behind && has_frontmatter(path));
+        // Below EMBED_SCHEMA the embedded text itself changed (the title
+        // header), so every such note is re-embedded, frontmatter or not.
+        let needs_reindex = content_changed || old.schema < EMBED_SCHEMA || (behind && has_frontmatter(path));
         if needs_reindex {
-            // A note emptied since: its old chunks went in the same commit.
-            match index_vault_file(kb, rel, path, vis, &mut report)? {
-                0 => report
-                    .skipped
-                    .push((rel.clone(), "empty note (its old entry was removed)".into())),
-                _ => report.updated.push(rel.clone()),
+            if let Some(docs) = stage_vault_file(kb, rel, path, vis, &mut report)? {
+                group.push(rel, true, docs);
             }
             continue;
         }
@@ -364,9 +459,19 @@ pub fn refresh_vault(
             kb.update_metadata_fields(rel, &fields)?;
         }
     }
-    for rel in indexed.keys().filter(|k| !present.contains(k.as_str())) {
-        kb.delete_by_metadata("file_path", rel)?;
-        report.deleted.push(rel.clone());
+    if cancel.is_cancelled() {
+        return Err(VaultError::Cancelled);
+    }
+    group.flush(kb, &mut report, cancel)?;
+    // Deleted notes: one commit for all of them (in groups of whole notes).
+    let gone: Vec<&String> = indexed.keys().filter(|k| !present.contains(k.as_str())).collect();
+    for chunk in gone.chunks(GROUP_NOTES) {
+        let items = chunk
+            .iter()
+            .map(|rel| (crate::kb::stage::Prepared::default(), Some(ReplaceBy::FilePath((*rel).clone()))))
+            .collect();
+        kb.commit_many(items)?;
+        report.deleted.extend(chunk.iter().map(|r| (*r).clone()));
     }
     progress(total, total);
     Ok(report)

@@ -47,6 +47,10 @@ pub struct KbSettings {
     pub field_boosts: crate::index::bm25::FieldBoosts,
     /// RRF weight of the exact-name leg (dense and BM25 weigh 1).
     pub exact_name_weight: f32,
+    /// RRF weight of the exact-heading leg (0 turns it off).
+    pub exact_heading_weight: f32,
+    /// How `search_documents` scores a document from its chunks.
+    pub doc_aggregation: search::DocAggregation,
 }
 
 impl Default for KbSettings {
@@ -58,6 +62,8 @@ impl Default for KbSettings {
             chunk_overlap: 128,
             field_boosts: crate::index::bm25::FieldBoosts::default(),
             exact_name_weight: search::EXACT_NAME_WEIGHT,
+            exact_heading_weight: search::EXACT_HEADING_WEIGHT,
+            doc_aggregation: search::DocAggregation::Max,
         }
     }
 }

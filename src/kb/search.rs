@@ -25,6 +25,9 @@ use super::{scalar_string, split_tags, Kb, Result};
 /// RRF weight of the exact-name leg (dense and BM25 weigh 1). At 2 its rank
 /// 1 alone equals being first in both other legs.
 pub const EXACT_NAME_WEIGHT: f32 = 2.0;
+/// RRF weight of the exact-heading leg (chunks under a heading equal to
+/// the query).
+pub const EXACT_HEADING_WEIGHT: f32 = 1.0;
 
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
@@ -62,6 +65,17 @@ pub struct Hit {
     pub name_match: bool,
 }
 
+/// How a document's score is made from its chunks' scores in a
+/// document-level search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DocAggregation {
+    /// The best chunk's score.
+    Max,
+    /// Best chunk plus `w`× the second, `w²`× the third, …: more matching
+    /// passages count, but ever less, so a long note cannot win on bulk.
+    Decay(f32),
+}
+
 /// One document in a document-level result: its best chunk stands for it.
 #[derive(Debug, Clone)]
 pub struct DocHit {
@@ -69,7 +83,7 @@ pub struct DocHit {
     pub key: String,
     /// The best-ranked chunk of the document (its text and section).
     pub best: Hit,
-    /// The document's score: its best chunk's score (see [`Kb::search_documents`]).
+    /// The document's score from its chunks (see [`DocAggregation`]).
     pub score: f32,
     /// Other chunks of the document among the retrieved candidates.
     pub more: usize,
@@ -101,7 +115,7 @@ impl Kb {
 
         // Embed outside the index lock: it is the slow part.
         let qv = self.embedder()?.embed_query(&req.query)?;
-        let (dense, sparse, exact) = {
+        let (dense, sparse, exact, heading) = {
             let ix = self.indexes();
             let pool: Option<RoaringBitmap> = if req.filter.is_empty() {
                 None
@@ -112,15 +126,20 @@ impl Kb {
                 Some(v) => v.search(&qv, pool.as_ref(), leg)?,
                 None => Vec::new(),
             };
-            let (sparse, exact) = if hybrid {
+            let (sparse, exact, heading) = if hybrid {
                 (
                     ix.bm25.search(&req.query, &req.filter, leg)?,
                     ix.bm25.exact_name_matches(&req.query, &req.filter, leg)?,
+                    if self.settings.exact_heading_weight > 0.0 {
+                        ix.bm25.exact_heading_matches(&req.query, &req.filter, leg)?
+                    } else {
+                        Vec::new()
+                    },
                 )
             } else {
-                (Vec::new(), Vec::new())
+                (Vec::new(), Vec::new(), Vec::new())
             };
-            (dense, sparse, exact)
+            (dense, sparse, exact, heading)
         };
         let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
         let sparse_ids: Vec<ChunkId> = sparse.iter().map(|(id, _)| *id).collect();
@@ -130,6 +149,7 @@ impl Kb {
                     (&dense_ids, 1.0),
                     (&sparse_ids, 1.0),
                     (&exact, self.settings.exact_name_weight),
+                    (&heading, self.settings.exact_heading_weight),
                 ],
                 RRF_C,
             )
@@ -181,7 +201,7 @@ impl Kb {
         let mut chunk_req = req.clone();
         chunk_req.n = req.n.saturating_mul(8).max(80);
         let hits = self.search(&chunk_req)?;
-        Ok(group_documents(hits, req.n))
+        Ok(group_documents_by(hits, req.n, self.settings.doc_aggregation))
     }
 
     /// Provider-aware search. For a cloud provider the results come only
@@ -217,12 +237,25 @@ impl Kb {
 /// Collapses a ranked chunk list into at most `n` documents (see
 /// [`Kb::search_documents`]). Pure, so its rules are tested directly.
 pub fn group_documents(hits: Vec<Hit>, n: usize) -> Vec<DocHit> {
+    group_documents_by(hits, n, DocAggregation::Max)
+}
+
+/// [`group_documents`] with a choice of aggregation. Hits must arrive best
+/// first (the chunk ranking); documents are re-sorted by their aggregate,
+/// ties kept in the order of their best chunk.
+pub fn group_documents_by(hits: Vec<Hit>, n: usize, agg: DocAggregation) -> Vec<DocHit> {
     let mut docs: Vec<DocHit> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for h in hits {
         let key = doc_key(&h.record).to_string();
         match index.get(&key) {
-            Some(&i) => docs[i].more += 1,
+            Some(&i) => {
+                let d = &mut docs[i];
+                d.more += 1;
+                if let DocAggregation::Decay(w) = agg {
+                    d.score += w.powi(d.more as i32) * h.score;
+                }
+            }
             None => {
                 index.insert(key.clone(), docs.len());
                 docs.push(DocHit {
@@ -235,7 +268,11 @@ pub fn group_documents(hits: Vec<Hit>, n: usize) -> Vec<DocHit> {
         }
     }
     // Hits arrive best first, so the first chunk of each document is its
-    // best and documents are already in order of their best chunk.
+    // best and, under Max, documents are already in order of their best
+    // chunk; the sort is stable, so it only reorders under Decay.
+    if agg != DocAggregation::Max {
+        docs.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
     docs.truncate(n);
     docs
 }

@@ -22,14 +22,14 @@ pub struct Document {
 }
 
 /// Which existing chunks a commit supersedes, deleted in the same commit.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ReplaceBy {
     Source(String),
     FilePath(String),
 }
 
 /// Documents with their vectors, ready for [`Kb::commit`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Prepared(pub(crate) Vec<NewChunk>);
 
 impl Prepared {
@@ -182,6 +182,61 @@ impl Kb {
             Some(ReplaceBy::FilePath(p)) => self.store.ids_by(LookupField::FilePath, p)?,
         };
         self.commit_ids(prepared, &delete)
+    }
+
+    /// Embed several files' documents in one pass (one embedder call, so
+    /// ONNX Runtime sees full batches across file boundaries) and hand back
+    /// one [`Prepared`] per group, in order. Checks `cancel` between
+    /// batches; nothing is written.
+    pub fn prepare_groups(&self, groups: Vec<Vec<Document>>, cancel: &Cancel) -> Result<Vec<Prepared>> {
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        let all = self.prepare(groups.into_iter().flatten().collect(), cancel)?;
+        let mut chunks = all.0.into_iter();
+        Ok(sizes
+            .into_iter()
+            .map(|n| Prepared(chunks.by_ref().take(n).collect()))
+            .collect())
+    }
+
+    /// Several whole documents (files) in ONE commit: each item's `replace`
+    /// names what it supersedes, and every deletion and addition lands in
+    /// the same store batch and the same index commit — so the vector trees
+    /// are built once for the group, and a crash leaves either the whole
+    /// group or none of it. Returns each item's new chunk ids, in order.
+    ///
+    /// Two items may not replace the same key: the old chunks are looked up
+    /// before anything is written, so the first item's chunks would survive
+    /// the second's replace.
+    pub fn commit_many(&self, items: Vec<(Prepared, Option<ReplaceBy>)>) -> Result<Vec<Vec<ChunkId>>> {
+        self.check_model()?;
+        let mut seen = std::collections::BTreeSet::new();
+        for (_, r) in &items {
+            if let Some(r) = r {
+                if !seen.insert(r.clone()) {
+                    return Err(KbError::Invalid(format!(
+                        "one commit replaces {r:?} twice; commit the two versions separately"
+                    )));
+                }
+            }
+        }
+        let _w = self.write_lock();
+        let mut delete = Vec::new();
+        let mut sizes = Vec::with_capacity(items.len());
+        let mut chunks = Vec::new();
+        for (prepared, replace) in items {
+            match replace {
+                None => {}
+                Some(ReplaceBy::Source(s)) => delete.extend(self.store.ids_by(LookupField::Source, &s)?),
+                Some(ReplaceBy::FilePath(p)) => delete.extend(self.store.ids_by(LookupField::FilePath, &p)?),
+            }
+            sizes.push(prepared.0.len());
+            chunks.extend(prepared.0);
+        }
+        delete.sort_unstable();
+        delete.dedup();
+        let ids = self.commit_ids(Prepared(chunks), &delete)?;
+        let mut ids = ids.into_iter();
+        Ok(sizes.into_iter().map(|n| ids.by_ref().take(n).collect()).collect())
     }
 
     /// Store-then-indexes commit of explicit deletions and additions. The

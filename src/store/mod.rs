@@ -15,12 +15,15 @@
 //!   flips to it in one batch, so a crash mid-reindex leaves the old one whole.
 //! - `by_key`:  `s\0<source>\0<id>` and `f\0<file_path>\0<id>` → "" (lookups)
 //! - `journal`: seq (u64 BE) → JSON [`JournalEntry`]
+//! - `files`:   file_path → JSON [`FileEntry`] (hash, mtime, size, schema,
+//!   visibility of the file's chunks; see [`files`])
 //! - `meta`:    "seq", "next_id", "gen", "embed_model", … → bytes
 //!
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
-//! vectors, lookups, the journal entry and the new sequence number land
-//! together or not at all.
+//! vectors, lookups, the per-file map, the journal entry and the new
+//! sequence number land together or not at all.
 
+pub mod files;
 pub mod lock;
 
 use std::collections::BTreeMap;
@@ -29,6 +32,7 @@ use std::path::{Path, PathBuf};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use serde::{Deserialize, Serialize};
 
+pub use files::FileEntry;
 pub use lock::{Holder, LockError, OwnerLock};
 
 /// A chunk's identity. Allocated by the store from a counter that never
@@ -128,6 +132,7 @@ pub struct Store {
     embeds: Keyspace,
     by_key: Keyspace,
     journal: Keyspace,
+    files: Keyspace,
     meta: Keyspace,
     dir: PathBuf,
     /// The current embedding generation, read once at open: `get` runs for
@@ -214,17 +219,20 @@ impl Store {
         let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
         let meta = ks("meta")?;
         let gen = meta.get(GEN)?.and_then(|v| read_u64(&v)).unwrap_or(0) as u32;
-        Ok(Store {
+        let store = Store {
             chunks: ks("chunks")?,
             embeds: ks("embeds")?,
             by_key: ks("by_key")?,
             journal: ks("journal")?,
+            files: ks("files")?,
             meta,
             db,
             dir: dir.to_path_buf(),
             gen: std::sync::atomic::AtomicU32::new(gen),
             _lock: lock,
-        })
+        };
+        store.ensure_files_map()?;
+        Ok(store)
     }
 
     pub fn dir(&self) -> &Path {
@@ -441,8 +449,10 @@ impl Store {
         let mut next = self.meta_u64(NEXT_ID)?.max(1);
         let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
         let mut deleted = Vec::new();
+        let mut files = files::FileChanges::default();
         for &id in delete {
             let Some(old) = self.get_bare(id)? else { continue };
+            files.leave(id, &old.meta, None);
             b.remove(&self.chunks, be(id));
             b.remove(&self.embeds, embed_key(gen, id));
             for (field, value) in lookups(&old.meta) {
@@ -470,6 +480,7 @@ impl Store {
             for (field, value) in lookups(&rec.meta) {
                 b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
             }
+            files.write(&rec.meta);
             b.insert(&self.chunks, be(id), json);
             b.insert(&self.embeds, embed_key(gen, id), encode_embed(&c.embed_text, &c.vector));
             added.push(id);
@@ -480,6 +491,7 @@ impl Store {
             deleted,
             meta_updated: vec![],
         };
+        self.apply_file_changes(&mut b, files)?;
         self.put_journal(&mut b, &entry)?;
         b.insert(&self.meta, NEXT_ID, be(next).as_slice());
         b.commit()?;
@@ -492,11 +504,13 @@ impl Store {
         let seq = self.seq()? + 1;
         let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
         let mut touched = Vec::new();
+        let mut files = files::FileChanges::default();
         for &id in ids {
             let Some(mut rec) = self.get_bare(id)? else { continue };
             for (field, value) in lookups(&rec.meta) {
                 b.remove(&self.by_key, lookup_key(field.tag(), &value, id));
             }
+            let old = rec.meta.clone();
             for (k, v) in fields {
                 if v.is_null() {
                     rec.meta.remove(k);
@@ -504,6 +518,8 @@ impl Store {
                     rec.meta.insert(k.clone(), v.clone());
                 }
             }
+            files.leave(id, &old, Some(&rec.meta));
+            files.write(&rec.meta);
             for (field, value) in lookups(&rec.meta) {
                 b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
             }
@@ -520,6 +536,7 @@ impl Store {
             deleted: vec![],
             meta_updated: touched,
         };
+        self.apply_file_changes(&mut b, files)?;
         self.put_journal(&mut b, &entry)?;
         b.commit()?;
         Ok(seq)

@@ -125,3 +125,83 @@ fn generations_switch_atomically() {
     let (_, more) = s.commit(vec![chunk("b", "y", None)], &[]).unwrap();
     assert_eq!(s.embedding(1, more[0]).unwrap().unwrap().0, "H\nb");
 }
+
+fn noted(text: &str, file: &str, hash: &str) -> NewChunk {
+    let mut c = chunk(text, "local", Some(file));
+    c.meta.insert("content_hash".into(), json!(hash));
+    c.meta.insert("mtime".into(), json!(1_700_000_000));
+    c.meta.insert("file_size".into(), json!(42));
+    c.meta.insert("meta_schema".into(), json!(4));
+    c.meta.insert("visibility".into(), json!("public"));
+    c
+}
+
+fn paths(s: &Store) -> Vec<(String, Option<String>)> {
+    s.files()
+        .unwrap()
+        .into_iter()
+        .map(|(p, e)| (p, e.content_hash))
+        .collect()
+}
+
+#[test]
+fn the_per_file_map_follows_every_commit_in_the_same_batch() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    // Two files, one with two chunks; a chunk without a path is not a file.
+    let (_, a) = s
+        .commit(
+            vec![noted("a0", "a.md", "h1"), noted("a1", "a.md", "h1"), noted("b0", "b.md", "h2"), chunk("p", "paper", None)],
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        paths(&s),
+        vec![("a.md".into(), Some("h1".into())), ("b.md".into(), Some("h2".into()))]
+    );
+    let e = s.file("a.md").unwrap().unwrap();
+    assert_eq!((e.mtime, e.file_size, e.meta_schema), (Some(1_700_000_000), Some(42), Some(4)));
+    assert_eq!((e.doc_type.as_deref(), e.visibility.as_deref()), (Some("note"), Some("public")));
+
+    // Deleting one chunk of a.md keeps its entry; deleting the last drops it.
+    s.commit(vec![], &[a[0]]).unwrap();
+    assert!(s.file("a.md").unwrap().is_some());
+    s.commit(vec![], &[a[1]]).unwrap();
+    assert!(s.file("a.md").unwrap().is_none());
+
+    // Replace in one commit: the entry is the new version's.
+    s.commit(vec![noted("b0'", "b.md", "h3")], &[a[2]]).unwrap();
+    assert_eq!(paths(&s), vec![("b.md".into(), Some("h3".into()))]);
+
+    // A metadata update rewrites the entry; a move renames it.
+    let ids = s.ids_by(LookupField::FilePath, "b.md").unwrap();
+    let mut f = Metadata::new();
+    f.insert("visibility".into(), json!("private"));
+    s.update_metadata(&ids, &f).unwrap();
+    assert_eq!(s.file("b.md").unwrap().unwrap().visibility.as_deref(), Some("private"));
+    let mut f = Metadata::new();
+    f.insert("file_path".into(), json!("c.md"));
+    s.update_metadata(&ids, &f).unwrap();
+    assert_eq!(paths(&s), vec![("c.md".into(), Some("h3".into()))]);
+}
+
+#[test]
+fn a_store_without_the_map_gets_it_built_once_on_open() {
+    let t = tempfile::tempdir().unwrap();
+    {
+        let s = Store::open(t.path()).unwrap();
+        s.commit(vec![noted("a0", "a.md", "h1"), noted("b0", "b.md", "h2")], &[]).unwrap();
+        // What a store from before the map looks like: no entries, no mark.
+        let mut b = s.db.batch();
+        b.remove(&s.files, "a.md");
+        b.remove(&s.files, "b.md");
+        b.remove(&s.meta, "files_map");
+        b.commit().unwrap();
+        assert!(s.files().unwrap().is_empty());
+    }
+    let s = Store::open(t.path()).unwrap();
+    assert_eq!(
+        paths(&s),
+        vec![("a.md".into(), Some("h1".into())), ("b.md".into(), Some("h2".into()))]
+    );
+}

@@ -1,9 +1,11 @@
 //! Crash fault injection for the knowledge base.
 //!
 //! The parent test re-executes this test binary as a child (`crash_child`)
-//! that streams commits — adds, replaces by source, deletes — through
-//! `Kb::commit`, appending one fsynced line to a log per commit that
-//! returned. The parent kills the child (SIGKILL) at random instants, or
+//! that streams commits — adds, replaces by source, deletes, and
+//! multi-document commits (`Kb::prepare_groups` + `Kb::commit_many`, what
+//! bulk vault ingest uses: several whole files in one commit, some of them
+//! replaced by nothing) — appending one fsynced line to a log per commit
+//! that returned. The parent kills the child (SIGKILL) at random instants, or
 //! lets a named failpoint abort it at a chosen step, then reopens the KB
 //! itself (which runs recovery) and checks the result against its own model
 //! of the op stream:
@@ -11,7 +13,8 @@
 //!   of that version's chunks, nothing else) or wholly absent;
 //! - every reported commit is reflected; only the one commit in flight at
 //!   the kill may go either way (and a failpoint after the store commit
-//!   forces it to have happened);
+//!   forces it to have happened) — and a multi-document commit goes either
+//!   way for ALL its documents together, never for some of them;
 //! - `Kb::agreement()` is ok (no orphan or missing entry, all seqs equal);
 //! - search finds exactly the present documents, through BM25 and dense.
 //!
@@ -47,14 +50,27 @@ enum Op {
     Put { key: usize, chunks: usize },
     /// Supersede by source with nothing (`commit` of an empty batch).
     Delete { key: usize },
+    /// One commit of several documents (distinct keys), each replacing its
+    /// source: `chunks[j]` chunks for `keys[j]`, 0 = replaced by nothing.
+    PutMany { keys: [usize; 3], chunks: [usize; 3] },
     /// `delete_by_metadata("source", …)`.
     DeleteByMeta { key: usize },
 }
 
 impl Op {
-    fn key(self) -> usize {
+    fn keys(self) -> Vec<usize> {
         match self {
-            Op::Put { key, .. } | Op::Delete { key } | Op::DeleteByMeta { key } => key,
+            Op::Put { key, .. } | Op::Delete { key } | Op::DeleteByMeta { key } => vec![key],
+            Op::PutMany { keys, .. } => keys.to_vec(),
+        }
+    }
+
+    /// The chunk count this op gives `key`, if it writes `key` at all.
+    fn chunks_for(self, key: usize) -> Option<usize> {
+        match self {
+            Op::Put { key: k, chunks } if k == key => Some(chunks),
+            Op::PutMany { keys, chunks } => keys.iter().position(|&k| k == key).map(|j| chunks[j]),
+            _ => None,
         }
     }
 }
@@ -68,10 +84,26 @@ fn plan(seed: u64) -> Vec<Op> {
         .map(|_| {
             let key = rng.random_range(0..KEYS);
             match rng.random_range(0..10) {
-                0..=6 => Op::Put {
+                0..=4 => Op::Put {
                     key,
                     chunks: rng.random_range(1..=4),
                 },
+                5 | 6 => {
+                    let a = key;
+                    let b = (a + rng.random_range(1..KEYS)) % KEYS;
+                    let mut c = (a + rng.random_range(1..KEYS)) % KEYS;
+                    while c == b {
+                        c = (c + 1) % KEYS;
+                        if c == a {
+                            c = (c + 1) % KEYS;
+                        }
+                    }
+                    Op::PutMany {
+                        keys: [a, b, c],
+                        // Mostly writes; now and then one member is emptied.
+                        chunks: [0, 1, 2].map(|_| [0, 1, 2, 3, 4, 2][rng.random_range(0..6)]),
+                    }
+                }
                 7 | 8 => Op::Delete { key },
                 _ => Op::DeleteByMeta { key },
             }
@@ -80,10 +112,12 @@ fn plan(seed: u64) -> Vec<Op> {
 }
 
 fn apply(model: &mut [DocState], i: usize, op: Op) {
-    model[op.key()] = match op {
-        Op::Put { chunks, .. } => Some((i, chunks)),
-        Op::Delete { .. } | Op::DeleteByMeta { .. } => None,
-    };
+    for key in op.keys() {
+        model[key] = match op.chunks_for(key) {
+            Some(0) | None => None,
+            Some(chunks) => Some((i, chunks)),
+        };
+    }
 }
 
 fn source(key: usize) -> String {
@@ -197,6 +231,16 @@ fn crash_child() {
                 let prepared = kb.prepare(documents(i, key, chunks), &Cancel::new()).expect("prepare");
                 kb.commit(prepared, Some(&ReplaceBy::Source(source(key))))
                     .expect("commit");
+            }
+            Op::PutMany { keys, chunks } => {
+                let groups = keys.iter().zip(chunks).map(|(&k, n)| documents(i, k, n)).collect();
+                let prepared = kb.prepare_groups(groups, &Cancel::new()).expect("prepare groups");
+                let items = prepared
+                    .into_iter()
+                    .zip(keys)
+                    .map(|(p, k)| (p, Some(ReplaceBy::Source(source(k)))))
+                    .collect();
+                kb.commit_many(items).expect("commit many");
             }
             Op::Delete { key } => {
                 let empty = kb.prepare(Vec::new(), &Cancel::new()).expect("prepare");
@@ -357,18 +401,20 @@ fn observed(kb: &Kb, key: usize) -> DocState {
 /// may or may not have committed; `must_apply` says a failpoint after the
 /// store commit guarantees it did. Returns whether it was applied.
 fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_apply: bool) -> bool {
-    let mut applied = false;
+    let mut after_model = model.to_vec();
+    if let Some((i, op)) = in_flight {
+        apply(&mut after_model, i, op);
+    }
+    // Of the documents the in-flight op would change: how many did change.
+    let (mut changed, mut landed) = (0usize, 0usize);
     for (key, expect) in model.iter_mut().enumerate() {
         let got = observed(kb, key);
-        let mut after = *expect;
-        if let Some((i, op)) = in_flight.filter(|(_, op)| op.key() == key) {
-            let mut tmp = vec![None; KEYS];
-            tmp[key] = *expect;
-            apply(&mut tmp, i, op);
-            after = tmp[key];
-        }
-        if got == after && after != *expect {
-            applied = true;
+        let after = after_model[key];
+        if after != *expect {
+            changed += 1;
+            if got == after {
+                landed += 1;
+            }
         }
         if must_apply {
             assert_eq!(
@@ -384,7 +430,7 @@ fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_a
         // A chunk count of one committed version: the doc's whole version.
         if let Some((v, n)) = got {
             let want = match (in_flight, *expect) {
-                (Some((i, Op::Put { chunks, .. })), _) if i == v => chunks,
+                (Some((i, op)), _) if i == v && op.chunks_for(key).is_some() => op.chunks_for(key).unwrap_or(0),
                 (_, Some((ev, en))) if ev == v => en,
                 _ => panic!("doc {key} has version {v}, which was never its committed version"),
             };
@@ -392,6 +438,11 @@ fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_a
         }
         *expect = got;
     }
+    assert!(
+        landed == 0 || landed == changed,
+        "the in-flight commit {in_flight:?} landed for {landed} of its {changed} documents: a multi-document commit must be all-or-nothing"
+    );
+    let applied = landed > 0;
 
     let agreement = kb.agreement().expect("agreement");
     assert!(agreement.ok(), "store and indexes disagree: {agreement:?}");

@@ -235,29 +235,30 @@ fn frontmatter_cannot_set_jarvis_fields_and_bad_bytes_are_indexed_lossily() {
 }
 
 #[test]
-fn schema_migration_restamps_plain_notes_and_reindexes_records() {
+fn schema_migration_reembeds_notes_below_the_embed_schema() {
     let f = fixture();
     write(&f.vault, "plain.md", "Just a plain note about tea.");
     write(&f.vault, "rec.md", "---\nstatus: open\n---\nA record about coffee.");
     refresh(&f, &opts());
-    let old: Metadata = [("meta_schema".to_string(), json!(1))].into_iter().collect();
+    // Schema 4 put the title in front of every chunk's embedded text.
+    let embedded = |rel: &str| {
+        let id = f.kb.store().ids_by(LookupField::FilePath, rel).unwrap()[0];
+        f.kb.store().get(id).unwrap().unwrap().embed_text
+    };
+    assert!(embedded("plain.md").starts_with("plain\n"), "{}", embedded("plain.md"));
+    assert!(embedded("rec.md").starts_with("rec — open\n"), "{}", embedded("rec.md"));
+    // Notes indexed under schema 3 (before the title header) are all
+    // re-embedded, frontmatter or not; a second refresh has nothing to do.
+    let old: Metadata = [("meta_schema".to_string(), json!(3))].into_iter().collect();
     f.kb.update_metadata_fields("plain.md", &old).unwrap();
     f.kb.update_metadata_fields("rec.md", &old).unwrap();
     let plain_ids = f.kb.store().ids_by(LookupField::FilePath, "plain.md").unwrap();
     let rec_ids = f.kb.store().ids_by(LookupField::FilePath, "rec.md").unwrap();
     let r = refresh(&f, &opts());
-    assert_eq!(r.restamped, 1);
-    assert_eq!(r.updated, vec!["rec.md"]);
-    assert_eq!(
-        f.kb.store().ids_by(LookupField::FilePath, "plain.md").unwrap(),
-        plain_ids,
-        "stamped in place"
-    );
-    assert_ne!(
-        f.kb.store().ids_by(LookupField::FilePath, "rec.md").unwrap(),
-        rec_ids,
-        "re-indexed"
-    );
+    assert_eq!(r.restamped, 0);
+    assert_eq!(r.updated, vec!["plain.md", "rec.md"]);
+    assert_ne!(f.kb.store().ids_by(LookupField::FilePath, "plain.md").unwrap(), plain_ids);
+    assert_ne!(f.kb.store().ids_by(LookupField::FilePath, "rec.md").unwrap(), rec_ids);
     let r = refresh(&f, &opts());
     assert_eq!(r.unchanged, 2);
 }
@@ -359,4 +360,66 @@ fn records_are_found_through_their_header() {
     );
     let schema = f.kb.metadata_value_counts("category").unwrap();
     assert_eq!(schema.get("job_application"), Some(&3));
+}
+
+#[test]
+fn a_bulk_refresh_commits_many_whole_notes_per_commit() {
+    let f = fixture();
+    let n = GROUP_NOTES * 2 + 5;
+    for i in 0..n {
+        write(&f.vault, &format!("bulk/{i:03}.md"), &format!("# Note {i}\n\nBody of note number {i}."));
+    }
+    let before = f.kb.store().seq().unwrap();
+    let r = refresh(&f, &opts());
+    assert_eq!(r.added.len(), n);
+    // Three groups (128 + 128 + 5 notes), not one commit per note.
+    assert_eq!(f.kb.store().seq().unwrap() - before, 3);
+    assert!(f.kb.agreement().unwrap().ok());
+    // Every note is whole and findable.
+    for i in [0, GROUP_NOTES, n - 1] {
+        let ids = f.kb.store().ids_by(LookupField::FilePath, &format!("bulk/{i:03}.md")).unwrap();
+        assert_eq!(ids.len(), 1, "note {i}");
+    }
+    // Deleting many notes is grouped too, and a no-op refresh commits nothing.
+    for i in 0..GROUP_NOTES + 1 {
+        fs::remove_file(f.vault.join(format!("bulk/{i:03}.md"))).unwrap();
+    }
+    let before = f.kb.store().seq().unwrap();
+    let r = refresh(&f, &opts());
+    assert_eq!(r.deleted.len(), GROUP_NOTES + 1);
+    assert_eq!(f.kb.store().seq().unwrap() - before, 2);
+    let before = f.kb.store().seq().unwrap();
+    let r = refresh(&f, &opts());
+    assert_eq!(r.unchanged, n - GROUP_NOTES - 1);
+    assert_eq!(f.kb.store().seq().unwrap(), before);
+    assert_eq!(f.kb.store().files().unwrap().len(), n - GROUP_NOTES - 1);
+}
+
+#[test]
+fn a_stop_during_a_bulk_refresh_leaves_whole_groups_only() {
+    let f = fixture();
+    for i in 0..GROUP_NOTES + 10 {
+        write(&f.vault, &format!("s/{i:03}.md"), &format!("Stop test note {i}."));
+    }
+    let cancel = Cancel::new();
+    let c = cancel.clone();
+    // Stop as the file after the first full group is reached.
+    let err = refresh_vault(
+        &f.kb,
+        &f.vault,
+        &opts(),
+        &move |done, _| {
+            if done == GROUP_NOTES + 3 {
+                c.cancel();
+            }
+        },
+        &cancel,
+    )
+    .unwrap_err();
+    assert!(matches!(err, VaultError::Cancelled), "{err}");
+    assert_eq!(f.kb.store().files().unwrap().len(), GROUP_NOTES);
+    assert!(f.kb.agreement().unwrap().ok());
+    // The next refresh finishes the rest.
+    let r = refresh(&f, &opts());
+    assert_eq!(r.added.len(), 10);
 }

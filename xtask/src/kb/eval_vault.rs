@@ -28,7 +28,8 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     }
     let cfg = common::config(root)?;
     let embedder = common::load_embedder(&cfg)?;
-    let cache = common::work_dir(root).join("vault-eval");
+    // `--cache NAME` keeps variants of the embedded text side by side.
+    let cache = common::work_dir(root).join(common::flag(args, "--cache").unwrap_or("vault-eval"));
     if args.contains(&"--rebuild") && cache.exists() {
         std::fs::remove_dir_all(&cache).context("clear the cached KB")?;
     }
@@ -54,9 +55,20 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     if let Some(w) = common::flag(args, "--exact") {
         settings.exact_name_weight = w.parse().context("--exact W")?;
     }
+    if let Some(w) = common::flag(args, "--heading") {
+        settings.exact_heading_weight = w.parse().context("--heading W")?;
+    }
+    // `--agg max` or `--agg decay:W` (document-level aggregation).
+    if let Some(a) = common::flag(args, "--agg") {
+        settings.doc_aggregation = match a.split_once(':') {
+            None if a == "max" => jarvis::kb::search::DocAggregation::Max,
+            Some(("decay", w)) => jarvis::kb::search::DocAggregation::Decay(w.parse().context("--agg decay:W")?),
+            _ => bail!("--agg takes max or decay:W"),
+        };
+    }
     println!(
-        "field boosts {:?}, exact-name weight {}",
-        settings.field_boosts, settings.exact_name_weight
+        "field boosts {:?}, exact-name weight {}, exact-heading weight {}, document aggregation {:?}",
+        settings.field_boosts, settings.exact_name_weight, settings.exact_heading_weight, settings.doc_aggregation
     );
     let kb = Kb::open(&cache.join("rag"), embedder, None, settings)?;
     let t = Instant::now();
