@@ -45,6 +45,9 @@ use thiserror::Error;
 
 use super::{field_term, ChunkId, Filter, IndexDoc};
 
+/// What an exact (unstemmed) key match adds in the exact-name and
+/// exact-heading legs: more than any BM25 body score, so it orders first.
+const EXACT_KEY_SCORE: f32 = 1000.0;
 /// Name under which the text analyzer is registered on the index.
 const ANALYZER: &str = "jarvis_en";
 /// Writer heap: tantivy flushes a segment when it fills. 64 MB keeps
@@ -245,6 +248,33 @@ pub fn name_key(text: &str) -> String {
     out
 }
 
+/// The looser twin of [`name_key`]: the same words stemmed, behind a `~`
+/// so the two kinds of key never collide in the index. `Pop-out windows`
+/// and `pop-out window` share it; the exact-name signal ranks a stemmed
+/// match below every exact one, so `Bases` still prefers a note named
+/// `Bases` to one named `Base`.
+pub fn stemmed_key(text: &str) -> String {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut out = String::from("~");
+    while let Some(token) = stream.next() {
+        if out.len() > 1 {
+            out.push(' ');
+        }
+        out.push_str(&token.text);
+    }
+    if out.len() > 1 {
+        out
+    } else {
+        String::new()
+    }
+}
+
+/// Both keys of a name, the empty ones left out.
+fn keys_of(name: &str) -> impl Iterator<Item = String> {
+    [name_key(name), stemmed_key(name)].into_iter().filter(|k| !k.is_empty())
+}
+
 fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
@@ -349,20 +379,14 @@ impl Bm25Index {
             }
             doc.add_text(f.headings, &d.headings);
             doc.add_text(f.authors, &d.authors);
-            let mut keys: Vec<String> = d
-                .titles
-                .iter()
-                .chain(&d.aliases)
-                .map(|n| name_key(n))
-                .filter(|k| !k.is_empty())
-                .collect();
+            let mut keys: Vec<String> = d.titles.iter().chain(&d.aliases).flat_map(|n| keys_of(n)).collect();
             keys.sort();
             keys.dedup();
             for k in keys {
                 doc.add_text(f.name_key, k);
             }
             // The breadcrumb is `H1 › H2 › H3`; each heading is a key.
-            let mut heads: Vec<String> = d.headings.split('›').map(name_key).filter(|k| !k.is_empty()).collect();
+            let mut heads: Vec<String> = d.headings.split('›').flat_map(keys_of).collect();
             heads.sort();
             heads.dedup();
             for k in heads {
@@ -539,13 +563,23 @@ impl Bm25Index {
         }
         let searcher = self.reader.searcher();
         let filter_clauses = self.filter_clauses(filter);
-        let name: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-            Box::new(TermQuery::new(
-                Term::from_field_text(key_field, &key),
-                IndexRecordOption::Basic,
-            )),
-            0.0,
-        ));
+        // An exact key scores far above any body score, a stemmed one adds
+        // nothing: every exact match ranks before every stemmed-only one.
+        let key_query = |k: &str, score: f32| -> (Occur, Box<dyn Query>) {
+            (
+                Occur::Should,
+                Box::new(ConstScoreQuery::new(
+                    Box::new(TermQuery::new(Term::from_field_text(key_field, k), IndexRecordOption::Basic)),
+                    score,
+                )),
+            )
+        };
+        let mut names = vec![key_query(&key, EXACT_KEY_SCORE)];
+        let stemmed = stemmed_key(query_text);
+        if !stemmed.is_empty() {
+            names.push(key_query(&stemmed, 0.0));
+        }
+        let name: Box<dyn Query> = Box::new(BooleanQuery::new(names));
         // Ordering among a note's chunks: by the body/heading words, so the
         // passage that talks about the name comes first.
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();

@@ -400,3 +400,36 @@ fn timing_10k() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn exact_name_and_heading_legs_rank_exact_before_stemmed_matches() -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Bm25Error::Open {
+        path: PathBuf::new(),
+        source: Box::new(e),
+    })?;
+    let mut index = open(dir.path());
+    let named = |id: u64, title: &str, headings: &str| IndexDoc {
+        titles: vec![title.to_owned()],
+        headings: headings.to_owned(),
+        ..doc(id, "some body text")
+    };
+    index.add(&[
+        named(1, "Pop-out windows", ""),
+        named(2, "Base", "Setup › Delete a note"),
+        named(3, "Bases", "Deleting notes"),
+        named(4, "Unrelated", "Windows"),
+    ])?;
+    index.commit(1)?;
+    let f = Filter::default();
+    // Singular query, plural title: the stemmed key matches.
+    assert_eq!(index.exact_name_matches("pop-out window", &f, 10)?, vec![ChunkId(1)]);
+    // Both stem to `base`; the exact spelling ranks first.
+    assert_eq!(index.exact_name_matches("Bases", &f, 10)?, vec![ChunkId(3), ChunkId(2)]);
+    assert_eq!(index.exact_name_matches("base", &f, 10)?, vec![ChunkId(2), ChunkId(3)]);
+    // Headings: any heading of the breadcrumb, whole, exact before stemmed.
+    assert_eq!(index.exact_heading_matches("delete a note", &f, 10)?, vec![ChunkId(2)]);
+    assert_eq!(index.exact_heading_matches("windows", &f, 10)?, vec![ChunkId(4)]);
+    assert!(index.exact_heading_matches("setup delete", &f, 10)?.is_empty());
+    assert!(index.exact_name_matches("windows", &f, 10)?.is_empty());
+    Ok(())
+}
