@@ -272,7 +272,9 @@ pub fn stemmed_key(text: &str) -> String {
 
 /// Both keys of a name, the empty ones left out.
 fn keys_of(name: &str) -> impl Iterator<Item = String> {
-    [name_key(name), stemmed_key(name)].into_iter().filter(|k| !k.is_empty())
+    [name_key(name), stemmed_key(name)]
+        .into_iter()
+        .filter(|k| !k.is_empty())
 }
 
 fn analyzer() -> TextAnalyzer {
@@ -556,7 +558,13 @@ impl Bm25Index {
         self.exact_key_matches(self.fields.heading_key, query_text, filter, limit)
     }
 
-    fn exact_key_matches(&self, key_field: Field, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<ChunkId>> {
+    fn exact_key_matches(
+        &self,
+        key_field: Field,
+        query_text: &str,
+        filter: &Filter,
+        limit: usize,
+    ) -> Result<Vec<ChunkId>> {
         let key = name_key(query_text);
         if key.is_empty() || limit == 0 {
             return Ok(Vec::new());
@@ -569,7 +577,10 @@ impl Bm25Index {
             (
                 Occur::Should,
                 Box::new(ConstScoreQuery::new(
-                    Box::new(TermQuery::new(Term::from_field_text(key_field, k), IndexRecordOption::Basic)),
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(key_field, k),
+                        IndexRecordOption::Basic,
+                    )),
                     score,
                 )),
             )

@@ -468,7 +468,12 @@ pub fn refresh_vault(
     for chunk in gone.chunks(GROUP_NOTES) {
         let items = chunk
             .iter()
-            .map(|rel| (crate::kb::stage::Prepared::default(), Some(ReplaceBy::FilePath((*rel).clone()))))
+            .map(|rel| {
+                (
+                    crate::kb::stage::Prepared::default(),
+                    Some(ReplaceBy::FilePath((*rel).clone())),
+                )
+            })
             .collect();
         kb.commit_many(items)?;
         report.deleted.extend(chunk.iter().map(|r| (*r).clone()));

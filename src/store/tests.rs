@@ -151,7 +151,12 @@ fn the_per_file_map_follows_every_commit_in_the_same_batch() {
     // Two files, one with two chunks; a chunk without a path is not a file.
     let (_, a) = s
         .commit(
-            vec![noted("a0", "a.md", "h1"), noted("a1", "a.md", "h1"), noted("b0", "b.md", "h2"), chunk("p", "paper", None)],
+            vec![
+                noted("a0", "a.md", "h1"),
+                noted("a1", "a.md", "h1"),
+                noted("b0", "b.md", "h2"),
+                chunk("p", "paper", None),
+            ],
             &[],
         )
         .unwrap();
@@ -160,8 +165,14 @@ fn the_per_file_map_follows_every_commit_in_the_same_batch() {
         vec![("a.md".into(), Some("h1".into())), ("b.md".into(), Some("h2".into()))]
     );
     let e = s.file("a.md").unwrap().unwrap();
-    assert_eq!((e.mtime, e.file_size, e.meta_schema), (Some(1_700_000_000), Some(42), Some(4)));
-    assert_eq!((e.doc_type.as_deref(), e.visibility.as_deref()), (Some("note"), Some("public")));
+    assert_eq!(
+        (e.mtime, e.file_size, e.meta_schema),
+        (Some(1_700_000_000), Some(42), Some(4))
+    );
+    assert_eq!(
+        (e.doc_type.as_deref(), e.visibility.as_deref()),
+        (Some("note"), Some("public"))
+    );
 
     // Deleting one chunk of a.md keeps its entry; deleting the last drops it.
     s.commit(vec![], &[a[0]]).unwrap();
@@ -190,7 +201,8 @@ fn a_store_without_the_map_gets_it_built_once_on_open() {
     let t = tempfile::tempdir().unwrap();
     {
         let s = Store::open(t.path()).unwrap();
-        s.commit(vec![noted("a0", "a.md", "h1"), noted("b0", "b.md", "h2")], &[]).unwrap();
+        s.commit(vec![noted("a0", "a.md", "h1"), noted("b0", "b.md", "h2")], &[])
+            .unwrap();
         // What a store from before the map looks like: no entries, no mark.
         let mut b = s.db.batch();
         b.remove(&s.files, "a.md");

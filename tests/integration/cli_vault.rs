@@ -119,7 +119,11 @@ fn search_group_docs_and_kb_eval_through_the_binary() {
         "kitchen/Sourdough starter.md",
         "---\naliases: [levain]\n---\nFeed the sourdough starter with flour and water every day.\n",
     );
-    write(&vault, "garden/Tomato blight.md", "Tomato leaves with brown spots: copper spray and pruning.\n");
+    write(
+        &vault,
+        "garden/Tomato blight.md",
+        "Tomato leaves with brown spots: copper spray and pruning.\n",
+    );
     sb.write_config(&format!(
         "[vault]\npath = \"{}\"\n[rag]\nchunk_size = 200\nchunk_overlap = 0\n",
         vault.display()
@@ -130,7 +134,16 @@ fn search_group_docs_and_kb_eval_through_the_binary() {
     assert_eq!(r.code, 0, "{}", r.stderr);
 
     let mut c = sb.jarvis();
-    c.args(["kb", "search", "lighthouse keeper", "--group", "docs", "-n", "3", "--json"]);
+    c.args([
+        "kb",
+        "search",
+        "lighthouse keeper",
+        "--group",
+        "docs",
+        "-n",
+        "3",
+        "--json",
+    ]);
     let r = run(c);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
@@ -189,7 +202,11 @@ fn search_group_docs_and_kb_eval_through_the_binary() {
     let r = run(c);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("3 queries, document-level"), "{}", r.stdout);
-    assert!(r.stdout.contains("hit@1 0.667  hit@10 0.667  MRR@10 0.667"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("hit@1 0.667  hit@10 0.667  MRR@10 0.667"),
+        "{}",
+        r.stdout
+    );
 
     // A malformed golden file is a clear error naming the line.
     std::fs::write(&golden, "{\"query\": \"levain\"}\n").unwrap();

@@ -257,7 +257,10 @@ fn schema_migration_reembeds_notes_below_the_embed_schema() {
     let r = refresh(&f, &opts());
     assert_eq!(r.restamped, 0);
     assert_eq!(r.updated, vec!["plain.md", "rec.md"]);
-    assert_ne!(f.kb.store().ids_by(LookupField::FilePath, "plain.md").unwrap(), plain_ids);
+    assert_ne!(
+        f.kb.store().ids_by(LookupField::FilePath, "plain.md").unwrap(),
+        plain_ids
+    );
     assert_ne!(f.kb.store().ids_by(LookupField::FilePath, "rec.md").unwrap(), rec_ids);
     let r = refresh(&f, &opts());
     assert_eq!(r.unchanged, 2);
@@ -367,7 +370,11 @@ fn a_bulk_refresh_commits_many_whole_notes_per_commit() {
     let f = fixture();
     let n = GROUP_NOTES * 2 + 5;
     for i in 0..n {
-        write(&f.vault, &format!("bulk/{i:03}.md"), &format!("# Note {i}\n\nBody of note number {i}."));
+        write(
+            &f.vault,
+            &format!("bulk/{i:03}.md"),
+            &format!("# Note {i}\n\nBody of note number {i}."),
+        );
     }
     let before = f.kb.store().seq().unwrap();
     let r = refresh(&f, &opts());
@@ -377,7 +384,10 @@ fn a_bulk_refresh_commits_many_whole_notes_per_commit() {
     assert!(f.kb.agreement().unwrap().ok());
     // Every note is whole and findable.
     for i in [0, GROUP_NOTES, n - 1] {
-        let ids = f.kb.store().ids_by(LookupField::FilePath, &format!("bulk/{i:03}.md")).unwrap();
+        let ids =
+            f.kb.store()
+                .ids_by(LookupField::FilePath, &format!("bulk/{i:03}.md"))
+                .unwrap();
         assert_eq!(ids.len(), 1, "note {i}");
     }
     // Deleting many notes is grouped too, and a no-op refresh commits nothing.
