@@ -396,6 +396,20 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
         }
         openrouter_reply(&format!("Sure.\n```json\n[{}]\n```", items.join(",\n")))
     });
+    // bioRxiv has one paper on the topic; its PDF may not be fetched.
+    let bio = Fake::start(|_, _| {
+        Resp::json(biorxiv_page(
+            vec![biorxiv_record(
+                "10.1101/2026.12.06.555001",
+                "Protein contact prediction from coevolution (s9 biorxiv)",
+                "We study protein residue contacts for structure prediction.",
+                "2026-12-6",
+                "1",
+            )],
+            0,
+            1,
+        ))
+    });
     let provider = make_provider("openrouter", &settings_for(&llm.url)).unwrap();
     let arxiv_client = client(&arxiv_fake.url, 10);
     let pdf = pdf_tools();
@@ -435,13 +449,13 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
             output_dir: out_dir.clone(),
             max_results: 10,
             arxiv_categories: vec![("cs.LG".into(), 100)],
-            biorxiv_categories: vec![],
+            biorxiv_categories: vec![("bioinformatics".into(), 100)],
             biorxiv_keywords: vec![],
             first_run_days: 7,
-            max_candidates: 5,
+            max_candidates: 6,
             batch_size: 10,
             context_tokens: 100_000,
-            biorxiv: quick_biorxiv("http://127.0.0.1:9"),
+            biorxiv: quick_biorxiv(&bio.url),
         },
         prompt: jarvis::prompts::default_of(jarvis::prompts::DIGEST_SCORE).unwrap(),
         state_dir: state_dir.clone(),
@@ -458,19 +472,30 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
         report.window_start, "2026-11-21",
         "the window reaches back to the last success"
     );
-    // The gate: only the five protein papers reached the model.
-    assert_eq!((report.candidates, report.gated_out), (8, 3), "{report:#?}");
+    // The gate: only the six protein papers reached the model.
+    assert_eq!((report.candidates, report.gated_out), (9, 3), "{report:#?}");
     let sent = seen_titles.lock().unwrap().clone();
-    assert_eq!(sent.len(), 5, "{sent:?}");
+    assert_eq!(sent.len(), 6, "{sent:?}");
     assert!(sent.iter().all(|t| t.to_lowercase().contains("protein")), "{sent:?}");
     assert!(
-        lines.iter().any(|l| l.contains("5 sent to the model, 3 gated out")),
+        lines.iter().any(|l| l.contains("6 sent to the model, 3 gated out")),
         "{lines:?}"
     );
     // Tiers and outcomes.
-    assert_eq!((report.must_read, report.worth_reading, report.skim), (2, 1, 2));
+    assert_eq!((report.must_read, report.worth_reading, report.skim), (3, 1, 2));
     assert_eq!(report.indexed_full_text, 1, "{report:#?}");
-    assert_eq!(report.indexed_summary_fallback, 1);
+    assert_eq!(
+        report.indexed_summary_fallback, 2,
+        "a failed download and a bioRxiv paper"
+    );
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("biorxiv") && w.contains("bioRxiv does not allow")),
+        "{:?}",
+        report.warnings
+    );
     assert_eq!(report.indexed_summaries, 1);
     assert!(
         report
@@ -500,7 +525,7 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
         "canonical links, no version"
     );
     assert!(md.contains("Scored by openrouter:acme/model-1"));
-    // Indexed: the digest itself, one full text, two summary entries.
+    // Indexed: the digest itself, one full text, three summary entries.
     let docs = fx.kb.list_documents(&Filter::default(), 100).unwrap();
     let digest: Vec<_> = docs.iter().filter(|d| d.doc_type == "digest").collect();
     assert_eq!(digest.len(), 1);
@@ -509,7 +534,7 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
     let papers: Vec<_> = docs.iter().filter(|d| d.doc_type == "paper").collect();
     assert_eq!(
         papers.len(),
-        3,
+        4,
         "{:?}",
         papers.iter().map(|p| &p.title).collect::<Vec<_>>()
     );
@@ -549,10 +574,10 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
     let r2 = jarvis::digest::run(&deps, again, Cancel::new()).unwrap();
     assert_eq!(r2.candidates, 0, "{r2:#?}");
     // The window now starts two days before the last run: six of the
-    // eight are in it again.
-    assert_eq!(r2.already_seen + r2.already_in_kb, 6, "{r2:#?}");
+    // eight arXiv papers are in it again, and the bioRxiv one.
+    assert_eq!(r2.already_seen + r2.already_in_kb, 7, "{r2:#?}");
     assert!(r2.quiet && r2.warnings[0].contains("suggested before"), "{r2:#?}");
-    assert_eq!(seen_titles.lock().unwrap().len(), 5, "no paper scored twice");
+    assert_eq!(seen_titles.lock().unwrap().len(), 6, "no paper scored twice");
     assert!(r2.digest_file.is_none());
 }
 
