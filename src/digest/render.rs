@@ -161,10 +161,11 @@ pub fn render(v: &DigestView<'_>) -> String {
             None => escape(&c.title),
         };
         out.push_str(&format!(
-            "- {title} — {} · {}/10 — {}\n",
+            "- {title} — {} · {}/10 — {} {}\n",
             escape(&c.authors_line()),
             s.score,
-            escape(&s.why)
+            escape(&s.why),
+            escape(&s.summary)
         ));
     }
     if !v.skipped.is_empty() {
