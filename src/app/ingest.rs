@@ -32,6 +32,15 @@ pub enum WriteError {
     /// The caller stopped the operation; nothing partial was kept.
     #[error("stopped; nothing partial was kept")]
     Cancelled,
+    /// `rag.embed_model` changed while this long-lived process had the
+    /// knowledge base open with the old model (which chat sessions and
+    /// searches in flight still use); nothing was changed.
+    #[error(
+        "the knowledge base is open in this long-lived process with the embedding model {open}, \
+         but config.toml now names {configured}; stop `jarvis serve` / `jarvis sync`, run \
+         `jarvis kb reindex`, then start it again"
+    )]
+    ModelSwitchNeedsRestart { open: String, configured: String },
 }
 
 impl WriteError {
@@ -43,6 +52,7 @@ impl WriteError {
             WriteError::Vault(e) => e.kind(),
             WriteError::Kb(e) => e.kind(),
             WriteError::Cancelled => crate::error_kind::ErrorKind::Cancelled,
+            WriteError::ModelSwitchNeedsRestart { .. } => crate::error_kind::ErrorKind::Conflict,
         }
     }
 }
@@ -109,8 +119,23 @@ impl App {
         }
     }
 
+    /// Refuse a re-embed that cannot do what the user means: the knowledge
+    /// base was opened (by a long-lived owner) before `rag.embed_model`
+    /// changed, so it would re-embed with the old model. Cheap; the CLI asks
+    /// before it downloads the new model.
+    pub fn check_reindex_model(&self) -> Result<(), WriteError> {
+        let Some(kb) = self.kb_if_open() else { return Ok(()) };
+        let configured = self.config().str("rag.embed_model");
+        let open = kb.model_id();
+        if open != configured {
+            return Err(WriteError::ModelSwitchNeedsRestart { open, configured });
+        }
+        Ok(())
+    }
+
     /// Re-embed every stored chunk into a fresh generation and switch.
     pub fn reindex(&self, progress: &dyn Fn(usize, usize), cancel: &Cancel) -> Result<ReindexReport, WriteError> {
+        self.check_reindex_model()?;
         let kb = self.kb()?;
         match kb.reindex(progress, cancel) {
             Ok(r) => Ok(r),

@@ -38,13 +38,6 @@ pub fn llm_settings(cfg: &Config) -> LlmSettings {
             .collect(),
         models: cfg.models(),
         pdf_to_text: Some(pdf_to_text(cfg, None)),
-        summary_prompt: match crate::prompts::load(&cfg.home, crate::prompts::PAPER_SUMMARY) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot seed the paper-summary prompt; using the built-in one");
-                None
-            }
-        },
         ..defaults
     }
 }

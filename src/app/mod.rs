@@ -122,6 +122,17 @@ pub struct App {
     lock_notice: Mutex<Option<LockNotice>>,
     /// The drafts root and pending proposals, opened on first use.
     drafts: Mutex<Option<crate::drafts::DraftsHandle>>,
+    /// `config.toml` as it was when the configuration in effect was read,
+    /// so a long-lived owner notices an edit (see [`App::reload_config_if_changed`]).
+    config_stamp: Mutex<FileStamp>,
+}
+
+/// Modification time and size of a file, `None` when it does not exist.
+type FileStamp = Option<(std::time::SystemTime, u64)>;
+
+fn file_stamp(path: &std::path::Path) -> FileStamp {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }
 
 impl std::fmt::Debug for App {
@@ -152,7 +163,9 @@ impl App {
     }
 
     fn with_config(home: JarvisHome, env: EnvFn, config: Config) -> Arc<App> {
+        let stamp = file_stamp(&config.file);
         Arc::new(App {
+            config_stamp: Mutex::new(stamp),
             home,
             env,
             config: RwLock::new(Arc::new(config)),
@@ -181,11 +194,25 @@ impl App {
     /// model change needs `jarvis kb reindex` anyway). Cached providers are
     /// dropped so a changed key or host is used. Returns the new warnings.
     pub fn reload_config(&self) -> Result<Vec<String>, AppError> {
+        let stamp = file_stamp(&self.home.config_file());
         let fresh = Config::load(&self.home, &*self.env as Env<'_>)?;
+        *self.config_stamp.lock().unwrap_or_else(|p| p.into_inner()) = stamp;
         let warnings = fresh.warnings.clone();
         *self.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
         self.providers.lock().unwrap_or_else(|p| p.into_inner()).clear();
         Ok(warnings)
+    }
+
+    /// [`App::reload_config`] when `config.toml` changed (modification time
+    /// or size) since the configuration in effect was read; `None` when it
+    /// did not. A long-lived owner calls this before each delegated command,
+    /// so `jarvis kb …` sees the file as the user last saved it.
+    pub fn reload_config_if_changed(&self) -> Result<Option<Vec<String>>, AppError> {
+        let now = file_stamp(&self.home.config_file());
+        if *self.config_stamp.lock().unwrap_or_else(|p| p.into_inner()) == now {
+            return Ok(None);
+        }
+        self.reload_config().map(Some)
     }
 
     /// The knowledge base, opened (and locked) on first use and kept for

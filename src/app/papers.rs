@@ -28,16 +28,23 @@ pub fn add_settings(cfg: &Config) -> AddSettings {
         figure_captions: cfg.bool("rag.figure_captions"),
         figure_max_per_doc: cfg.int("rag.figure_max_per_doc").max(0) as usize,
         figure_min_pixels: cfg.int("rag.figure_min_pixels").max(0) as u64,
-        metadata_prompt: match crate::prompts::load(&cfg.home, crate::prompts::PDF_METADATA) {
-            Ok(p) => p,
-            Err(e) => {
-                // Said, not swallowed: the add still works with the shipped wording.
-                tracing::warn!(error = %e, "cannot load the PDF metadata prompt; using the shipped default");
-                crate::prompts::default_of(crate::prompts::PDF_METADATA).unwrap_or_default()
-            }
-        },
+        metadata_prompt: load_prompt(cfg, crate::prompts::PDF_METADATA),
+        summary_prompt: load_prompt(cfg, crate::prompts::PAPER_SUMMARY),
         provider_is_cloud: spec::is_cloud_provider(&provider, &super::llm::llm_settings(cfg)),
         llm_retry_backoff: crate::ingest::paper::LLM_RETRY_BACKOFF,
+    }
+}
+
+/// A prompt as the user last edited it (read per add, so an edit applies
+/// to the next paper without a restart). A copy that cannot be read or
+/// seeded is said, not swallowed, and the add goes on with the shipped text.
+fn load_prompt(cfg: &Config, name: &str) -> String {
+    match crate::prompts::load(&cfg.home, name) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(prompt = name, error = %e, "cannot load the prompt; using the shipped default");
+            crate::prompts::default_of(name).unwrap_or_default()
+        }
     }
 }
 

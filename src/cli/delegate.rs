@@ -88,11 +88,16 @@ fn delegate(mut conn: Connection) -> anyhow::Result<u8> {
         cwd: std::env::current_dir()?,
         stdin_tty: std::io::stdin().is_terminal(),
         stderr_tty,
+        env: crate::config::env_overrides(&crate::config::process_env),
     })?;
     // Ctrl-C: ask the owner to stop the command; it answers with exit 130
     // once the work has stopped and cleaned up.
     let sender = conn.sender()?;
+    let stopped = Cancel::new();
+    let on_signal = stopped.clone();
     super::signals::install(move || {
+        // Also ends a question waiting on stdin here, so one Ctrl-C is enough.
+        on_signal.cancel();
         let _ = write_frame(&mut &sender, &ClientFrame::Cancel);
     })?;
     let mut bar: Option<indicatif::ProgressBar> = None;
@@ -112,17 +117,16 @@ fn delegate(mut conn: Connection) -> anyhow::Result<u8> {
             }
             Some(OwnerFrame::Bar { event }) => apply(&mut bar, event, stderr_tty),
             Some(OwnerFrame::Ask) => {
-                let read = || {
-                    let mut line = String::new();
-                    match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
-                        Ok(0) | Err(_) => None,
-                        Ok(_) => Some(line),
-                    }
-                };
+                let read = || super::term::read_stdin_line(&stopped);
                 let text = match &bar {
                     Some(b) => b.suspend(read),
                     None => read(),
                 };
+                // After a Ctrl-C the owner has the cancel frame and ends the
+                // question itself; it may already have hung up.
+                if stopped.is_cancelled() {
+                    continue;
+                }
                 conn.send(&ClientFrame::Line { text })?;
             }
             Some(OwnerFrame::Exit { code }) => return Ok(u8::try_from(code).unwrap_or(1)),

@@ -97,6 +97,37 @@ impl Bar<'_> {
     }
 }
 
+/// One line of this process's stdin, or `None` at end of input — or as soon
+/// as `cancel` is flipped. A blocking read would hold a question open past
+/// the first Ctrl-C and make the user press it twice; the read runs on a
+/// helper thread instead, which is left blocked when the stop wins (the
+/// process is about to exit).
+pub fn read_stdin_line(cancel: &Cancel) -> Option<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new().name("stdin".into()).spawn(move || {
+        let mut line = String::new();
+        let got = match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        };
+        let _ = tx.send(got);
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the stdin reader; treating the question as unanswered");
+        return None;
+    }
+    loop {
+        if cancel.is_cancelled() {
+            return None;
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(25)) {
+            Ok(got) => return got,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
 /// This process's own stdin, stdout and stderr.
 pub struct Direct {
     cancel: Cancel,
@@ -129,11 +160,7 @@ impl Term for Direct {
         std::io::stdin().is_terminal()
     }
     fn read_line(&self) -> Option<String> {
-        let mut line = String::new();
-        match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(line),
-        }
+        read_stdin_line(&self.cancel)
     }
     fn bar(&self, template: Option<&str>) -> Bar<'_> {
         Bar {

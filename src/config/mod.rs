@@ -116,6 +116,30 @@ pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// The non-empty values `env` gives the environment variables settings are
+/// read from, in table order (a delegating client sends these).
+pub fn env_overrides(env: Env<'_>) -> Vec<(String, String)> {
+    FIELDS
+        .iter()
+        .filter_map(|f| f.env)
+        .filter_map(|name| env(name).filter(|v| !v.is_empty()).map(|v| (name.to_string(), v)))
+        .collect()
+}
+
+/// The setting variables whose value differs between `client` (as from
+/// [`env_overrides`]) and `env`, by name only: values may be secrets.
+pub fn env_differences(client: &[(String, String)], env: Env<'_>) -> Vec<&'static str> {
+    FIELDS
+        .iter()
+        .filter_map(|f| f.env)
+        .filter(|name| {
+            let theirs = client.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+            let ours = env(name).filter(|v| !v.is_empty());
+            theirs != ours.as_deref()
+        })
+        .collect()
+}
+
 impl Config {
     /// Load `home/config.toml` (missing is fine) and the environment.
     pub fn load(home: &JarvisHome, env: Env<'_>) -> Result<Config, ConfigError> {

@@ -351,3 +351,31 @@ fn readable_config_gets_a_loud_warning_and_is_not_chmodded() {
     fs::set_permissions(home.config_file(), fs::Permissions::from_mode(0o600)).unwrap();
     assert!(Config::load(&home, &env_of(&[])).unwrap().warnings.is_empty());
 }
+
+#[test]
+fn env_differences_name_variables_not_values_in_both_directions() {
+    let shell = env_of(&[
+        ("VAULT_PATH", "/shell/vault"),
+        ("ANTHROPIC_API_KEY", "sk-same"),
+        ("OLLAMA_HOST", ""),
+    ]);
+    let sent = env_overrides(&shell);
+    assert!(sent.iter().any(|(n, v)| n == "VAULT_PATH" && v == "/shell/vault"));
+    assert!(
+        !sent.iter().any(|(n, _)| n == "OLLAMA_HOST"),
+        "empty means unset: {sent:?}"
+    );
+    // Same values: nothing to say.
+    assert!(env_differences(&sent, &shell).is_empty());
+    // The owner has another vault and a model the shell does not set.
+    let owner = env_of(&[
+        ("VAULT_PATH", "/owner/vault"),
+        ("ANTHROPIC_API_KEY", "sk-same"),
+        ("CHAT_PROVIDER", "ollama"),
+    ]);
+    assert_eq!(env_differences(&sent, &owner), vec!["CHAT_PROVIDER", "VAULT_PATH"]);
+    // Names only: a secret's value is never part of the report.
+    let owner = env_of(&[("VAULT_PATH", "/shell/vault"), ("ANTHROPIC_API_KEY", "sk-other")]);
+    let d = env_differences(&sent, &owner);
+    assert_eq!(d, vec!["ANTHROPIC_API_KEY"]);
+}

@@ -135,6 +135,8 @@ pub struct AddSettings {
     pub figure_min_pixels: u64,
     /// The pdf_metadata prompt (`{text}` placeholder).
     pub metadata_prompt: String,
+    /// The paper_summary prompt (`{title}` placeholder).
+    pub summary_prompt: String,
     pub provider_is_cloud: bool,
     /// First pause before retrying a summary or caption after a transient
     /// failure (doubling, with jitter; a longer `Retry-After` wins).
@@ -348,6 +350,8 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
             format!("{why}. Add this one as a separate entry?")
         };
         if !(cx.confirm)(&question) {
+            // A stop while the question was open is a stop, not a "no".
+            check(cx.cancel)?;
             report.skipped = Some(why);
             report.source = source;
             report.title = title;
@@ -396,12 +400,13 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
                 (_, _, None, Some(a)) => SummarySource::Text(a.clone()),
                 (_, _, None, None) => return Err(AddError::Summary("the PDF has no text to summarise".into())),
             };
+            let summary_prompt = cx.settings.summary_prompt.replace("{title}", &title);
             let summary = with_retries_cancellable(
                 LLM_ATTEMPTS,
                 cx.settings.llm_retry_backoff,
                 ErrorKind::TRANSIENT,
                 Some(cx.cancel),
-                || provider.summarize(&title, &src, 2000, Some(cx.cancel)),
+                || provider.summarize(&summary_prompt, &src, 2000, Some(cx.cancel)),
             )
             .map_err(llm_err)?;
             Some(summary)

@@ -148,9 +148,12 @@ pub trait ChatProvider: Send + Sync {
     }
 
     /// Dense summary of a paper from its abstract/text or its PDF.
+    /// `prompt` is the instruction as sent (the caller fills it from the
+    /// user's editable `paper_summary` prompt, read per call, so an edit
+    /// applies to the next paper even in a long-lived owner).
     fn summarize(
         &self,
-        title: &str,
+        prompt: &str,
         source: &SummarySource,
         max_tokens: u32,
         cancel: Option<&Cancel>,
@@ -237,10 +240,6 @@ pub trait Exchange: Send + Sync {
         false
     }
     fn pdf_to_text(&self) -> Option<&PdfToText>;
-    /// A replacement for the built-in summary prompt.
-    fn summary_prompt(&self) -> Option<&str> {
-        None
-    }
     fn usage(&self) -> Option<&Mutex<Usage>> {
         None
     }
@@ -252,8 +251,6 @@ const CAPTION_MAX_TOKENS: u32 = 600;
 
 /// Shared by every provider so captions read the same whatever the model.
 pub const FIGURE_CAPTION_PROMPT: &str = "You are captioning a figure from the document titled \"{context}\" so it can be found by search later. Describe what the figure shows: its type (plot, diagram, table, photo), the quantities or entities involved, and the main finding it conveys. Two to five sentences, plain prose, no preamble.";
-
-pub const SUMMARY_PROMPT: &str = "Write a dense, factual summary (about 1000 words) of the paper titled \"{title}\". Cover the problem, the method, the key results with numbers where given, the limitations, and how it relates to prior work. Plain Markdown, no preamble.";
 
 impl<T: Exchange> ChatProvider for T {
     fn provider_name(&self) -> &str {
@@ -300,15 +297,13 @@ impl<T: Exchange> ChatProvider for T {
 
     fn summarize(
         &self,
-        title: &str,
+        prompt: &str,
         source: &SummarySource,
         max_tokens: u32,
         cancel: Option<&Cancel>,
     ) -> Result<String, CallError> {
         check_cancel(cancel)?;
-        let prompt = Exchange::summary_prompt(self)
-            .unwrap_or(SUMMARY_PROMPT)
-            .replace("{title}", title);
+        let prompt = prompt.to_string();
         let (text, pdf_bytes) = match source {
             SummarySource::Text(text) => (format!("{prompt}\n\n{text}"), None),
             // Only public papers ever reach summarize(), which is what makes

@@ -51,9 +51,6 @@ pub struct LlmSettings {
     /// Converts a local PDF to text for providers without document input.
     /// Filled by the PDF layer; `None` makes a PDF summary an error.
     pub pdf_to_text: Option<PdfToText>,
-    /// The paper-summary prompt (`{title}` is replaced); `None` uses the
-    /// built-in default. The app passes the user's editable copy.
-    pub summary_prompt: Option<String>,
 }
 
 pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
@@ -85,7 +82,6 @@ impl Default for LlmSettings {
             request_timeout: Duration::from_secs(300),
             connect_timeout: Duration::from_secs(10),
             pdf_to_text: None,
-            summary_prompt: None,
         }
     }
 }

@@ -563,7 +563,7 @@ fn images_and_documents_reach_each_wire_in_its_own_shape() {
     // Anthropic uploads the PDF itself.
     let server = FakeServer::start(vec![Wire::Anthropic.text(&["summary"])]);
     let p = Wire::Anthropic.provider(&server);
-    p.summarize("T", &SummarySource::Pdf(pdf.clone()), 500, None)
+    p.summarize("Summarise T.", &SummarySource::Pdf(pdf.clone()), 500, None)
         .expect("summary");
     let body = &server.requests()[0].body;
     assert_eq!(body["messages"][0]["content"][0]["type"], "document");
@@ -572,7 +572,8 @@ fn images_and_documents_reach_each_wire_in_its_own_shape() {
     let mut settings = settings_for(&server.url);
     settings.pdf_to_text = Some(Arc::new(|_: &std::path::Path| Ok("CONVERTED BODY".to_string())));
     let p = make_provider("openrouter", &settings).expect("provider");
-    p.summarize("T", &SummarySource::Pdf(pdf), 500, None).expect("summary");
+    p.summarize("Summarise T.", &SummarySource::Pdf(pdf), 500, None)
+        .expect("summary");
     let sent = server.requests()[0].body["messages"].to_string();
     assert!(sent.contains("CONVERTED BODY") && !sent.contains("base64"));
 }

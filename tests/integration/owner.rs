@@ -2,7 +2,9 @@
 //! over its Unix socket, through the real binary: every `kb` subcommand
 //! gives the same result delegated as direct on an identical copy; a dead
 //! owner's socket is detected and removed; a second owner is refused; one-
-//! shot commands wait for each other; Ctrl-C leaves whole files only.
+//! shot commands wait for each other; Ctrl-C leaves whole files only (and
+//! one press ends a question); config edits and settings exported in the
+//! client's shell are picked up or reported, never silently ignored.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -463,4 +465,201 @@ fn dir_size(p: &Path) -> u64 {
             }
         })
         .sum()
+}
+
+/// The owner lives for days; the user edits `prompts/paper_summary.md` in
+/// the meantime. The next summary uses the edit: the prompt file is the one
+/// source of the wording (there is no built-in copy in the LLM layer any
+/// more) and it is read per add, never held by a long-lived provider.
+#[test]
+fn an_edited_summary_prompt_applies_to_the_next_add_without_a_restart() {
+    use crate::fake_llm::FakeServer;
+    use crate::fake_wires::Wire;
+    let sb = Sandbox::new();
+    // Each add makes two calls: metadata inference (which degrades to the
+    // given title on a non-JSON answer) and the summary.
+    let server = FakeServer::start(vec![
+        Wire::Ollama.text(&["not json"]),
+        Wire::Ollama.text(&["A first summary of the paper."]),
+        Wire::Ollama.text(&["not json"]),
+        Wire::Ollama.text(&["A second summary, in house style."]),
+    ]);
+    sb.write_config(&format!(
+        "[chat]\nprovider = \"ollama\"\nollama_host = \"{}\"\n",
+        server.url
+    ));
+    let mut owner = start_owner(&sb, &["sync"]);
+    let add = |file: &str, title: &str| {
+        let r = kb(
+            &sb,
+            &[
+                "add",
+                fixture(file).to_str().unwrap(),
+                "--title",
+                title,
+                "--authors",
+                "Ada Example",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    // The summary requests, as the fake received them.
+    let summaries = || -> Vec<String> {
+        server
+            .requests()
+            .iter()
+            .map(|r| r.body.to_string())
+            .filter(|b| !b.contains("Extract its title and its authors"))
+            .collect()
+    };
+    add("paper.pdf", "First Paper");
+    let sent = summaries();
+    assert_eq!(sent.len(), 1, "one summary call: {sent:?}");
+    assert!(
+        sent[0].contains("dense, factual summary") && sent[0].contains("titled \\\"First Paper\\\""),
+        "the shipped prompt, title filled in: {}",
+        sent[0]
+    );
+
+    std::fs::write(
+        sb.jarvis_home().join("prompts/paper_summary.md"),
+        "HOUSE STYLE: three bullet points about \"{title}\".\n",
+    )
+    .unwrap();
+    add("paper_annotated.pdf", "Second Paper");
+    let sent = summaries();
+    assert_eq!(sent.len(), 2, "one more summary call: {sent:?}");
+    assert!(
+        sent[1].contains("HOUSE STYLE: three bullet points about \\\"Second Paper\\\"."),
+        "{}",
+        sent[1]
+    );
+    assert!(
+        !sent[1].contains("dense, factual summary"),
+        "the old wording is gone: {}",
+        sent[1]
+    );
+
+    signal(owner.id(), "-TERM");
+    assert!(owner.wait().unwrap().success());
+}
+
+/// `rag.embed_model` edited while an owner runs: the owner notices the edit
+/// (it re-reads config.toml before each delegated command) and refuses to
+/// re-embed with the model it opened — which would silently keep the old
+/// one — naming both models and the way out. The index is untouched.
+#[test]
+fn config_edits_and_shell_settings_under_a_running_owner_are_never_silent() {
+    let sb = Sandbox::new();
+    let mut owner = start_owner(&sb, &["sync"]);
+    let plain = kb(&sb, &["stats", "--json"]);
+    assert!(!plain.stderr.contains("note:"), "{}", plain.stderr);
+    let before = json(&plain, "stats");
+    // A setting exported in the client's shell is not silently dropped:
+    // the owner says it runs with its own.
+    let mut c = sb.jarvis();
+    c.env("VAULT_PATH", "/somewhere/else")
+        .args(["kb", "stats", "--json"])
+        .stdin(Stdio::null());
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("note: VAULT_PATH differs between this shell and jarvis sync"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("/somewhere/else"),
+        "names only, never values: {}",
+        r.stderr
+    );
+    sb.write_config("[rag]\nembed_model = \"BAAI/bge-small-en-v1.5\"\n");
+    let r = kb(&sb, &["reindex"]);
+    assert_ne!(r.code, 0, "a reindex with the old model must not run: {}", r.stdout);
+    assert!(
+        r.stderr.contains("BAAI/bge-small-en-v1.5")
+            && r.stderr.contains("now names")
+            && r.stderr.contains("stop `jarvis serve` / `jarvis sync`"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("downloading"),
+        "nothing fetched before refusing: {}",
+        r.stderr
+    );
+    assert_eq!(json(&kb(&sb, &["stats", "--json"]), "stats"), before);
+    signal(owner.id(), "-TERM");
+    assert!(owner.wait().unwrap().success());
+}
+
+/// Runs `kb remove` with a stdin that stays open and never answers, waits
+/// for the question, sends one SIGINT and returns the exit code and stderr.
+fn interrupt_the_removal_question(sb: &Sandbox, note: &str) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut c = sb.jarvis();
+    c.args(["kb", "remove", note])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let _keep_open = child.stdin.take();
+    let mut stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            let _ = tx.send(String::from_utf8_lossy(&seen).into_owned());
+        }
+    });
+    let start = Instant::now();
+    let mut text = String::new();
+    while !text.contains("Remove? [y/N]") {
+        assert!(start.elapsed() < Duration::from_secs(60), "never asked: {text}");
+        if let Ok(t) = rx.recv_timeout(Duration::from_millis(100)) {
+            text = t;
+        }
+    }
+    signal(child.id(), "-INT");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "one Ctrl-C at the question did not stop `kb remove`"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    while let Ok(t) = rx.recv_timeout(Duration::from_millis(200)) {
+        text = t;
+    }
+    (status.code(), text)
+}
+
+/// One Ctrl-C at a question ends the command as stopped (130), direct and
+/// delegated alike, and nothing is removed — the stdin read no longer holds
+/// the command open until a second press.
+#[test]
+fn one_ctrl_c_at_a_question_stops_the_command() {
+    let (sb, _copy, _vault) = seeded_pair();
+    let before = json(&kb(&sb, &["stats", "--json"]), "stats");
+    let (code, err) = interrupt_the_removal_question(&sb, "notes/gardening.md");
+    assert_eq!(code, Some(130), "direct: {err}");
+    assert!(err.contains("stopped"), "direct: {err}");
+    assert_eq!(json(&kb(&sb, &["stats", "--json"]), "stats"), before);
+
+    let mut owner = start_owner(&sb, &["sync"]);
+    let (code, err) = interrupt_the_removal_question(&sb, "notes/gardening.md");
+    assert_eq!(code, Some(130), "delegated: {err}");
+    assert_eq!(json(&kb(&sb, &["stats", "--json"]), "stats"), before);
+    signal(owner.id(), "-TERM");
+    assert!(owner.wait().unwrap().success());
 }

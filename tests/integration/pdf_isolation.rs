@@ -213,7 +213,12 @@ fn a_pdf_summary_on_a_provider_without_document_input_converts_through_the_worke
     settings.pdf_to_text = Some(jarvis::app::llm::pdf_to_text(&cfg, Some(worker(None))));
     let provider = make_provider("ollama", &settings).expect("provider");
     let summary = provider
-        .summarize("Paper", &SummarySource::Pdf(fixture("paper.pdf")), 200, None)
+        .summarize(
+            "Summarise the paper.",
+            &SummarySource::Pdf(fixture("paper.pdf")),
+            200,
+            None,
+        )
         .expect("summary");
     assert_eq!(summary, "A summary.");
     let sent = server.requests()[0].body["messages"].to_string();
@@ -223,7 +228,12 @@ fn a_pdf_summary_on_a_provider_without_document_input_converts_through_the_worke
     );
     // A PDF the worker cannot read is a clear error naming the file, not a panic.
     let bad = provider
-        .summarize("Bad", &SummarySource::Pdf(fixture("encrypted.pdf")), 200, None)
+        .summarize(
+            "Summarise the paper.",
+            &SummarySource::Pdf(fixture("encrypted.pdf")),
+            200,
+            None,
+        )
         .expect_err("a bad file fails");
     assert!(bad.to_string().contains("encrypted.pdf"), "{bad}");
 }

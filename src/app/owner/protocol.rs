@@ -39,6 +39,11 @@ pub enum ClientFrame {
         cwd: PathBuf,
         stdin_tty: bool,
         stderr_tty: bool,
+        /// The client's non-empty values of the environment variables the
+        /// configuration reads (`VAULT_PATH`, `CHAT_PROVIDER`, …). The owner
+        /// runs the command with its own settings and warns when they differ.
+        #[serde(default)]
+        env: Vec<(String, String)>,
     },
     /// The answer to an `ask` (None: end of input).
     Line { text: Option<String> },

@@ -211,13 +211,14 @@ fn connection(
             role: role.to_string(),
         },
     )?;
-    let (argv, cwd, stdin_tty, stderr_tty) = match read_frame::<ClientFrame>(&mut reader)? {
+    let (argv, cwd, stdin_tty, stderr_tty, client_env) = match read_frame::<ClientFrame>(&mut reader)? {
         Some(ClientFrame::Run {
             argv,
             cwd,
             stdin_tty,
             stderr_tty,
-        }) => (argv, cwd, stdin_tty, stderr_tty),
+            env,
+        }) => (argv, cwd, stdin_tty, stderr_tty, env),
         Some(ClientFrame::Status) => {
             return write_frame(
                 &mut writer,
@@ -232,6 +233,21 @@ fn connection(
         _ => return Ok(()),
     };
     tracing::info!(?argv, "owner: running a delegated command");
+    // The user may have edited config.toml since the owner started; the
+    // command runs with the file as saved (a broken edit keeps the last
+    // good configuration, said in the log).
+    match app.reload_config_if_changed() {
+        Ok(Some(warnings)) => {
+            tracing::info!("owner: config.toml changed; reloaded");
+            for w in warnings {
+                tracing::warn!("config: {w}");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(error = %e, "owner: config.toml changed but cannot be read; keeping the last good configuration")
+        }
+    }
     let (tx, rx) = mpsc::channel();
     let watcher = cancel.clone();
     // Everything after `run` is answers and cancels; a hang-up (Ctrl-C
@@ -262,6 +278,18 @@ fn connection(
         writer: Mutex::new(writer),
         answers: Mutex::new(rx),
     };
+    let differ = crate::config::env_differences(&client_env, &*app.env);
+    if !differ.is_empty() {
+        // Said, not silently applied or ignored: the owner's settings are
+        // the ones that govern its knowledge base.
+        session.send(&OwnerFrame::Err {
+            text: format!(
+                "note: {} differ{} between this shell and jarvis {role} (pid {pid}), which runs the command with its own settings — put the setting in config.toml to apply it everywhere\n",
+                differ.join(", "),
+                if differ.len() == 1 { "s" } else { "" },
+            ),
+        });
+    }
     let code = handler(app, &session);
     session.send(&OwnerFrame::Exit { code });
     Ok(())

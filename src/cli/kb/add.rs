@@ -117,6 +117,8 @@ pub fn add(a: AddArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
 fn ask(t: &dyn Term, question: &str) -> bool {
     t.err(&format!("{question} [y/N] "));
     match t.read_line() {
+        // A stop while asking: the flow sees the cancel at its next step.
+        None if t.cancel().is_cancelled() => false,
         None => {
             t.err("\n");
             false

@@ -72,6 +72,9 @@ pub fn remove(a: RemoveArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let (preview, local) = app.removal_preview(&a.source)?;
     t.out(&render_preview(&preview, local.as_deref()))?;
     if !a.yes && !confirm(t) {
+        if t.cancel().is_cancelled() {
+            return Err(crate::app::ingest::WriteError::Cancelled.into());
+        }
         t.err("cancelled — nothing was removed\n");
         return Ok(1);
     }

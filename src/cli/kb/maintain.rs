@@ -27,6 +27,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
 const PROBE_FAILED: i32 = 3;
 
 pub fn reindex(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    app.check_reindex_model()?;
     // A registry model named in rag.embed_model is fetched (and verified)
     // first, so switching models is a config change plus this command.
     let dl = t.bar(Some(

@@ -77,12 +77,12 @@ impl ChatProvider for Stub {
             .push(format!("complete:{}", m[0].text().len()));
         Ok("{\"title\": \"Inferred Title\", \"authors\": [\"Ada Example\", \"Brian Sample\"]}".into())
     }
-    fn summarize(&self, title: &str, src: &SummarySource, _: u32, _: Option<&Cancel>) -> Result<String, CallError> {
+    fn summarize(&self, prompt: &str, src: &SummarySource, _: u32, _: Option<&Cancel>) -> Result<String, CallError> {
         let kind = match src {
             SummarySource::Text(t) => format!("text:{}", t.len()),
             SummarySource::Pdf(_) => "pdf".into(),
         };
-        self.calls.lock().unwrap().push(format!("summarize:{title}:{kind}"));
+        self.calls.lock().unwrap().push(format!("summarize:{kind}:{prompt}"));
         self.transient()?;
         Ok("This paper studies reading order in two-column layouts and proposes a gutter detector.".into())
     }
@@ -119,6 +119,7 @@ fn settings() -> AddSettings {
         figure_max_per_doc: 20,
         figure_min_pixels: 1000,
         metadata_prompt: crate::prompts::default_of(crate::prompts::PDF_METADATA).unwrap(),
+        summary_prompt: crate::prompts::default_of(crate::prompts::PAPER_SUMMARY).unwrap(),
         provider_is_cloud: false,
         llm_retry_backoff: Duration::from_millis(5),
     }
@@ -354,7 +355,9 @@ fn summary_mode_stores_the_summary_and_fails_cleanly_without_a_model() {
     assert_eq!(r.body_chunks, 1);
     let calls = stub.calls.lock().unwrap().clone();
     assert!(
-        calls.iter().any(|c| c.starts_with("summarize:Inferred Title:text:")),
+        calls
+            .iter()
+            .any(|c| c.starts_with("summarize:text:") && c.contains("the paper titled \"Inferred Title\"")),
         "{calls:?}"
     );
     let docs = kb.list_documents(&Filter::default(), 5).unwrap();

@@ -25,7 +25,6 @@ pub struct AnthropicProvider {
     timeouts: Timeouts,
     secrets: Vec<String>,
     pdf_to_text: Option<PdfToText>,
-    summary_prompt: Option<String>,
 }
 
 impl AnthropicProvider {
@@ -42,7 +41,6 @@ impl AnthropicProvider {
             },
             secrets,
             pdf_to_text: settings.pdf_to_text.clone(),
-            summary_prompt: settings.summary_prompt.clone(),
         }
     }
 
@@ -162,9 +160,5 @@ impl Exchange for AnthropicProvider {
 
     fn pdf_to_text(&self) -> Option<&PdfToText> {
         self.pdf_to_text.as_ref()
-    }
-
-    fn summary_prompt(&self) -> Option<&str> {
-        self.summary_prompt.as_deref()
     }
 }

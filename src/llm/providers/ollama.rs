@@ -22,7 +22,6 @@ pub struct OllamaProvider {
     timeouts: Timeouts,
     secrets: Vec<String>,
     pdf_to_text: Option<PdfToText>,
-    summary_prompt: Option<String>,
 }
 
 impl OllamaProvider {
@@ -36,7 +35,6 @@ impl OllamaProvider {
             },
             secrets: settings.secrets(),
             pdf_to_text: settings.pdf_to_text.clone(),
-            summary_prompt: settings.summary_prompt.clone(),
         }
     }
 
@@ -136,9 +134,5 @@ impl Exchange for OllamaProvider {
 
     fn pdf_to_text(&self) -> Option<&PdfToText> {
         self.pdf_to_text.as_ref()
-    }
-
-    fn summary_prompt(&self) -> Option<&str> {
-        self.summary_prompt.as_deref()
     }
 }

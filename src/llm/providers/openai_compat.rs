@@ -41,7 +41,6 @@ pub struct OpenAiCompatProvider {
     timeouts: Timeouts,
     secrets: Vec<String>,
     pdf_to_text: Option<PdfToText>,
-    summary_prompt: Option<String>,
     usage: Mutex<Usage>,
 }
 
@@ -66,7 +65,6 @@ impl OpenAiCompatProvider {
             },
             secrets: settings.secrets(),
             pdf_to_text: settings.pdf_to_text.clone(),
-            summary_prompt: settings.summary_prompt.clone(),
             usage: Mutex::new(Usage::new()),
         }
     }
@@ -87,7 +85,6 @@ impl OpenAiCompatProvider {
             },
             secrets: settings.secrets(),
             pdf_to_text: settings.pdf_to_text.clone(),
-            summary_prompt: settings.summary_prompt.clone(),
             usage: Mutex::new(Usage::new()),
         }
     }
@@ -243,10 +240,6 @@ impl Exchange for OpenAiCompatProvider {
 
     fn pdf_to_text(&self) -> Option<&PdfToText> {
         self.pdf_to_text.as_ref()
-    }
-
-    fn summary_prompt(&self) -> Option<&str> {
-        self.summary_prompt.as_deref()
     }
 
     fn usage(&self) -> Option<&Mutex<Usage>> {
