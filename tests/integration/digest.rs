@@ -418,6 +418,7 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
         figure_max_per_doc: 0,
         figure_min_pixels: 0,
         metadata_prompt: String::new(),
+        summary_prompt: jarvis::prompts::default_of(jarvis::prompts::PAPER_SUMMARY).unwrap_or_default(),
         provider_is_cloud: true,
         llm_retry_backoff: Duration::from_millis(10),
     };
@@ -604,6 +605,7 @@ fn a_quiet_weekend_is_reported_as_quiet() {
         figure_max_per_doc: 0,
         figure_min_pixels: 0,
         metadata_prompt: String::new(),
+        summary_prompt: jarvis::prompts::default_of(jarvis::prompts::PAPER_SUMMARY).unwrap_or_default(),
         provider_is_cloud: true,
         llm_retry_backoff: Duration::from_millis(10),
     };
