@@ -175,6 +175,7 @@ fn via_owner(mut conn: Connection, scope: Scope, name: &str, args: &Map<String, 
         cwd,
         stdin_tty: false,
         stderr_tty: false,
+        env: crate::config::env_overrides(&crate::config::process_env),
     })
     .map_err(&lost)?;
     let mut out = String::new();
