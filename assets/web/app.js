@@ -8,6 +8,7 @@ import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
+import { initEditor, showEditor, onProposal, openFile } from './editor.js';
 
 const S = {
   session: null,          // the viewed session: {id, title, private, model, kb_only, ...}
@@ -320,6 +321,17 @@ export async function send(textArg) {
           break;
         case 'tool_start': R.toolStarted(shell, ev); if (viewing()) scrollDown(); break;
         case 'tool_finish': R.toolFinished(shell, ev); break;
+        case 'edit_proposal': {
+          onProposal(ev);
+          const open = h('button', { type: 'button', class: 'btn small primary' }, 'Review in the editor');
+          open.addEventListener('click', () => { setView('editor'); openFile(ev.draft_id, ev.filename); });
+          shell.after.before(h('div', { class: 'card proposal-card', role: 'group', 'aria-label': 'Suggested change' },
+            h('p', {}, `✎ A suggested change to ${ev.filename} (${(ev.hunks || []).length} ${(ev.hunks || []).length === 1 ? 'change' : 'changes'}) waits for your review.`),
+            h('p', { class: 'muted' }, ev.message || ''),
+            open));
+          if (viewing()) scrollDown();
+          break;
+        }
         case 'confirm': {
           const card = R.confirmCard(ev, answerConfirm, { waiting: true });
           (turn.cards ||= []).push(card);
@@ -407,6 +419,20 @@ export async function stopGeneration() {
 }
 
 // ---------- layout ----------
+/** Chat ↔ Editor. The composer stays docked in both. */
+export function setView(view) {
+  const editing = view === 'editor';
+  for (const b of document.querySelectorAll('#view-switch [data-view]')) {
+    const on = b.dataset.view === view;
+    b.setAttribute('aria-selected', String(on));
+    b.tabIndex = on ? 0 : -1;
+  }
+  el.app.classList.toggle('editing', editing);
+  $('#editor').hidden = !editing;
+  try { localStorage.setItem('jarvis.view', view); } catch { /* private mode */ }
+  if (editing) showEditor();
+}
+
 function closeSidebar() {
   el.app.classList.remove('sidebar-open');
   $('#toggle-sidebar').setAttribute('aria-expanded', 'false');
@@ -420,6 +446,17 @@ function wire() {
   el.input.addEventListener('input', autosize);
   el.stop.addEventListener('click', stopGeneration);
   $('#new-chat').addEventListener('click', newChat);
+  for (const b of document.querySelectorAll('#view-switch [data-view]')) {
+    b.addEventListener('click', () => setView(b.dataset.view));
+    b.addEventListener('keydown', (e) => {
+      if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+        e.preventDefault();
+        const other = b.dataset.view === 'chat' ? 'editor' : 'chat';
+        setView(other);
+        $(`#view-${other}`).focus();
+      }
+    });
+  }
   el.dbOnly.addEventListener('click', async () => {
     const on = el.dbOnly.getAttribute('aria-checked') !== 'true';
     setDbOnly(on);
@@ -461,6 +498,11 @@ function wire() {
 async function boot() {
   wire();
   initLibrary();
+  initEditor();
+  // The last view comes back at once, before the network answers.
+  let view = 'chat';
+  try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
+  if (view === 'editor') setView('editor');
   initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
   initPalette({ state: S, newChat, resumeSession, openLibrary, openModelPicker, openStyle, openPrompts, openConfig });
   await loadSessions();

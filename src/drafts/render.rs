@@ -1,13 +1,19 @@
-//! Markdown preview, rendered server-side into HTML that cannot run.
+//! The one safe-Markdown renderer: chat replies and the drafts preview.
 //!
-//! Owns: [`markdown_to_html`] — pulldown-cmark with maths on; raw HTML
-//! (block and inline) shown as escaped text, never passed through; links
-//! other than http(s), mailto and relative ones neutralised to `#`, and
-//! images only from relative paths; each top-level block stamped with the
-//! 0-based source line it starts on (`data-line`, for scroll sync);
-//! `$…$` / `$$…$$` converted to MathML by math-core (browsers render it
-//! natively — the preview frame runs no script), maths that fails to
-//! convert shown as its own source.
+//! Owns: [`render`] with its [`RenderOptions`] (and [`markdown_to_html`],
+//! the preview's preset) — pulldown-cmark with maths, tables,
+//! strikethrough, task lists and footnotes. The input is untrusted by
+//! assumption (model output can quote a hostile PDF; a draft can be built
+//! from one), so for every caller: raw HTML (block and inline) is shown as
+//! escaped text, never passed through; link targets other than http(s),
+//! mailto, obsidian and relative ones are neutralised to `#` ([`safe_link`]);
+//! `$…$` / `$$…$$` become MathML by math-core (browsers render it natively,
+//! no script), and maths that fails to convert — or converts into a link —
+//! shows as its own source. What differs is the options: the chat turns
+//! images into plain links (an `<img>` would be an outbound request the
+//! moment a reply renders); the preview keeps relative images only and
+//! stamps each top-level block with the 0-based source line it starts on
+//! (`data-line`, for scroll sync).
 //! Must not: emit markup taken from the document, or a `javascript:` (or
 //! any other active) URL.
 
@@ -31,19 +37,55 @@ pub fn escape_html(s: &str) -> String {
 }
 
 /// Whether a link target may stay: no scheme (relative, `#anchor`,
-/// `/path`, `?q`), or http, https, mailto. Whitespace and control
+/// `/path`, `?q`), or http, https, mailto, obsidian. Whitespace and control
 /// characters are ignored when looking for the scheme, as browsers do
-/// (`java\tscript:` is `javascript:`).
+/// (`java\tscript:` is `javascript:`). A protocol-relative `//host/…` is
+/// another site, not a relative path, and is refused.
 pub fn safe_link(url: &str) -> bool {
     let squeezed: String = url.chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
     let lower = squeezed.to_ascii_lowercase();
+    if lower.starts_with("//") || lower.starts_with("\\\\") {
+        return false;
+    }
     match lower.find([':', '/', '?', '#']) {
         Some(i) if lower.as_bytes()[i] == b':' => {
             let scheme = &lower[..i];
-            matches!(scheme, "http" | "https" | "mailto")
+            matches!(scheme, "http" | "https" | "mailto" | "obsidian")
         }
         _ => true,
     }
+}
+
+/// How one caller wants Markdown rendered; the safety rules are the same
+/// for all of them (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Stamp each top-level block with `data-line` (its 0-based source line).
+    pub line_anchors: bool,
+    /// What an image becomes.
+    pub images: Images,
+}
+
+/// What an image becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Images {
+    /// A plain link to its target (the alt text as the link text).
+    Links,
+    /// An `<img>` for a relative source only; any other source is dropped.
+    RelativeOnly,
+}
+
+impl RenderOptions {
+    /// Chat replies and notes shown in the conversation.
+    pub const CHAT: RenderOptions = RenderOptions {
+        line_anchors: false,
+        images: Images::Links,
+    };
+    /// The drafts preview (inside a frame that runs no script).
+    pub const PREVIEW: RenderOptions = RenderOptions {
+        line_anchors: true,
+        images: Images::RelativeOnly,
+    };
 }
 
 /// Whether an image source may stay: relative only (the preview makes no
@@ -87,7 +129,7 @@ impl Maths {
     }
 }
 
-fn clean<'a>(ev: Event<'a>, maths: &Maths) -> Event<'a> {
+fn clean<'a>(ev: Event<'a>, maths: &Maths, opts: &RenderOptions) -> Event<'a> {
     match ev {
         // Raw HTML becomes visible source: a block as a code block, inline
         // as text (pulldown-cmark escapes Text).
@@ -111,6 +153,22 @@ fn clean<'a>(ev: Event<'a>, maths: &Maths) -> Event<'a> {
             title,
             id,
         }),
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) if opts.images == Images::Links => Event::Start(Tag::Link {
+            link_type,
+            dest_url: if safe_link(&dest_url) {
+                dest_url
+            } else {
+                CowStr::Borrowed("#")
+            },
+            title,
+            id,
+        }),
+        Event::End(TagEnd::Image) if opts.images == Images::Links => Event::End(TagEnd::Link),
         Event::Start(Tag::Image {
             link_type,
             dest_url,
@@ -145,8 +203,14 @@ fn stamp(html: &str, line: usize) -> String {
     format!("{} data-line=\"{line}\"{}", &html[..name_end], &html[name_end..])
 }
 
-/// Render Markdown to safe HTML with `data-line` anchors and MathML.
+/// Render Markdown to safe HTML with `data-line` anchors and MathML (the
+/// drafts preview).
 pub fn markdown_to_html(src: &str) -> String {
+    render(src, &RenderOptions::PREVIEW)
+}
+
+/// Render Markdown to HTML that is safe to show (see the module docs).
+pub fn render(src: &str, options: &RenderOptions) -> String {
     let opts = Options::ENABLE_MATH
         | Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
@@ -170,11 +234,15 @@ pub fn markdown_to_html(src: &str) -> String {
             Event::End(_) => depth = depth.saturating_sub(1),
             _ => {}
         }
-        block.push(clean(ev, &maths));
+        block.push(clean(ev, &maths, options));
         if depth == 0 {
             let mut html = String::new();
             pulldown_cmark::html::push_html(&mut html, block.drain(..));
-            out.push_str(&stamp(&html, block_line));
+            if options.line_anchors {
+                out.push_str(&stamp(&html, block_line));
+            } else {
+                out.push_str(&html);
+            }
         }
     }
     out

@@ -428,3 +428,24 @@ fn link_policy() {
         assert!(!safe_link(bad), "{bad}");
     }
 }
+
+#[test]
+fn one_renderer_two_presets() {
+    use super::render::{render, RenderOptions};
+    let src = "# T\n\n![pic](fig.png) [off](//evil.example/x) [o](obsidian://open?x)\n\n<b>raw</b>\n";
+    let chat = render(src, &RenderOptions::CHAT);
+    let preview = render(src, &RenderOptions::PREVIEW);
+    // Same safety rules for both.
+    for h in [&chat, &preview] {
+        assert!(!h.contains("evil.example"), "{h}");
+        assert!(!h.contains("<b>"), "{h}");
+        assert!(h.contains("href=\"obsidian://open?x\""), "{h}");
+    }
+    // Options differ only where asked.
+    assert!(!chat.contains("data-line"), "{chat}");
+    assert!(!chat.contains("<img"), "{chat}");
+    assert!(chat.contains("<a href=\"fig.png\">pic</a>"), "{chat}");
+    assert!(preview.contains("<h1 data-line=\"0\">"), "{preview}");
+    assert!(preview.contains("<img src=\"fig.png\""), "{preview}");
+    assert!(!safe_link("\\\\evil.example\\x"));
+}

@@ -1,113 +1,23 @@
-//! Model and note text → safe HTML, rendered server-side.
+//! Model and note text → safe HTML for the conversation view.
 //!
-//! Owns: [`to_html`] — CommonMark (tables, strikethrough, task lists) with
-//! `$…$` / `$$…$$` maths as MathML. Untrusted input by assumption (model
-//! output can quote a hostile PDF), so: raw HTML is escaped into text, link
-//! targets other than http(s)/mailto/obsidian/relative become `#`, and
-//! images become plain links (an `<img>` pointing anywhere would be an
-//! outbound request the moment a reply renders). The browser parses the
-//! result inertly and copies only allowlisted elements into the page, so
-//! this is the first of two locks, not the only one.
-//! Must not: trust its input, or emit `<img>`, `<script>`, event handlers
-//! or `style` attributes.
+//! The renderer itself is the one in `drafts::render` (chat and the drafts
+//! preview share every safety rule); this module only fixes the chat's
+//! options: images become plain links (an `<img>` pointing anywhere would be
+//! an outbound request the moment a reply renders), and no line anchors.
+//! The browser parses the result inertly and copies only allowlisted
+//! elements into the page, so this is the first of two locks, not the only
+//! one. The tests below are the chat's half of the renderer's spec.
+//! Must not: render Markdown itself, or emit `<img>`, `<script>`, event
+//! handlers or `style` attributes.
 
-use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
+use crate::drafts::render::{render, RenderOptions};
 
-/// Whether a link target is allowed to stay.
-pub fn safe_url(url: &str) -> bool {
-    let u = url.trim();
-    let lower = u.to_ascii_lowercase();
-    if lower.starts_with('#') || (lower.starts_with('/') && !lower.starts_with("//")) {
-        return true;
-    }
-    match lower.split_once(':') {
-        Some((scheme, _)) => {
-            // A colon after a slash, `?` or `#` is inside a relative path.
-            if scheme.contains(['/', '?', '#']) {
-                return true;
-            }
-            matches!(scheme, "http" | "https" | "mailto" | "obsidian")
-        }
-        None => !lower.starts_with("//"),
-    }
-}
+/// Whether a link target is allowed to stay (the renderer's one policy).
+pub use crate::drafts::render::safe_link as safe_url;
 
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-fn math(latex: &str, block: bool) -> String {
-    use math_core::{LatexToMathML, MathCoreConfig, MathDisplay};
-    let display = if block { MathDisplay::Block } else { MathDisplay::Inline };
-    let converted = LatexToMathML::new(MathCoreConfig::default())
-        .ok()
-        .and_then(|c| c.convert_with_local_state(latex, display).ok())
-        .map(|r| r.mathml)
-        // `\href` would put a link target into the MathML; keep the source.
-        .filter(|m| !m.contains("<a ") && !m.contains("href"));
-    match converted {
-        Some(m) => m,
-        // Maths that fails to convert shows as its own source.
-        None if block => format!("<pre class=\"math-src\"><code>{}</code></pre>", escape(latex)),
-        None => format!("<code class=\"math-src\">{}</code>", escape(latex)),
-    }
-}
-
-/// Render Markdown to HTML that is safe to show (see the module docs).
+/// Render Markdown to HTML that is safe to show in the conversation.
 pub fn to_html(text: &str) -> String {
-    let opts =
-        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_MATH;
-    let events = Parser::new_ext(text, opts).map(|ev| match ev {
-        Event::Html(s) | Event::InlineHtml(s) => Event::Text(s),
-        Event::InlineMath(s) => Event::InlineHtml(CowStr::from(math(&s, false))),
-        Event::DisplayMath(s) => Event::Html(CowStr::from(math(&s, true))),
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => Event::Start(Tag::Link {
-            link_type,
-            dest_url: if safe_url(&dest_url) {
-                dest_url
-            } else {
-                CowStr::from("#")
-            },
-            title,
-            id,
-        }),
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => Event::Start(Tag::Link {
-            link_type,
-            dest_url: if safe_url(&dest_url) {
-                dest_url
-            } else {
-                CowStr::from("#")
-            },
-            title,
-            id,
-        }),
-        Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
-        other => other,
-    });
-    let mut out = String::with_capacity(text.len() * 3 / 2);
-    html::push_html(&mut out, events);
-    out
+    render(text, &RenderOptions::CHAT)
 }
 
 #[cfg(test)]

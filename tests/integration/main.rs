@@ -35,6 +35,8 @@ mod support;
 mod tidy;
 mod web_browser;
 mod web_chat;
+mod web_drafts;
+mod web_editor;
 mod web_http;
 mod web_library;
 mod web_support;

@@ -1,0 +1,632 @@
+// The Editor view: drafts list | source | preview, the composer docked
+// below. One CodeMirror instance; each open file is a tab holding its own
+// CodeMirror Doc (text, undo history, cursor), shown with swapDoc.
+//
+// Rules this file keeps:
+// - Dirty is asked of the Doc (isClean against the generation of the last
+//   successful save), never kept in a flag beside it.
+// - Saving is explicit (Ctrl/⌘+S, the Save button, and implicitly before a
+//   preview or build). Every save carries the hash the text was loaded at;
+//   a refused save leaves the tab dirty and says why. No idle autosave.
+// - A review lives in a Doc of its own (review.js); saves read tab.doc only.
+// - The preview frame never gets the script permission. Its sandbox is set per
+//   render by setSandbox() to one of the two constants below, nowhere else.
+
+import { $, h, toast, relTime, openModal } from './dom.js';
+import { get, post, ApiError } from './api.js';
+import { buildReview, WIDE } from './review.js';
+
+const SANDBOX_PDF = '';
+const SANDBOX_MARKDOWN = 'allow-same-origin';
+
+const E = {
+  tabs: [],              // {key, draft_id, filename, doc, hash, cleanGen, status, review, scroll}
+  current: null,         // the tab on screen
+  drafts: [],            // GET /drafts
+  tools: { latex: false, pandoc: false },
+  proposals: [],         // GET /proposals, plus live edit_proposal events
+  cm: null,
+  anchors: null,         // {key, list: [{line, top}]} measured in the preview
+  started: false,
+  wide: null,
+};
+
+const el = {};
+
+function modeFor(name) {
+  const ext = name.toLowerCase().split('.').pop();
+  return {
+    md: 'markdown', tex: 'stex', bib: 'stex', yaml: 'yaml', yml: 'yaml',
+    json: { name: 'javascript', json: true },
+  }[ext] || null;
+}
+
+const isMd = (name) => name.toLowerCase().endsWith('.md');
+const isTex = (name) => name.toLowerCase().endsWith('.tex');
+const keyOf = (id, name) => `${id}/${name}`;
+const isDirty = (t) => !t.doc.isClean(t.cleanGen);
+const proposalFor = (t) => E.proposals.find((p) => p.draft_id === t.draft_id && p.filename === t.filename);
+
+// ---------- the preview frame's sandbox ----------
+/** The one place the preview frame's sandbox is set. */
+function setSandbox(kind) {
+  const frame = el.frame;
+  if (kind === 'pdf') frame.setAttribute('sandbox', SANDBOX_PDF);
+  else frame.setAttribute('sandbox', SANDBOX_MARKDOWN);
+}
+
+// ---------- lifecycle ----------
+export function initEditor() {
+  el.root = $('#editor');
+  el.list = $('#draft-list');
+  el.tabs = $('#editor-tabs');
+  el.host = $('#cm-host');
+  el.frame = $('#preview-frame');
+  el.previewNote = $('#preview-note');
+  el.status = $('#editor-status');
+  el.reviewBar = $('#review-bar');
+  el.save = $('#ed-save');
+  el.preview = $('#ed-preview');
+  el.compile = $('#ed-compile');
+  el.export = $('#ed-export');
+  el.history = $('#ed-history');
+  el.empty = $('#editor-empty');
+  el.pdfLink = $('#preview-download');
+  $('#ed-new').addEventListener('click', newDraft);
+  el.save.addEventListener('click', () => saveAndRefresh());
+  el.preview.addEventListener('click', () => renderPreview());
+  el.compile.addEventListener('click', () => build('/compile', el.compile, 'Compiling'));
+  el.export.addEventListener('click', () => build('/export', el.export, 'Exporting'));
+  el.history.addEventListener('click', openHistory);
+  $('#rv-accept-all').addEventListener('click', () => answerAll(true));
+  $('#rv-reject-all').addEventListener('click', () => answerAll(false));
+  $('#rv-discard').addEventListener('click', discardReview);
+  document.addEventListener('keydown', (e) => {
+    if (!E.started || el.root.hidden) return;
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') { e.preventDefault(); saveAndRefresh(); }
+  });
+  window.addEventListener('resize', () => {
+    const wide = isWide();
+    if (wide !== E.wide && E.current && E.current.review) showTab(E.current);
+    E.wide = wide;
+    measureAnchors();
+  });
+  // Leaving with unsaved text asks first (the browser's own prompt).
+  window.addEventListener('beforeunload', (e) => {
+    if (E.tabs.some(isDirty)) { e.preventDefault(); e.returnValue = ''; }
+  });
+}
+
+function isWide() {
+  return el.host.getBoundingClientRect().width >= WIDE;
+}
+
+function ensureCm() {
+  if (E.cm) return;
+  // eslint-disable-next-line no-undef
+  E.cm = CodeMirror(el.host, {
+    value: '',
+    lineNumbers: true,
+    lineWrapping: true,
+    matchBrackets: true,
+    styleActiveLine: true,
+    indentUnit: 2,
+    tabSize: 2,
+    screenReaderLabel: 'Draft source',
+    extraKeys: {
+      'Ctrl-S': () => saveAndRefresh(),
+      'Cmd-S': () => saveAndRefresh(),
+      Enter: 'newlineAndIndentContinueMarkdownList',
+      Tab: false,
+      'Shift-Tab': false,
+    },
+  });
+  E.cm.on('changes', () => { renderTabs(); updateStatus(); });
+  E.cm.on('scroll', syncScroll);
+}
+
+/** Called when the Editor view is shown. */
+export async function showEditor() {
+  E.started = true;
+  ensureCm();
+  await refreshDrafts();
+  E.cm.refresh();
+  if (E.current) E.cm.focus();
+}
+
+export async function refreshDrafts() {
+  try {
+    const [d, p] = await Promise.all([get('/drafts'), get('/proposals')]);
+    E.drafts = d.drafts || [];
+    E.tools = { latex: !!d.latex, pandoc: !!d.pandoc };
+    E.proposals = p.proposals || [];
+  } catch (e) { toast(e.message, true); }
+  renderList();
+  renderTabs();
+  updateToolbar();
+}
+
+/** A suggestion arrived in a chat turn (the `edit_proposal` event). */
+export function onProposal(ev) {
+  if (!E.proposals.some((p) => p.token === ev.token)) E.proposals.push(ev);
+  if (!E.started) return;
+  refreshDrafts().then(() => {
+    const t = E.tabs.find((x) => x.draft_id === ev.draft_id && x.filename === ev.filename);
+    // In the Editor view the suggestion opens for review at once; a file
+    // with unsaved edits is not taken off screen (its ✎ says one waits).
+    if (t && t === E.current) showTab(t);
+    else if (!el.root.hidden && !(E.current && isDirty(E.current))) openFile(ev.draft_id, ev.filename);
+  });
+}
+
+/** Open a file and show it (from the chat's "Review in editor" too). */
+export async function openFile(draftId, filename) {
+  ensureCm();
+  const key = keyOf(draftId, filename);
+  let t = E.tabs.find((x) => x.key === key);
+  if (!t) {
+    let f;
+    try {
+      f = await get(`/drafts/${encodeURIComponent(draftId)}/file?name=${encodeURIComponent(filename)}`);
+    } catch (e) { toast(e.message, true); return; }
+    // eslint-disable-next-line no-undef
+    const doc = CodeMirror.Doc(f.text, modeFor(filename));
+    t = { key, draft_id: draftId, filename, doc, hash: f.hash, cleanGen: doc.changeGeneration(true), status: '', versions: f.versions || [], review: null };
+    E.tabs.push(t);
+  }
+  await showTab(t);
+}
+
+// ---------- the drafts list ----------
+function renderList() {
+  const kids = [];
+  for (const d of E.drafts) {
+    const files = d.files && d.files.length ? d.files : [d.main_file];
+    const items = files.map((f) => {
+      const pending = E.proposals.some((p) => p.draft_id === d.id && p.filename === f);
+      const active = E.current && E.current.key === keyOf(d.id, f);
+      const b = h('button', { type: 'button', class: `draft-file${active ? ' active' : ''}`, 'aria-current': active ? 'true' : null, dataset: { draft: d.id, file: f } },
+        h('span', { class: 'file-name' }, f),
+        pending ? h('span', { class: 'pending-mark', title: 'A suggested change waits for review', 'aria-label': 'suggestion waiting' }, '✎') : null);
+      b.addEventListener('click', () => openFile(d.id, f));
+      return h('li', {}, b);
+    });
+    const add = h('button', { type: 'button', class: 'btn ghost small add-file', 'aria-label': `Add a file to ${d.title || d.id}` }, '+ file');
+    add.addEventListener('click', () => addFile(d));
+    kids.push(h('li', { class: 'draft' },
+      h('div', { class: 'draft-head' },
+        h('span', { class: 'draft-title', title: d.id }, d.title || d.id),
+        d.visibility === 'private' ? h('span', { class: 'private-mark', title: 'Private', 'aria-label': 'private' }, '●') : null,
+        d.keep ? h('span', { class: 'keep-mark', title: 'Kept: exempt from the retention sweep' }, 'kept') : null,
+        h('span', { class: 'draft-when' }, relTime(Date.parse(d.updated) / 1000)),
+        add),
+      h('ul', { class: 'draft-files', role: 'list' }, items)));
+  }
+  el.list.replaceChildren(...kids);
+  $('#drafts-empty').hidden = E.drafts.length > 0;
+}
+
+async function newDraft() {
+  const filename = prompt('File name for the new draft (e.g. notes.md, paper.tex):', 'draft.md');
+  if (!filename) return;
+  const title = prompt('Title:', filename.replace(/\.[^.]+$/, '')) || '';
+  try {
+    const r = await post('/drafts/new', { filename: filename.trim(), title });
+    await refreshDrafts();
+    await openFile(r.draft_id, r.filename);
+  } catch (e) { toast(e.message, true); }
+}
+
+async function addFile(d) {
+  const filename = prompt(`New file in “${d.title || d.id}”:`, '');
+  if (!filename) return;
+  try {
+    const r = await post('/drafts/new', { draft_id: d.id, filename: filename.trim() });
+    await refreshDrafts();
+    await openFile(d.id, r.filename);
+  } catch (e) { toast(e.message, true); }
+}
+
+// ---------- tabs ----------
+function renderTabs() {
+  const kids = E.tabs.map((t) => {
+    const active = t === E.current;
+    const dirty = isDirty(t);
+    const pending = !!proposalFor(t);
+    const name = h('button', { type: 'button', role: 'tab', class: 'tab-open', 'aria-selected': String(active), title: `${t.draft_id} / ${t.filename}`, tabindex: active ? '0' : '-1' },
+      pending ? h('span', { class: 'pending-mark', 'aria-label': 'suggestion waiting', title: 'A suggested change waits for review' }, '✎ ') : null,
+      t.filename);
+    name.addEventListener('click', () => showTab(t));
+    name.addEventListener('keydown', (e) => {
+      const i = E.tabs.indexOf(t);
+      if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+        e.preventDefault();
+        const n = E.tabs[(i + (e.key === 'ArrowRight' ? 1 : E.tabs.length - 1)) % E.tabs.length];
+        showTab(n).then(() => el.tabs.querySelector('[aria-selected="true"]')?.focus());
+      }
+    });
+    const close = h('button', { type: 'button', class: `tab-close${dirty ? ' dirty' : ''}`, 'aria-label': dirty ? `Save and close ${t.filename} (unsaved changes)` : `Close ${t.filename}`, title: dirty ? 'Unsaved — click to save and close' : 'Close' }, dirty ? '●' : '×');
+    close.addEventListener('click', () => closeTab(t));
+    return h('div', { class: `tab${active ? ' active' : ''}${dirty ? ' is-dirty' : ''}`, dataset: { key: t.key } }, name, close);
+  });
+  el.tabs.replaceChildren(...kids);
+  el.empty.hidden = E.tabs.length > 0;
+  el.host.hidden = E.tabs.length === 0;
+}
+
+async function closeTab(t) {
+  if (isDirty(t) && !(await save(t))) return;
+  const i = E.tabs.indexOf(t);
+  E.tabs.splice(i, 1);
+  if (E.current === t) {
+    E.current = null;
+    const next = E.tabs[Math.min(i, E.tabs.length - 1)];
+    if (next) await showTab(next);
+    else { clearPreview(); renderTabs(); updateToolbar(); renderList(); }
+  } else renderTabs();
+}
+
+async function showTab(t) {
+  ensureCm();
+  if (E.current && E.current !== t) E.current.scroll = E.cm.getScrollInfo();
+  E.current = t;
+  const p = proposalFor(t);
+  // The review takes the preview's room (it has no preview), so the class
+  // goes on before the review measures its width.
+  el.root.classList.toggle('reviewing', !!p);
+  if (p) await openReview(t, p);
+  if (!p || !t.review) {
+    t.review = null;
+    E.cm.swapDoc(t.doc);
+    E.cm.setOption('readOnly', false);
+    E.cm.setOption('viewportMargin', 10);
+  }
+  el.reviewBar.hidden = !t.review;
+  el.root.classList.toggle('reviewing', !!t.review);
+  renderTabs();
+  renderList();
+  updateToolbar();
+  updateStatus();
+  E.cm.refresh();
+  if (!t.review && isMd(t.filename)) renderPreview({ saveFirst: false });
+  else if (!t.review) clearPreview(isTex(t.filename) ? 'Compile to see the PDF.' : 'No preview for this file type.');
+  else clearPreview('The preview returns once the review is answered.');
+}
+
+// ---------- status and toolbar ----------
+function updateStatus() {
+  const t = E.current;
+  if (!t) { el.status.textContent = ''; return; }
+  if (t.review) { el.status.textContent = 'Reviewing a suggested change — read-only'; return; }
+  el.status.textContent = t.status || (isDirty(t) ? 'Unsaved changes' : 'Saved');
+  el.status.classList.toggle('bad', !!t.status);
+}
+
+function updateToolbar() {
+  const t = E.current;
+  const none = !t;
+  for (const b of [el.save, el.preview, el.history]) b.disabled = none;
+  // A missing toolchain hides the button (no dead control); the file type
+  // decides which build applies.
+  const reviewing = !none && !!t.review;
+  el.compile.hidden = none || reviewing || !E.tools.latex || !isTex(t.filename);
+  el.export.hidden = none || reviewing || !E.tools.pandoc || !isMd(t.filename);
+  el.preview.hidden = none || reviewing || !isMd(t.filename);
+  el.history.disabled = none || reviewing;
+  el.save.disabled = none || !!t.review;
+}
+
+// ---------- saving ----------
+/** Save `t` (the file's own Doc). Resolves true when the server took it. */
+async function save(t = E.current) {
+  if (!t) return false;
+  if (!isDirty(t)) return true;
+  const gen = t.doc.changeGeneration(true);
+  const text = t.doc.getValue();
+  try {
+    const r = await post('/drafts/save', { draft_id: t.draft_id, filename: t.filename, text, expect_hash: t.hash });
+    t.hash = r.hash;
+    t.cleanGen = gen;
+    t.status = '';
+    renderTabs();
+    updateStatus();
+    return true;
+  } catch (e) {
+    // Refused (409: changed elsewhere) or failed: the Doc is untouched, so
+    // the tab stays dirty; say so where the user is looking.
+    t.status = e instanceof ApiError && e.status === 409
+      ? 'Not saved — the file changed elsewhere (another tab?). Copy your text, reopen the file, and save again.'
+      : `Not saved — ${e.message}`;
+    toast(t.status, true);
+    renderTabs();
+    updateStatus();
+    return false;
+  }
+}
+
+async function saveAndRefresh() {
+  const t = E.current;
+  if (!t || t.review) return;
+  if (await save(t)) {
+    if (isMd(t.filename)) renderPreview({ saveFirst: false });
+  }
+}
+
+// ---------- preview ----------
+function clearPreview(note = 'Open a draft to see it here.') {
+  setSandbox('pdf');
+  el.frame.removeAttribute('src');
+  el.frame.srcdoc = '';
+  el.frame.hidden = true;
+  el.pdfLink.hidden = true;
+  el.previewNote.textContent = note;
+  el.previewNote.hidden = false;
+  E.anchors = null;
+}
+
+async function renderPreview({ saveFirst = true } = {}) {
+  const t = E.current;
+  if (!t || t.review || !isMd(t.filename)) return;
+  if (saveFirst && !(await save(t))) return;
+  let r;
+  try {
+    r = await post('/preview', { draft_id: t.draft_id, filename: t.filename });
+  } catch (e) { clearPreview(e.message); return; }
+  if (E.current !== t) return;
+  setSandbox('markdown');
+  el.frame.removeAttribute('src');
+  el.pdfLink.hidden = true;
+  const key = t.key;
+  el.frame.onload = () => { measureAnchors(key); syncScroll(); };
+  // The HTML is the server's escaped render: no script, no raw markup.
+  el.frame.srcdoc = `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="stylesheet" href="/static/preview.css"></head><body>${r.html}</body></html>`;
+  el.frame.hidden = false;
+  el.previewNote.hidden = true;
+}
+
+function measureAnchors(key = E.anchors && E.anchors.key) {
+  if (!key || !E.current || E.current.key !== key) return;
+  let doc;
+  try { doc = el.frame.contentDocument; } catch { doc = null; }
+  if (!doc) return;
+  const list = [...doc.querySelectorAll('[data-line]')]
+    .map((n) => ({ line: Number(n.getAttribute('data-line')), top: n.getBoundingClientRect().top + doc.defaultView.scrollY }))
+    .filter((a) => Number.isFinite(a.line))
+    .sort((a, b) => a.line - b.line);
+  E.anchors = { key, list };
+}
+
+/** Editor → preview: interpolate between the anchors around the top line. */
+function syncScroll() {
+  const t = E.current;
+  if (!t || t.review || !E.anchors || E.anchors.key !== t.key || !E.anchors.list.length) return;
+  const win = el.frame.contentWindow;
+  if (!win) return;
+  const info = E.cm.getScrollInfo();
+  const top = E.cm.lineAtHeight(info.top, 'local');
+  const lineTop = E.cm.heightAtLine(top, 'local');
+  const lineH = Math.max(1, E.cm.heightAtLine(top + 1, 'local') - lineTop);
+  const pos = top + Math.min(1, Math.max(0, (info.top - lineTop) / lineH));
+  const list = E.anchors.list;
+  let a = list[0];
+  let b = null;
+  for (const x of list) { if (x.line <= pos) a = x; else { b = x; break; } }
+  let y;
+  if (pos < a.line) y = a.top * (pos / Math.max(1, a.line));
+  else if (b) y = a.top + (b.top - a.top) * ((pos - a.line) / Math.max(1, b.line - a.line));
+  else y = a.top;
+  win.scrollTo(0, Math.max(0, y - 8));
+}
+
+async function build(path, button, verb) {
+  const t = E.current;
+  if (!t || t.review) return;
+  if (!(await save(t))) return;
+  const label = button.textContent;
+  const started = Date.now();
+  button.disabled = true;
+  const tick = () => { button.textContent = `${verb}… ${Math.floor((Date.now() - started) / 1000)} s`; };
+  tick();
+  const timer = setInterval(tick, 250);
+  try {
+    const resp = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ draft_id: t.draft_id, filename: t.filename }) });
+    const secs = ((Date.now() - started) / 1000).toFixed(1);
+    if (!resp.ok) {
+      let data = null;
+      try { data = await resp.json(); } catch { data = null; }
+      const msg = (data && data.error) || `${resp.status} ${resp.statusText}`;
+      toast(`${verb} failed after ${secs} s: ${msg}`, true);
+      showLog(msg, data && data.log);
+      return;
+    }
+    const blob = await resp.blob();
+    const url = URL.createObjectURL(blob);
+    // A PDF is active content built from text the model may have written:
+    // the frame goes back to the empty sandbox before it is loaded.
+    setSandbox('pdf');
+    el.frame.removeAttribute('srcdoc');
+    el.frame.onload = null;
+    el.frame.src = url;
+    el.frame.hidden = false;
+    el.previewNote.hidden = true;
+    el.pdfLink.href = url;
+    el.pdfLink.download = t.filename.replace(/\.[^.]+$/, '.pdf');
+    el.pdfLink.hidden = false;
+    E.anchors = null;
+    toast(`${verb === 'Compiling' ? 'Compiled' : 'Exported'} in ${secs} s`);
+  } catch (e) {
+    toast(e.message, true);
+  } finally {
+    clearInterval(timer);
+    button.textContent = label;
+    button.disabled = false;
+  }
+}
+
+function showLog(message, log) {
+  const dlg = $('#log-dialog');
+  $('#log-message').textContent = message;
+  $('#log-text').textContent = log || '(no log)';
+  openModal(dlg);
+}
+
+// ---------- review ----------
+async function openReview(t, p) {
+  if (!t.review || t.review.token !== p.token || t.review.wide !== isWide()) {
+    let f;
+    try {
+      f = await get(`/drafts/${encodeURIComponent(t.draft_id)}/file?name=${encodeURIComponent(t.filename)}`);
+    } catch (e) { toast(e.message, true); return; }
+    if (f.hash !== p.base_hash) {
+      toast('This suggestion was made against an older version of the file; it can only be discarded. Ask for a fresh one.', true);
+    }
+    const answers = t.review && t.review.token === p.token ? t.review.answers : new Map();
+    t.review = { token: p.token, proposal: p, base: f.text, answers, wide: isWide(), stale: f.hash !== p.base_hash };
+  }
+  buildReviewDoc(t);
+}
+
+function buildReviewDoc(t) {
+  const r = t.review;
+  const scroll = r.doc ? E.cm.getScrollInfo() : null;
+  const built = buildReview(r.base, r.proposal, r.answers, {
+    wide: r.wide,
+    mode: modeFor(t.filename),
+    onAnswer: (i, yes) => answer(t, i, yes),
+  });
+  r.doc = built.doc;
+  E.cm.swapDoc(built.doc);
+  E.cm.setOption('readOnly', true);
+  // The whole review is in the page (every control reachable by Tab and
+  // by find-in-page), not only the lines in view.
+  E.cm.setOption('viewportMargin', Infinity);
+  built.attach(E.cm);
+  if (scroll) E.cm.scrollTo(scroll.left, scroll.top);
+  updateProgress(t);
+}
+
+function updateProgress(t) {
+  const r = t.review;
+  const n = r.proposal.hunks.length;
+  const done = r.answers.size;
+  const acc = [...r.answers.values()].filter(Boolean).length;
+  $('#rv-progress').textContent = `${done} of ${n} answered · ${acc} accepted`;
+  $('#rv-file').textContent = `Suggested change to ${t.filename}`;
+  $('#rv-accept-all').disabled = r.stale;
+}
+
+function answer(t, index, yes) {
+  const r = t.review;
+  if (!r || r.busy || (r.stale && yes)) return;
+  r.answers.set(index, yes);
+  buildReviewDoc(t);
+  maybeFinish(t);
+}
+
+function answerAll(yes) {
+  const t = E.current;
+  if (!t || !t.review || (t.review.stale && yes)) return;
+  for (const hk of t.review.proposal.hunks) t.review.answers.set(hk.index, yes);
+  buildReviewDoc(t);
+  maybeFinish(t);
+}
+
+async function maybeFinish(t) {
+  const r = t.review;
+  if (r.answers.size < r.proposal.hunks.length || r.busy) return;
+  r.busy = true;
+  const indices = [...r.answers.entries()].filter(([, yes]) => yes).map(([i]) => i).sort((a, b) => a - b);
+  try {
+    const res = await post('/apply-edit', { token: r.token, indices });
+    toast(indices.length ? `Applied ${indices.length} of ${r.proposal.hunks.length} changes` : 'Suggestion rejected; the file is unchanged');
+    void res;
+  } catch (e) {
+    toast(e.message, true);
+  }
+  await finishReview(t);
+}
+
+async function discardReview() {
+  const t = E.current;
+  if (!t || !t.review) return;
+  try { await post('/discard-edit', { token: t.review.token }); } catch (e) { toast(e.message, true); }
+  await finishReview(t);
+}
+
+/** Drop the review and reload the file's Doc from disk. */
+async function finishReview(t) {
+  E.proposals = E.proposals.filter((p) => p.token !== t.review.token);
+  t.review = null;
+  await reloadFromDisk(t);
+  await refreshDrafts();
+  if (E.current === t) await showTab(t);
+}
+
+async function reloadFromDisk(t) {
+  let f;
+  try {
+    f = await get(`/drafts/${encodeURIComponent(t.draft_id)}/file?name=${encodeURIComponent(t.filename)}`);
+  } catch (e) { toast(e.message, true); return; }
+  const wasDirty = isDirty(t);
+  if (f.text !== t.doc.getValue()) {
+    // Through the Doc, so the previous text stays one undo away.
+    t.doc.setValue(f.text);
+  }
+  t.hash = f.hash;
+  t.versions = f.versions || [];
+  if (!wasDirty || f.text === t.doc.getValue()) t.cleanGen = t.doc.changeGeneration(true);
+  t.status = wasDirty ? 'Reloaded from disk; your unsaved text is one undo (Ctrl+Z) away.' : '';
+}
+
+// ---------- history ----------
+async function openHistory() {
+  const t = E.current;
+  if (!t) return;
+  let f;
+  try {
+    f = await get(`/drafts/${encodeURIComponent(t.draft_id)}/file?name=${encodeURIComponent(t.filename)}`);
+  } catch (e) { toast(e.message, true); return; }
+  const dlg = $('#history-dialog');
+  $('#history-title').textContent = `History of ${t.filename}`;
+  const list = $('#history-list');
+  const view = $('#history-view');
+  const restoreBtn = $('#history-restore');
+  view.textContent = 'Choose a version to see it.';
+  restoreBtn.disabled = true;
+  let chosen = null;
+  const versions = [...(f.versions || [])].sort((a, b) => b.saved_ms - a.saved_ms);
+  list.replaceChildren(...versions.map((v) => {
+    const b = h('button', { type: 'button', role: 'option', 'aria-selected': 'false', class: 'version' },
+      new Date(v.saved_ms).toLocaleString(), h('span', { class: 'muted' }, ` · ${v.bytes} bytes`));
+    b.addEventListener('click', async () => {
+      for (const x of list.querySelectorAll('[role="option"]')) x.setAttribute('aria-selected', String(x === b));
+      try {
+        const r = await get(`/drafts/${encodeURIComponent(t.draft_id)}/version?name=${encodeURIComponent(t.filename)}&version=${encodeURIComponent(v.version)}`);
+        view.textContent = r.text;
+        chosen = v.version;
+        restoreBtn.disabled = false;
+      } catch (e) { toast(e.message, true); }
+    });
+    return h('li', {}, b);
+  }));
+  if (!versions.length) list.replaceChildren(h('li', { class: 'muted' }, 'No saved versions yet: one is taken before every save, restore and accepted suggestion.'));
+  restoreBtn.onclick = async () => {
+    if (!chosen) return;
+    if (isDirty(t) && !confirm('This tab has unsaved changes. Restore anyway? (They stay one undo away.)')) return;
+    try {
+      await post('/drafts/restore', { draft_id: t.draft_id, filename: t.filename, version: chosen });
+      await reloadFromDisk(t);
+      dlg.close();
+      toast('Restored; the text it replaced was saved as a version first');
+      if (E.current === t) await showTab(t);
+    } catch (e) { toast(e.message, true); }
+  };
+  openModal(dlg);
+}
+
+/** The open file, for the composer ("ask about this file"). */
+export function currentFile() {
+  return E.current ? { draft_id: E.current.draft_id, filename: E.current.filename } : null;
+}
+
+export const editorState = E;
