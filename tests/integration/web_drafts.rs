@@ -9,7 +9,10 @@ use jarvis::drafts::Visibility;
 use crate::web_support::WebServer;
 
 fn make_draft(s: &WebServer, name: &str, text: &str) -> (String, String) {
-    let r = s.post("/drafts/new", &json!({ "filename": name, "title": "Notes", "text": text }));
+    let r = s.post(
+        "/drafts/new",
+        &json!({ "filename": name, "title": "Notes", "text": text }),
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     let id = r.json()["draft_id"].as_str().unwrap().to_string();
     let f = s.get(&format!("/drafts/{id}/file?name={name}"));
@@ -31,7 +34,10 @@ fn drafts_routes_answer_with_the_documented_statuses() {
     // Creation never overwrites.
     let again = s.post("/drafts/new", &json!({ "draft_id": id, "filename": "notes.md" }));
     assert_eq!(again.status, 409, "{}", again.text());
-    let added = s.post("/drafts/new", &json!({ "draft_id": id, "filename": "refs.bib", "text": "@misc{x}\n" }));
+    let added = s.post(
+        "/drafts/new",
+        &json!({ "draft_id": id, "filename": "refs.bib", "text": "@misc{x}\n" }),
+    );
     assert_eq!(added.status, 200, "{}", added.text());
 
     // Save with the hash it was loaded at; a second save with the old
@@ -47,7 +53,11 @@ fn drafts_routes_answer_with_the_documented_statuses() {
         &json!({ "draft_id": id, "filename": "notes.md", "text": "clobber", "expect_hash": hash }),
     );
     assert_eq!(stale.status, 409, "{}", stale.text());
-    assert!(stale.json()["error"].as_str().unwrap().contains("reload"), "{}", stale.text());
+    assert!(
+        stale.json()["error"].as_str().unwrap().contains("reload"),
+        "{}",
+        stale.text()
+    );
     let f = s.get(&format!("/drafts/{id}/file?name=notes.md")).json();
     assert_eq!(f["text"], "# Notes\n\nONE\ntwo\n");
     assert_eq!(f["hash"], json!(new_hash));
@@ -60,8 +70,14 @@ fn drafts_routes_answer_with_the_documented_statuses() {
     assert_eq!(old.status, 200, "{}", old.text());
     assert_eq!(old.json()["text"], "# Notes\n\none\ntwo\n");
     assert_eq!(s.get(&format!("/drafts/{id}/version?name=notes.md")).status, 400);
-    assert_eq!(s.get(&format!("/drafts/{id}/version?name=notes.md&version=1-2")).status, 404);
-    let r = s.post("/drafts/restore", &json!({ "draft_id": id, "filename": "notes.md", "version": v }));
+    assert_eq!(
+        s.get(&format!("/drafts/{id}/version?name=notes.md&version=1-2")).status,
+        404
+    );
+    let r = s.post(
+        "/drafts/restore",
+        &json!({ "draft_id": id, "filename": "notes.md", "version": v }),
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     let f = s.get(&format!("/drafts/{id}/file?name=notes.md")).json();
     assert_eq!(f["text"], "# Notes\n\none\ntwo\n");
@@ -70,8 +86,16 @@ fn drafts_routes_answer_with_the_documented_statuses() {
     // Preview: Markdown only, escaped, anchored, maths as MathML.
     let p = s.post("/preview", &json!({ "draft_id": id, "filename": "notes.md" }));
     assert_eq!(p.status, 200, "{}", p.text());
-    assert!(p.json()["html"].as_str().unwrap().contains("<h1 data-line=\"0\">"), "{}", p.text());
-    assert_eq!(s.post("/preview", &json!({ "draft_id": id, "filename": "refs.bib" })).status, 400);
+    assert!(
+        p.json()["html"].as_str().unwrap().contains("<h1 data-line=\"0\">"),
+        "{}",
+        p.text()
+    );
+    assert_eq!(
+        s.post("/preview", &json!({ "draft_id": id, "filename": "refs.bib" }))
+            .status,
+        400
+    );
 
     // Keep, then unknown things: 404; unknown or used tokens: 400.
     let k = s.post("/drafts/keep", &json!({ "draft_id": id, "keep": true }));
@@ -79,13 +103,19 @@ fn drafts_routes_answer_with_the_documented_statuses() {
     assert_eq!(k.json()["meta"]["keep"], json!(true));
     assert_eq!(s.get("/drafts/no-such-draft/file").status, 404);
     assert_eq!(s.get(&format!("/drafts/{id}/file?name=absent.md")).status, 404);
-    assert_eq!(s.post("/apply-edit", &json!({ "token": "nope", "indices": [] })).status, 400);
+    assert_eq!(
+        s.post("/apply-edit", &json!({ "token": "nope", "indices": [] })).status,
+        400
+    );
     let d = s.post("/discard-edit", &json!({ "token": "nope" }));
     assert_eq!((d.status, d.json()["discarded"].clone()), (200, json!(false)));
     let pr = s.get("/proposals");
     assert_eq!(pr.status, 200);
     assert!(pr.json()["proposals"].as_array().unwrap().is_empty());
-    assert_eq!(s.post("/proposals/discard-all", &json!({})).json()["discarded"], json!(0));
+    assert_eq!(
+        s.post("/proposals/discard-all", &json!({})).json()["discarded"],
+        json!(0)
+    );
 
     // A body missing a field is refused as unprocessable; nothing written.
     assert_eq!(s.post("/drafts/save", &json!({ "draft_id": id })).status, 422);
@@ -108,8 +138,13 @@ fn apply_edit_writes_exactly_the_accepted_hunks_and_refuses_a_moved_file() {
         .workspace
         .create_draft("Lines", "lines.md", &old, Visibility::Public, None)
         .unwrap();
-    let new = old.replace("line 2\n", "line two\n").replace("line 18\n", "line eighteen\n");
-    let p = d.proposals.propose_edit(&d.workspace, &meta.id, "lines.md", &new, None).unwrap();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\n");
+    let p = d
+        .proposals
+        .propose_edit(&d.workspace, &meta.id, "lines.md", &new, None)
+        .unwrap();
     assert_eq!(p.hunks.len(), 2);
     // The pending list has the event's shape and withholds the new text.
     let listed = s.get("/proposals").json();
@@ -118,7 +153,11 @@ fn apply_edit_writes_exactly_the_accepted_hunks_and_refuses_a_moved_file() {
     assert_eq!(entry["hunks"].as_array().unwrap().len(), 2);
     assert!(entry.get("new_text").is_none(), "{entry}");
     // Out of range: 400, and the suggestion is kept.
-    assert_eq!(s.post("/apply-edit", &json!({ "token": p.token, "indices": [7] })).status, 400);
+    assert_eq!(
+        s.post("/apply-edit", &json!({ "token": p.token, "indices": [7] }))
+            .status,
+        400
+    );
     let r = s.post("/apply-edit", &json!({ "token": p.token, "indices": [1] }));
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(
@@ -126,14 +165,25 @@ fn apply_edit_writes_exactly_the_accepted_hunks_and_refuses_a_moved_file() {
         old.replace("line 18\n", "line eighteen\n")
     );
     // One-shot.
-    assert_eq!(s.post("/apply-edit", &json!({ "token": p.token, "indices": [0] })).status, 400);
+    assert_eq!(
+        s.post("/apply-edit", &json!({ "token": p.token, "indices": [0] }))
+            .status,
+        400
+    );
     // A proposal against a file that moved since is a conflict.
-    let p2 = d.proposals.propose_edit(&d.workspace, &meta.id, "lines.md", "other\n", None).unwrap();
+    let p2 = d
+        .proposals
+        .propose_edit(&d.workspace, &meta.id, "lines.md", "other\n", None)
+        .unwrap();
     let cur = d.workspace.read_file(&meta.id, "lines.md").unwrap();
     d.workspace
         .save_draft_file(&meta.id, "lines.md", "moved\n", Some(&cur.hash))
         .unwrap();
-    assert_eq!(s.post("/apply-edit", &json!({ "token": p2.token, "indices": [0] })).status, 409);
+    assert_eq!(
+        s.post("/apply-edit", &json!({ "token": p2.token, "indices": [0] }))
+            .status,
+        409
+    );
     assert_eq!(d.workspace.read_file(&meta.id, "lines.md").unwrap().text, "moved\n");
 }
 
@@ -154,20 +204,36 @@ fn hostile_names_are_refused_before_any_path_is_built() {
         "notes\u{2215}x.md",
         "script.sh",
     ] {
-        let r = s.post("/drafts/new", &json!({ "draft_id": id, "filename": name, "text": "pwn" }));
+        let r = s.post(
+            "/drafts/new",
+            &json!({ "draft_id": id, "filename": name, "text": "pwn" }),
+        );
         assert_eq!(r.status, 400, "{name:?}: {}", r.text());
         let r = s.post(
             "/drafts/save",
             &json!({ "draft_id": id, "filename": name, "text": "pwn", "expect_hash": hash }),
         );
-        assert!(r.status == 400 || r.status == 404, "{name:?}: {} {}", r.status, r.text());
+        assert!(
+            r.status == 400 || r.status == 404,
+            "{name:?}: {} {}",
+            r.status,
+            r.text()
+        );
         let r = s.post("/preview", &json!({ "draft_id": id, "filename": name }));
         assert!(r.status == 400 || r.status == 404, "{name:?}: {}", r.status);
     }
     for bad_id in ["..", "../x", "UPPER", "a%2Fb"] {
         let r = s.get(&format!("/drafts/{bad_id}/file?name=notes.md"));
-        assert!(r.status == 400 || r.status == 404, "{bad_id}: {} {}", r.status, r.text());
-        let r = s.post("/drafts/save", &json!({ "draft_id": bad_id, "filename": "notes.md", "text": "pwn" }));
+        assert!(
+            r.status == 400 || r.status == 404,
+            "{bad_id}: {} {}",
+            r.status,
+            r.text()
+        );
+        let r = s.post(
+            "/drafts/save",
+            &json!({ "draft_id": bad_id, "filename": "notes.md", "text": "pwn" }),
+        );
         assert_eq!(r.status, 400, "{bad_id}: {}", r.text());
     }
     let r = s.get(&format!("/drafts/{id}/file?name=..%2F..%2Fconfig.toml"));
@@ -192,7 +258,10 @@ fn the_preview_frame_never_gets_allow_scripts() {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("allow-scripts"), "{name} mentions allow-scripts");
-        assert!(!text.contains("allow-top-navigation") && !text.contains("allow-popups"), "{name}");
+        assert!(
+            !text.contains("allow-top-navigation") && !text.contains("allow-popups"),
+            "{name}"
+        );
         for (i, line) in text.lines().enumerate() {
             let l = line.replace(' ', "");
             assert!(
@@ -212,7 +281,10 @@ fn the_preview_frame_never_gets_allow_scripts() {
         if name == "index.html" {
             assert!(text.contains("id=\"preview-frame\""), "the frame is in the page");
             let frame = text.lines().find(|l| l.contains("id=\"preview-frame\"")).unwrap();
-            assert!(frame.contains("sandbox=\"\""), "the frame ships with the empty sandbox: {frame}");
+            assert!(
+                frame.contains("sandbox=\"\""),
+                "the frame ships with the empty sandbox: {frame}"
+            );
         }
         if name == "editor.js" {
             assert!(text.contains("const SANDBOX_PDF = '';"), "SANDBOX_PDF changed");
@@ -220,8 +292,16 @@ fn the_preview_frame_never_gets_allow_scripts() {
                 text.contains("const SANDBOX_MARKDOWN = 'allow-same-origin';"),
                 "SANDBOX_MARKDOWN changed"
             );
-            assert_eq!(text.matches("SANDBOX_PDF").count(), 2, "SANDBOX_PDF used beyond setSandbox");
-            assert_eq!(text.matches("SANDBOX_MARKDOWN").count(), 2, "SANDBOX_MARKDOWN used beyond setSandbox");
+            assert_eq!(
+                text.matches("SANDBOX_PDF").count(),
+                2,
+                "SANDBOX_PDF used beyond setSandbox"
+            );
+            assert_eq!(
+                text.matches("SANDBOX_MARKDOWN").count(),
+                2,
+                "SANDBOX_MARKDOWN used beyond setSandbox"
+            );
         }
     }
     let values: Vec<&str> = sets.iter().map(|(_, l)| l.as_str()).collect();

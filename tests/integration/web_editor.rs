@@ -78,10 +78,7 @@ fn a_suggestion_is_reviewed_hunk_by_hunk_and_only_the_accepted_change_is_written
     // near the end (far enough apart that the context does not merge them).
     let suggested = old
         .replace("Line 2 of the notes.\n", "Line two, reworded.\n")
-        .replace(
-            "Line 12 of the notes.\n",
-            "Line 12 of the notes.\nAn added line.\n",
-        )
+        .replace("Line 12 of the notes.\n", "Line 12 of the notes.\nAn added line.\n")
         .replace("Line 22 of the notes.\n", "");
     let expected = old
         .replace("Line 2 of the notes.\n", "Line two, reworded.\n")
@@ -114,18 +111,27 @@ fn a_suggestion_is_reviewed_hunk_by_hunk_and_only_the_accepted_change_is_written
 
     // Ask from the docked composer; the suggestion opens for review.
     b.type_into("#input", &format!("Tighten my notes{ENTER}"));
-    b.wait("three hunks to review", "return document.querySelectorAll('.rv-controls').length === 3");
+    b.wait(
+        "three hunks to review",
+        "return document.querySelectorAll('.rv-controls').length === 3",
+    );
     let st = review_state(&b);
     assert_eq!(st["readOnly"], json!(true), "{st}");
     assert_eq!(st["columns"], json!(1), "the replace as two columns: {st}");
-    assert!(st["adds"].as_u64().unwrap() >= 1 && st["dels"].as_u64().unwrap() >= 1, "{st}");
+    assert!(
+        st["adds"].as_u64().unwrap() >= 1 && st["dels"].as_u64().unwrap() >= 1,
+        "{st}"
+    );
     assert!(st["progress"].as_str().unwrap().starts_with("0 of 3"), "{st}");
     assert_eq!(
         b.js("return document.querySelector('.tab.active .pending-mark') !== null"),
         json!(true),
         "the ✎ on the tab"
     );
-    assert_eq!(std::fs::read_to_string(d.workspace.root().join(&meta.id).join("notes.md")).unwrap(), old);
+    assert_eq!(
+        std::fs::read_to_string(d.workspace.root().join(&meta.id).join("notes.md")).unwrap(),
+        old
+    );
     let shot = b.screenshot("editor-02-review-desktop");
     eprintln!("review screenshot: {}", shot.display());
 
@@ -137,21 +143,34 @@ fn a_suggestion_is_reviewed_hunk_by_hunk_and_only_the_accepted_change_is_written
         "return !!document.querySelector('.draft-file .pending-mark')",
     );
     b.click(".draft-file");
-    b.wait("the review again", "return document.querySelectorAll('.rv-controls').length === 3");
+    b.wait(
+        "the review again",
+        "return document.querySelectorAll('.rv-controls').length === 3",
+    );
 
     // Accept the first and third, reject the middle one.
     click_in_editor(&b, ".rv-controls[data-hunk='0'] .rv-accept");
-    b.wait("one answered", "return document.querySelector('#rv-progress').textContent.startsWith('1 of 3')");
+    b.wait(
+        "one answered",
+        "return document.querySelector('#rv-progress').textContent.startsWith('1 of 3')",
+    );
     click_in_editor(&b, ".rv-controls[data-hunk='1'] .rv-reject");
     b.screenshot("editor-03-review-answered-desktop");
     click_in_editor(&b, ".rv-controls[data-hunk='2'] .rv-accept");
-    b.wait("the review closes", "return document.querySelector('#review-bar').hidden");
+    b.wait(
+        "the review closes",
+        "return document.querySelector('#review-bar').hidden",
+    );
     let path = d.workspace.root().join(&meta.id).join("notes.md");
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::fs::read_to_string(&path).unwrap() != expected && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), expected, "exactly the accepted hunks");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        expected,
+        "exactly the accepted hunks"
+    );
     b.wait(
         "the editor reloaded from disk",
         &format!(
@@ -159,8 +178,15 @@ fn a_suggestion_is_reviewed_hunk_by_hunk_and_only_the_accepted_change_is_written
             json!(expected)
         ),
     );
-    assert_eq!(b.js("return document.querySelector('.CodeMirror').CodeMirror.getOption('readOnly')"), json!(false));
-    assert_eq!(b.js("return document.querySelector('.tab.active.is-dirty') === null"), json!(true), "clean after the reload");
+    assert_eq!(
+        b.js("return document.querySelector('.CodeMirror').CodeMirror.getOption('readOnly')"),
+        json!(false)
+    );
+    assert_eq!(
+        b.js("return document.querySelector('.tab.active.is-dirty') === null"),
+        json!(true),
+        "clean after the reload"
+    );
     assert!(s.get("/proposals").json()["proposals"].as_array().unwrap().is_empty());
 
     // At phone width: a second suggestion, one column, Reject all.
@@ -169,13 +195,23 @@ fn a_suggestion_is_reviewed_hunk_by_hunk_and_only_the_accepted_change_is_written
     // when it reloaded): a send waits for the composer to be free.
     b.wait("the composer free", "return !document.querySelector('#send').hidden");
     b.type_into("#input", &format!("And line five{ENTER}"));
-    b.wait("the second review", "return document.querySelectorAll('.rv-controls').length === 1");
+    b.wait(
+        "the second review",
+        "return document.querySelectorAll('.rv-controls').length === 1",
+    );
     assert_eq!(review_state(&b)["columns"], json!(0), "no two columns below 720 px");
     let shot = b.screenshot("editor-04-review-phone");
     eprintln!("review screenshot: {}", shot.display());
     b.click("#rv-reject-all");
-    b.wait("the review closes", "return document.querySelector('#review-bar').hidden");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), expected, "Reject all writes nothing");
+    b.wait(
+        "the review closes",
+        "return document.querySelector('#review-bar').hidden",
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        expected,
+        "Reject all writes nothing"
+    );
     b.screenshot("editor-05-file-phone");
     b.finish();
 }
@@ -191,7 +227,13 @@ fn a_save_refused_after_a_second_tab_saved_leaves_the_tab_dirty() {
     let d = s.app.drafts().unwrap();
     let meta = d
         .workspace
-        .create_draft("Letter", "letter.md", "Dear reader,\n\nHello.\n", Visibility::Public, None)
+        .create_draft(
+            "Letter",
+            "letter.md",
+            "Dear reader,\n\nHello.\n",
+            Visibility::Public,
+            None,
+        )
         .unwrap();
     let path = d.workspace.root().join(&meta.id).join("letter.md");
     let b = Browser::start(1280, 860);
@@ -205,7 +247,10 @@ fn a_save_refused_after_a_second_tab_saved_leaves_the_tab_dirty() {
     b.wait("dirty", "return !!document.querySelector('.tab.active.is-dirty')");
     // Undoing back to the saved text is clean again: dirtiness is the Doc's.
     b.js("document.querySelector('.CodeMirror').CodeMirror.undo()");
-    b.wait("clean after undo", "return !document.querySelector('.tab.active.is-dirty')");
+    b.wait(
+        "clean after undo",
+        "return !document.querySelector('.tab.active.is-dirty')",
+    );
     b.js("document.querySelector('.CodeMirror').CodeMirror.redo()");
     b.wait("dirty again", "return !!document.querySelector('.tab.active.is-dirty')");
 
@@ -213,7 +258,10 @@ fn a_save_refused_after_a_second_tab_saved_leaves_the_tab_dirty() {
     let second = b.rt.block_on(b.c.new_window(true)).unwrap();
     in_window(&b, &second.handle);
     b.goto(&s.url("/"));
-    b.wait("the editor in the second tab", "return !document.querySelector('#editor').hidden");
+    b.wait(
+        "the editor in the second tab",
+        "return !document.querySelector('#editor').hidden",
+    );
     b.click(".draft-file");
     b.wait("the tab", "return !!document.querySelector('.tab.active')");
     b.js("const cm = document.querySelector('.CodeMirror').CodeMirror; cm.replaceRange('Second tab text.\\n', {line: 2, ch: 0});");
@@ -246,14 +294,20 @@ fn the_preview_shows_mathml_and_never_runs_script() {
     let d = s.app.drafts().unwrap();
     let mut text = String::from("# Maths\n\nEuler: $e^{i\\pi} + 1 = 0$.\n\n$$\\int_0^1 x^2\\,dx = \\frac{1}{3}$$\n\n<script>parent.document.title = 'pwned'</script>\n\n[x](javascript:alert(1))\n\n");
     for i in 1..=60 {
-        text.push_str(&format!("Paragraph {i} with enough words to wrap across the preview pane.\n\n"));
+        text.push_str(&format!(
+            "Paragraph {i} with enough words to wrap across the preview pane.\n\n"
+        ));
     }
     let meta = d
         .workspace
         .create_draft("Maths", "maths.md", &text, Visibility::Public, None)
         .unwrap();
     d.workspace
-        .add_draft_file(&meta.id, "paper.tex", "\\documentclass{article}\n\\begin{document}\nHello $x^2$.\n\\end{document}\n")
+        .add_draft_file(
+            &meta.id,
+            "paper.tex",
+            "\\documentclass{article}\n\\begin{document}\nHello $x^2$.\n\\end{document}\n",
+        )
         .unwrap();
     let b = Browser::start(1280, 860);
     b.goto(&s.url("/"));
@@ -292,8 +346,14 @@ fn the_preview_shows_mathml_and_never_runs_script() {
         json!(tools["pandoc"].as_bool().unwrap())
     );
     b.click(".draft-file[data-file='paper.tex']");
-    b.wait("the tex tab", "return document.querySelector('.tab.active .tab-open')?.textContent.includes('paper.tex')");
-    assert_eq!(b.js("return !document.querySelector('#ed-compile').hidden"), json!(latex));
+    b.wait(
+        "the tex tab",
+        "return document.querySelector('.tab.active .tab-open')?.textContent.includes('paper.tex')",
+    );
+    assert_eq!(
+        b.js("return !document.querySelector('#ed-compile').hidden"),
+        json!(latex)
+    );
     assert_eq!(b.js("return document.querySelector('#ed-preview').hidden"), json!(true));
     if latex {
         let t0 = Instant::now();
@@ -302,7 +362,10 @@ fn the_preview_shows_mathml_and_never_runs_script() {
             "the PDF",
             "const f = document.querySelector('#preview-frame'); return (f.getAttribute('src') || '').startsWith('blob:')",
         );
-        eprintln!("compile through the editor: {:.1} s (machine busy)", t0.elapsed().as_secs_f64());
+        eprintln!(
+            "compile through the editor: {:.1} s (machine busy)",
+            t0.elapsed().as_secs_f64()
+        );
         assert_eq!(
             b.js("return document.querySelector('#preview-frame').getAttribute('sandbox')"),
             json!(""),
