@@ -74,8 +74,12 @@ impl Fixture {
     }
 
     fn config(&self, include_private: bool) {
+        self.config_with(include_private, "");
+    }
+
+    fn config_with(&self, include_private: bool, rag: &str) {
         self.sb.write_config(&format!(
-            "[vault]\npath = \"{}\"\n\n[mcp]\ninclude_private = {include_private}\n",
+            "[vault]\npath = \"{}\"\n\n[mcp]\ninclude_private = {include_private}\n\n[rag]\n{rag}\n",
             self.vault.display()
         ));
     }
@@ -96,8 +100,14 @@ impl Fixture {
     }
 
     /// Run the SDK client against `target` ({"stdio": …} or {"url": …}).
-    fn client(&self, mut plan: Value, calls: &Value) -> Value {
+    fn client(&self, plan: Value, calls: &Value) -> Value {
+        self.client_then(plan, calls, json!([]))
+    }
+
+    /// [`Fixture::client`], then run `then` steps while the session is open.
+    fn client_then(&self, mut plan: Value, calls: &Value, then: Value) -> Value {
         plan["calls"] = calls.clone();
+        plan["then"] = then;
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/mcp_client.py");
         let mut c = Command::new(sdk_python());
         c.env_clear()
@@ -367,4 +377,26 @@ fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
     );
     assert_eq!(r.status, 403, "a foreign Origin is refused on GET too: {}", r.text());
     stop(serve);
+}
+
+#[test]
+fn a_stdio_server_without_an_owner_lets_go_of_the_knowledge_base_when_idle() {
+    let fx = Fixture::new();
+    // A one-shot command that finds the store held fails at once here.
+    fx.config_with(false, "lock_wait_seconds = 0");
+    let stats = json!([env!("CARGO_BIN_EXE_jarvis"), "kb", "stats", "--json"]);
+    let out = fx.client_then(
+        fx.stdio_plan("legacy"),
+        &json!([{"name": "kb_stats", "args": {}}]),
+        json!([{"sleep": 0, "argv": stats}, {"sleep": 13, "argv": stats}]),
+    );
+    assert_eq!(out["results"][0]["structured"]["documents"], 2, "{out}");
+    let then = out["then"].as_array().unwrap();
+    assert_ne!(then[0]["code"], 0, "held right after a call: {}", then[0]);
+    assert!(
+        then[0]["stderr"].as_str().unwrap().contains("mcp"),
+        "names the holder: {}",
+        then[0]
+    );
+    assert_eq!(then[1]["code"], 0, "released after 10 idle seconds: {}", then[1]);
 }

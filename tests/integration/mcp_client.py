@@ -4,7 +4,9 @@ integration tests in mcp.rs.
 Usage: python mcp_client.py PLAN_JSON
 
 PLAN_JSON is {"stdio": {"command": ..., "args": [...], "env": {...}}} or
-{"url": "http://127.0.0.1:PORT/mcp"}, plus "calls": [{"name": ..., "args": {...}}].
+{"url": "http://127.0.0.1:PORT/mcp"}, plus "calls": [{"name": ..., "args": {...}}]
+and optionally "then": [{"sleep": seconds, "argv": [...]}], commands run after
+the calls while the session is still open.
 It connects, initializes, lists the tools, makes each call in order, and prints
 one JSON object on stdout: the negotiated protocol version, server info,
 instructions, the tools (name, description, input schema, annotations) and
@@ -13,6 +15,7 @@ one result per call (is_error, text, structured).
 
 import asyncio
 import json
+import subprocess
 import sys
 
 from mcp import Client
@@ -52,6 +55,13 @@ async def main(plan):
                     "structured": r.structured_content,
                 }
             )
+        # Commands run while the session is still open (e.g. whether the
+        # server holds the knowledge base): {"sleep": seconds, "argv": [...]}.
+        out["then"] = []
+        for step in plan.get("then", []):
+            await asyncio.sleep(step.get("sleep", 0))
+            p = subprocess.run(step["argv"], capture_output=True, text=True, timeout=120)
+            out["then"].append({"code": p.returncode, "stdout": p.stdout, "stderr": p.stderr})
     print(json.dumps(out))
 
 
