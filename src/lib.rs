@@ -18,6 +18,7 @@ pub mod chat;
 pub mod digest;
 pub mod drafts;
 pub mod ingest;
+pub mod jobs;
 pub mod kb;
 
 pub mod embed;

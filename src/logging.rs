@@ -24,8 +24,13 @@ const DEFAULT_FILTER: &str = "warn,jarvis=info";
 /// Returns the log file path. Calling it twice is harmless (the second
 /// install is ignored), which keeps in-process tests simple.
 pub fn init(home: &JarvisHome, verbose: bool) -> Result<PathBuf, PathsError> {
+    init_named(home, verbose, "jarvis.log")
+}
+
+/// [`init`] writing to `logs/<name>` (`jarvis sync` uses `sync.log`).
+pub fn init_named(home: &JarvisHome, verbose: bool, name: &str) -> Result<PathBuf, PathsError> {
     let dir = home.ensure(Dir::Logs)?;
-    let path = dir.join("jarvis.log");
+    let path = dir.join(name);
     let file = OpenOptions::new()
         .create(true)
         .append(true)

@@ -14,6 +14,7 @@ pub mod chat;
 pub mod convert_pdf;
 pub mod digest;
 pub mod ingest;
+pub mod jobs;
 pub mod kb;
 pub mod llm;
 pub mod ops;

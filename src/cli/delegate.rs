@@ -22,8 +22,10 @@ use crate::cancel::Cancel;
 use crate::config::Config;
 
 use super::kb::KbCmd;
+use super::sync_cmd::{SyncArgs, SyncCmd};
 use super::term::{local_bar, Direct, Remote, Term};
 use super::{Cli, Command};
+use crate::app::jobs::JobsHandle;
 
 /// Run one `kb` subcommand: via the owner if one runs, else directly.
 pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
@@ -80,7 +82,7 @@ fn owned_by_owner(e: &anyhow::Error) -> bool {
 }
 
 /// The client loop: forward this command line, then print what comes back.
-fn delegate(mut conn: Connection) -> anyhow::Result<u8> {
+pub(super) fn delegate(mut conn: Connection) -> anyhow::Result<u8> {
     tracing::info!(pid = conn.pid, role = %conn.role, "kb command delegated to the owner");
     let stderr_tty = std::io::stderr().is_terminal();
     conn.send(&ClientFrame::Run {
@@ -154,9 +156,10 @@ fn apply(bar: &mut Option<indicatif::ProgressBar>, event: BarEvent, stderr_tty: 
     }
 }
 
-/// What the owner runs for each delegated command.
-pub fn handler() -> Handler {
-    Arc::new(|app, session| {
+/// What the owner runs for each delegated command: `jarvis kb …`, and
+/// `jarvis sync run-job …` (in the owner's schedule `jobs`, when it runs one).
+pub fn handler(jobs: Option<Arc<JobsHandle>>) -> Handler {
+    Arc::new(move |app, session| {
         let t = Remote::new(session);
         let argv = std::iter::once("jarvis".to_string()).chain(session.argv.iter().cloned());
         let code = match Cli::try_parse_from(argv) {
@@ -174,8 +177,19 @@ pub fn handler() -> Handler {
                 Ok(code) => code,
                 Err(e) => super::report_error(&e, &t),
             },
+            Ok(Cli {
+                command:
+                    Command::Sync(SyncArgs {
+                        cmd: Some(SyncCmd::RunJob { id }),
+                        ..
+                    }),
+                ..
+            }) => match super::sync_cmd::run_job(app, jobs.as_deref(), &id, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
             Ok(_) => {
-                t.err("error: only `jarvis kb …` and `jarvis run-digest` go through the owner\n");
+                t.err("error: only `jarvis kb …`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n");
                 2
             }
             Err(e) => {

@@ -16,6 +16,7 @@ mod models_cmd;
 mod owner_cmd;
 mod runtime_cmd;
 mod signals;
+mod sync_cmd;
 mod term;
 
 use std::process::ExitCode;
@@ -77,6 +78,9 @@ pub enum Command {
         /// Listen on this port instead of `web.port` (0 picks a free one).
         #[arg(long)]
         port: Option<u16>,
+        /// Do not run the scheduled jobs (leave them to a `jarvis sync` elsewhere, or to none).
+        #[arg(long)]
+        no_jobs: bool,
     },
     /// Serve the knowledge base to an MCP client (coding assistants, desktop chat apps) on stdin/stdout.
     ///
@@ -89,15 +93,20 @@ pub enum Command {
     /// on stderr at start. `jarvis serve` offers the same tools over HTTP at
     /// /mcp on its loopback port.
     Mcp,
-    /// Run the background owner process (no scheduled jobs yet).
+    /// Run the background service: the scheduled jobs, the vault watcher, and every `jarvis kb …` command.
     ///
-    /// Today `jarvis sync` keeps the knowledge base open and runs every
-    /// `jarvis kb …` command started elsewhere (they reach it over a private
-    /// Unix socket at $JARVIS_HOME/state/owner.sock), so the embedding model
-    /// is loaded once. Scheduled jobs (arXiv, digests, vault sync) are not
-    /// part of this build yet. Only one `serve` or `sync` runs per
-    /// JARVIS_HOME; Ctrl-C or SIGTERM stops it cleanly.
-    Sync,
+    /// `jarvis sync` keeps the knowledge base open and runs the recurring
+    /// work: a vault refresh at start, every `sync.vault_refresh_minutes`
+    /// and within seconds of a saved note (a file watcher); the PDF inbox
+    /// (`sync.pdf_watch_dir`); the drafts retention sweep; and, when
+    /// `[digest] enabled = true`, the weekly digest and its catch-up. `jarvis
+    /// kb …` commands started elsewhere run in it (over a private Unix
+    /// socket at $JARVIS_HOME/state/owner.sock). `jarvis kb sync-status`
+    /// shows how each job did; logs go to $JARVIS_HOME/logs/sync.log. Only
+    /// one `serve` or `sync` runs per JARVIS_HOME; Ctrl-C or SIGTERM stops
+    /// it cleanly. `--print-systemd-unit` prints a unit to run it as a
+    /// service.
+    Sync(sync_cmd::SyncArgs),
     /// Run the weekly paper digest once: fetch, gate, score, write and index.
     ///
     /// Off unless `[digest] enabled = true` (`--force` runs it anyway).
@@ -173,7 +182,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         emit(&format!("{}\n", home.config_file().display()))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Err(e) = crate::logging::init(&home, cli.verbose) {
+    // `jarvis sync` (the service and its run-job) logs to its own file, so
+    // `logs/sync.log` alone tells what the schedule did.
+    let log_name = match &cli.command {
+        Command::Sync(_) => "sync.log",
+        _ => "jarvis.log",
+    };
+    if let Err(e) = crate::logging::init_named(&home, cli.verbose, log_name) {
         eprintln!("warning: logging to a file is unavailable: {e}");
     }
     let config = Config::load(&home, &process_env)?;
@@ -186,8 +201,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runtime(c) => runtime_cmd::run(c, &config),
         Command::Kb(c) => Ok(ExitCode::from(delegate::run_kb(c, config)?)),
         Command::RunDigest(a) => Ok(ExitCode::from(delegate::run_digest(a, config)?)),
-        Command::Serve { port } => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Serve { port }, config)?)),
-        Command::Sync => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Sync, config)?)),
+        Command::Serve { port, no_jobs } => Ok(ExitCode::from(owner_cmd::run(
+            owner_cmd::Role::Serve { port, jobs: !no_jobs },
+            config,
+        )?)),
+        Command::Sync(a) if a.is_owner() => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Sync, config)?)),
+        Command::Sync(a) => Ok(ExitCode::from(sync_cmd::run(a, config)?)),
         Command::Mcp => Ok(ExitCode::from(mcp_cmd::run(config)?)),
         Command::Ask(a) => ask_cmd::run(a, &config),
         Command::Models { json } => models_cmd::run(json, &config),
@@ -225,6 +244,7 @@ fn error_kind(e: &anyhow::Error) -> crate::error_kind::ErrorKind {
             .or_else(|| c.downcast_ref::<crate::ingest::paper::AddError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::config::ConfigError>().map(|e| e.kind()))
             .or_else(|| c.downcast_ref::<crate::mcp::McpError>().map(|e| e.kind()))
+            .or_else(|| c.downcast_ref::<crate::jobs::JobError>().map(|e| e.kind()))
         {
             return k;
         }

@@ -13,6 +13,8 @@ pub enum Role {
     /// The web app on 127.0.0.1 (port override: `--port`).
     Serve {
         port: Option<u16>,
+        /// Run the scheduled jobs (not with `--no-jobs`).
+        jobs: bool,
     },
     Sync,
 }
@@ -28,6 +30,13 @@ impl Role {
 
 pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
     let home = config.home.clone();
+    if role == Role::Sync {
+        // Refuse to start on a setup a service would silently get wrong.
+        let problems = crate::app::jobs::setup_problems(&config);
+        if !problems.is_empty() {
+            anyhow::bail!("jarvis sync cannot start: {}", problems.join("; "));
+        }
+    }
     // The owner lock first: a second owner is refused before it loads anything.
     let owner = Owner::start(&home, role.name())?;
     let app = App::from_config(config, crate::config::process_env);
@@ -52,6 +61,11 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
         "jarvis {} started",
         role.name()
     );
+    if role == Role::Sync {
+        // An index built by another embedding model would make every
+        // refresh fail: stop here with the fix instead.
+        kb.check_model()?;
+    }
     drop(kb);
     eprintln!(
         "jarvis {} (pid {}) owns {} — chat model {model}, embedding model {}",
@@ -65,18 +79,28 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
         owner.socket().display()
     );
     let shutdown = app.shutdown().clone();
+    // One runtime for the jobs (and the web server under `serve`).
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let jobs = match role {
+        Role::Sync | Role::Serve { jobs: true, .. } => {
+            let j = crate::app::jobs::start_jobs(&app, rt.handle(), role.name())?;
+            eprintln!("scheduled jobs run here; `jarvis kb sync-status` shows them");
+            Some(Arc::new(j))
+        }
+        Role::Serve { jobs: false, .. } => None,
+    };
     match role {
         Role::Sync => {
-            eprintln!("no scheduled jobs exist yet; this process serves kb commands. Ctrl-C stops it.");
-            owner.run(Arc::clone(&app), super::delegate::handler(), &shutdown)?;
+            eprintln!("Ctrl-C stops it.");
+            owner.run(Arc::clone(&app), super::delegate::handler(jobs.clone()), &shutdown)?;
         }
-        Role::Serve { port } => {
-            // The socket loop on its own thread, the web server on a tokio
+        Role::Serve { port, .. } => {
+            // The socket loop on its own thread, the web server on the
             // runtime here; either ending stops the other.
             let sock = {
-                let (app, shutdown) = (Arc::clone(&app), shutdown.clone());
+                let (app, shutdown, jobs) = (Arc::clone(&app), shutdown.clone(), jobs.clone());
                 std::thread::Builder::new().name("owner-socket".into()).spawn(move || {
-                    let r = owner.run(app, super::delegate::handler(), &shutdown);
+                    let r = owner.run(app, super::delegate::handler(jobs), &shutdown);
                     shutdown.cancel();
                     r
                 })?
@@ -92,7 +116,6 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
                     eprintln!("MCP (streamable HTTP) on http://{addr}/mcp — {mcp_scope}");
                 })),
             };
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let served = rt.block_on(crate::web::serve(Arc::clone(&app), opts, shutdown.clone()));
             shutdown.cancel();
             let owned = sock
@@ -102,6 +125,10 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
             owned?;
         }
     }
+    if let Some(j) = jobs {
+        j.stop();
+    }
+    drop(rt);
     drop(app);
     tracing::info!(role = role.name(), "jarvis {} stopped", role.name());
     eprintln!("jarvis {} stopped", role.name());

@@ -23,6 +23,7 @@
 pub mod catalogue;
 pub mod error;
 mod http;
+pub mod probe;
 pub mod provider;
 pub mod providers;
 pub mod redact;

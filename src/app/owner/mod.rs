@@ -35,11 +35,13 @@ pub fn lock_dir(home: &JarvisHome) -> PathBuf {
 /// (`jarvis serve` / `jarvis sync`, global flags allowed before it) rather
 /// than a one-shot command worth waiting for.
 pub fn is_owner_command(command: &str) -> bool {
-    command
-        .split_whitespace()
-        .skip(1)
-        .find(|w| !w.starts_with('-'))
-        .is_some_and(|w| w == "serve" || w == "sync")
+    let mut words = command.split_whitespace().skip(1).filter(|w| !w.starts_with('-'));
+    match words.next() {
+        Some("serve") => true,
+        // `jarvis sync run-job …` is a one-shot command.
+        Some("sync") => words.next().is_none(),
+        _ => false,
+    }
 }
 
 /// Why the owner could not start or stopped with an error.
@@ -87,6 +89,8 @@ mod tests {
         assert!(is_owner_command("/usr/bin/jarvis sync"));
         assert!(is_owner_command("jarvis -v serve --port 1"));
         assert!(!is_owner_command("jarvis kb search sync"));
+        assert!(!is_owner_command("jarvis sync run-job vault_refresh"));
+        assert!(is_owner_command("jarvis -v sync"));
         assert!(!is_owner_command("jarvis"));
         assert!(!is_owner_command(""));
     }

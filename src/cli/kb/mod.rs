@@ -2,7 +2,7 @@
 //! doctor, add, index-vault, eval. One file per kind of work: [`search`]
 //! (search, list), [`info`] (stats, schema), [`edit`] (set-meta, remove),
 //! [`maintain`] (reindex, doctor and the hidden probe doctor runs in a
-//! child process), [`add`], [`vault`], [`eval`]; [`dto`] holds the `--json`
+//! child process), [`add`], [`vault`], [`eval`], [`sync_status`]; [`dto`] holds the `--json`
 //! shapes.
 //!
 //! Every command goes through the [`App`]: in this process (direct mode,
@@ -19,6 +19,7 @@ mod eval;
 mod info;
 mod maintain;
 mod search;
+mod sync_status;
 mod vault;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -95,6 +96,8 @@ pub enum KbCmd {
         #[arg(long)]
         include_private: bool,
     },
+    /// Is the background schedule running, and how did each job do (last run, success, error, next run)?
+    SyncStatus(sync_status::SyncStatusArgs),
     /// The search probe `kb doctor` runs in a child process (internal).
     #[command(name = "__probe", hide = true)]
     Probe,
@@ -123,6 +126,7 @@ pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         KbCmd::Add(a) => add::add(a, app, t),
         KbCmd::AddDigest(a) => digest::add_digest(a, app, t),
         KbCmd::Eval(a) => eval::eval(a, app, t),
+        KbCmd::SyncStatus(a) => sync_status::sync_status(a, app, t),
     }
 }
 

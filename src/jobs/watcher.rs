@@ -1,0 +1,235 @@
+//! Instant updates: a filesystem watcher on the vault (and the PDF inbox)
+//! that feeds changes into the same incremental refresh the periodic
+//! sweep runs.
+//!
+//! Events are debounced (`JobSettings::debounce`, 2 s) and batched: every
+//! event of a window, and every window that arrives while a refresh runs,
+//! become one follow-up refresh — a burst of 1,000 saved notes is one or
+//! two refreshes, not 1,000. The refresh itself decides what changed
+//! (content hash with an mtime + size pre-check), so an editor's atomic
+//! save (write a temp file, rename it over the note), a move into
+//! `private/` (re-classified at once), and a deletion all come out right
+//! whatever events the editor produced. `.obsidian/` and other dot-folders
+//! are ignored. The periodic sweep stays the safety net for what a watcher
+//! can miss (network drives, watch-limit overflow).
+//! Must not: index anything itself, or poll.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::Utc;
+use notify::{EventKind, RecursiveMode};
+use notify_debouncer_full::{new_debouncer, DebounceEventResult};
+
+use super::runner::Runner;
+use super::status::WatcherStatus;
+use super::JobId;
+
+/// What one debounced window touched.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Batch {
+    vault: usize,
+    inbox: usize,
+}
+
+/// Whether a changed path matters to the vault refresh: nothing under a
+/// dot-folder (`.obsidian/`, `.trash/`) or a dotfile (editors' temp files);
+/// notes (`.md`), and anything without an extension (a folder moved or
+/// deleted as a whole).
+pub fn vault_relevant(root: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    if rel
+        .components()
+        .any(|c| matches!(c, Component::Normal(n) if n.to_string_lossy().starts_with('.')))
+    {
+        return false;
+    }
+    match rel.extension() {
+        None => !rel.as_os_str().is_empty(),
+        Some(e) => e.eq_ignore_ascii_case("md"),
+    }
+}
+
+fn inbox_relevant(dir: &Path, path: &Path) -> bool {
+    path.parent() == Some(dir)
+        && path
+            .file_name()
+            .is_some_and(|n| super::pdf_scan::is_candidate(&n.to_string_lossy()))
+}
+
+/// A started watcher; dropping it stops watching.
+pub struct Watching {
+    _debouncer: Box<dyn std::any::Any + Send + Sync>,
+    pub paths: Vec<PathBuf>,
+}
+
+/// Start watching the vault (and the inbox). A watcher that cannot start
+/// is logged and recorded; the periodic jobs still run.
+pub fn start(runner: Arc<Runner>, rt: tokio::runtime::Handle) -> Option<Watching> {
+    let settings = Arc::clone(&runner.ctx().settings);
+    if !settings.watch {
+        return None;
+    }
+    // Canonical roots: events arrive with resolved paths.
+    let vault = settings.vault_root.as_ref().and_then(|p| p.canonicalize().ok());
+    let inbox = settings.pdf_watch_dir.as_ref().and_then(|p| p.canonicalize().ok());
+    if vault.is_none() && inbox.is_none() {
+        return None;
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Batch>();
+    let (v, i) = (vault.clone(), inbox.clone());
+    let handler = move |res: DebounceEventResult| {
+        let mut b = Batch::default();
+        match res {
+            Ok(events) => {
+                for ev in &events {
+                    if ev.need_rescan() {
+                        b.vault += 1;
+                        b.inbox += 1;
+                        continue;
+                    }
+                    // Reads (the refresh's own) are not changes: counting
+                    // them would make every refresh trigger the next.
+                    if matches!(ev.kind, EventKind::Access(_)) {
+                        continue;
+                    }
+                    for p in &ev.paths {
+                        if v.as_deref().is_some_and(|root| vault_relevant(root, p)) {
+                            b.vault += 1;
+                        }
+                        if i.as_deref().is_some_and(|dir| inbox_relevant(dir, p)) {
+                            b.inbox += 1;
+                        }
+                    }
+                }
+            }
+            Err(errors) => {
+                for e in &errors {
+                    tracing::warn!(error = %e, "vault watcher: {e}; the periodic refresh covers what was missed");
+                }
+                // Something was lost: refresh to be sure.
+                b.vault += 1;
+            }
+        }
+        if b != Batch::default() {
+            let _ = tx.send(b);
+        }
+    };
+    let mut debouncer = match new_debouncer(settings.debounce, None, handler) {
+        Ok(d) => d,
+        Err(e) => {
+            record_error(&runner, format!("cannot start the file watcher: {e}"));
+            return None;
+        }
+    };
+    let mut paths = Vec::new();
+    for (p, mode) in [
+        (&vault, RecursiveMode::Recursive),
+        (&inbox, RecursiveMode::NonRecursive),
+    ] {
+        let Some(p) = p else { continue };
+        if paths.contains(p) {
+            continue;
+        }
+        match debouncer.watch(p, mode) {
+            Ok(()) => paths.push(p.clone()),
+            Err(e) => record_error(
+                &runner,
+                format!(
+                    "cannot watch {}: {e} — changes are picked up by the periodic refresh instead (raise fs.inotify.max_user_watches if the vault is large)",
+                    p.display()
+                ),
+            ),
+        }
+    }
+    if paths.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    tracing::info!(paths = ?shown, "watching for changes (debounce {})", super::human_duration(settings.debounce));
+    runner.ctx().status.update(|d| {
+        d.watcher = Some(WatcherStatus {
+            watching: shown.clone(),
+            ..WatcherStatus::default()
+        })
+    });
+    let r = Arc::clone(&runner);
+    let settings = Arc::clone(&settings);
+    rt.spawn(async move {
+        let stop = r.shutdown().clone();
+        loop {
+            let first = tokio::select! {
+                b = rx.recv() => b,
+                _ = stop.cancelled() => None,
+            };
+            let Some(mut batch) = first else { break };
+            // The debouncer releases each path once it has been quiet, so
+            // a burst written over a second or two arrives as several
+            // windows: gather them until none has come for half a debounce.
+            let settle = settings.debounce / 2;
+            while let Ok(Some(more)) = tokio::time::timeout(settle, rx.recv()).await {
+                batch.vault += more.vault;
+                batch.inbox += more.inbox;
+            }
+            r.ctx().status.update(|d| {
+                let w = d.watcher.get_or_insert_with(WatcherStatus::default);
+                w.last_batch = Some(Utc::now());
+                w.last_batch_events = batch.vault + batch.inbox;
+                w.batches += 1;
+            });
+            if batch.inbox > 0 {
+                let r2 = Arc::clone(&r);
+                tokio::spawn(async move {
+                    let ran = r2.run(JobId::PdfScan, "watcher", true).await;
+                    let next = r2.ctx().status.job(JobId::PdfScan).next_run;
+                    r2.finished(JobId::PdfScan, &ran, next);
+                });
+            }
+            if batch.vault > 0 {
+                tracing::info!(
+                    events = batch.vault,
+                    "vault watcher: {} change(s); refreshing",
+                    batch.vault
+                );
+                let ran = r.run(JobId::VaultRefresh, "watcher", true).await;
+                let next = r.ctx().status.job(JobId::VaultRefresh).next_run;
+                r.finished(JobId::VaultRefresh, &ran, next);
+            }
+        }
+    });
+    Some(Watching {
+        _debouncer: Box::new(debouncer),
+        paths,
+    })
+}
+
+fn record_error(runner: &Runner, message: String) {
+    tracing::warn!("{message}");
+    runner.ctx().status.update(|d| {
+        d.watcher.get_or_insert_with(WatcherStatus::default).error = Some(message);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_notes_and_folders_outside_dot_folders_matter() {
+        let root = Path::new("/v");
+        assert!(vault_relevant(root, Path::new("/v/a.md")));
+        assert!(vault_relevant(root, Path::new("/v/private/b.MD")));
+        assert!(
+            vault_relevant(root, Path::new("/v/projects")),
+            "a folder moved as a whole"
+        );
+        assert!(!vault_relevant(root, Path::new("/v/.obsidian/workspace.json")));
+        assert!(!vault_relevant(root, Path::new("/v/.obsidian/plugins/x/main.md")));
+        assert!(!vault_relevant(root, Path::new("/v/notes/.a.md.tmp")));
+        assert!(!vault_relevant(root, Path::new("/v/img.png")));
+        assert!(!vault_relevant(root, Path::new("/elsewhere/a.md")));
+        assert!(!vault_relevant(root, Path::new("/v")));
+    }
+}
