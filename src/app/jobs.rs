@@ -26,6 +26,7 @@ pub fn job_settings(cfg: &Config) -> JobSettings {
     s.vault_every = minutes("sync.vault_refresh_minutes");
     s.pdf_watch_dir = cfg.path("sync.pdf_watch_dir");
     s.pdf_every = minutes("sync.pdf_watch_minutes");
+    s.watch = cfg.bool("sync.watch");
     s.drafts_retention_days = u32::try_from(cfg.int("drafts.retention_days")).unwrap_or(30);
     s.drafts_gc_hour = u32::try_from(cfg.int("drafts.gc_hour")).unwrap_or(4);
     s.digest = cfg.bool("digest.enabled").then(|| crate::jobs::DigestSchedule {

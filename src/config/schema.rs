@@ -447,6 +447,14 @@ pub const FIELDS: &[Field] = &[
     ),
     field!(
         "sync",
+        "watch",
+        None,
+        Kind::Bool,
+        Default::Bool(true),
+        "watch the vault and the PDF inbox for changes (the periodic refresh runs either way)"
+    ),
+    field!(
+        "sync",
         "vault_refresh_minutes",
         None,
         Kind::Int { min: 1, max: 10080 },

@@ -139,7 +139,9 @@ fn seeded_pair() -> (Sandbox, Sandbox, PathBuf) {
         "private/diary.md",
         "A private diary entry about the interview.\n",
     );
-    let config = format!("[vault]\npath = \"{}\"\n", vault.display());
+    // No file watcher: this compares delegated with direct runs command by
+    // command, and the watcher would re-index the vault between them.
+    let config = format!("[vault]\npath = \"{}\"\n[sync]\nwatch = false\n", vault.display());
     a.write_config(&config);
     assert_eq!(kb(&a, &["index-vault"]).code, 0);
     let pdf = fixture("paper.pdf");
