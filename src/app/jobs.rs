@@ -72,8 +72,13 @@ pub struct AppJobs {
 }
 
 impl AppJobs {
+    /// The application's jobs, the digest body included.
     pub fn new(app: Arc<App>) -> Self {
-        AppJobs { app, digest: None }
+        let digest: Arc<dyn DigestBody> = Arc::new(AppDigest(Arc::clone(&app)));
+        AppJobs {
+            app,
+            digest: Some(digest),
+        }
     }
 
     /// Use this digest body (the digest feature provides it).
@@ -152,6 +157,40 @@ impl JobDeps for AppJobs {
 
     fn digest(&self) -> Option<Arc<dyn DigestBody>> {
         self.digest.clone()
+    }
+
+    fn digest_last_success(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        let t = crate::digest::state::last_success(&self.app.digest_state_dir())?;
+        chrono::DateTime::from_timestamp(t.unix_timestamp(), t.nanosecond())
+    }
+}
+
+/// The digest pipeline as the scheduled job's body (`App::run_digest`, the
+/// one entry point `jarvis run-digest` uses too).
+struct AppDigest(Arc<App>);
+
+impl DigestBody for AppDigest {
+    fn run(&self, cancel: &Cancel) -> Result<crate::jobs::DigestOutcome, DepError> {
+        let progress = |line: &str| tracing::info!("digest: {line}");
+        let r = self
+            .0
+            .run_digest(crate::digest::DigestOptions::default(), &progress, cancel)
+            .map_err(|e| dep(e.kind(), e))?;
+        let file = r
+            .digest_file
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "no file".into());
+        Ok(crate::jobs::DigestOutcome {
+            summary: if r.quiet {
+                format!("nothing new in the window ({} fetched)", r.fetched)
+            } else {
+                format!(
+                    "{} fetched, {} scored by {}: {} must-read, {} worth reading, {} skim — {file}",
+                    r.fetched, r.scored, r.model, r.must_read, r.worth_reading, r.skim
+                )
+            },
+        })
     }
 }
 

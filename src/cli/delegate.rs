@@ -189,7 +189,9 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>) -> Handler {
                 Err(e) => super::report_error(&e, &t),
             },
             Ok(_) => {
-                t.err("error: only `jarvis kb …`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n");
+                t.err(
+                    "error: only `jarvis kb …`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n",
+                );
                 2
             }
             Err(e) => {

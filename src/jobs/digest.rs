@@ -1,8 +1,8 @@
 //! `digest` and `digest_catchup`: when the weekly paper digest runs. Both
 //! are registered only when `[digest] enabled = true`.
 //!
-//! - `digest` fires on its cron slot (`digest.day`, `digest.hour`, local
-//!   time). Missed slots coalesce into one run; a slot that fires late
+//! - `digest` fires on its cron slot (`digest.day`, `digest.hour`, UTC —
+//!   the pipeline's own definition of the slot). Missed slots coalesce into one run; a slot that fires late
 //!   (the machine slept across it) still runs within the misfire grace
 //!   (an hour), later than that it is left to the catch-up.
 //! - `digest_catchup` runs once at start and every 6 hours: it re-reads
@@ -24,7 +24,8 @@ use super::{blocking, digest_cron, DepError, JobCtx, JobError, JobId, JobReport}
 use crate::cancel::Cancel;
 use crate::error_kind::ErrorKind;
 
-/// The first slot of `expr` strictly after `after`, in local time.
+/// The first slot of `expr` (UTC, as the digest's cron runs) strictly
+/// after `after`.
 pub fn next_slot(expr: &str, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
     // Parsed as the scheduler parses it (croner 3, seconds required, day
     // of month AND day of week), so both agree on every slot.
@@ -34,9 +35,7 @@ pub fn next_slot(expr: &str, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         .build()
         .parse(expr)
         .ok()?;
-    cron.find_next_occurrence(&after.with_timezone(&Local), false)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    cron.find_next_occurrence(&after, false).ok()
 }
 
 /// What the catch-up decides.
@@ -110,7 +109,12 @@ pub async fn run_catchup(ctx: &JobCtx, cancel: Cancel) -> Result<JobReport, JobE
         return Ok(JobReport::skipped("digest: disabled ([digest] enabled = false)"));
     };
     let expr = digest_cron(schedule);
-    let last = ctx.status.job(JobId::Digest).last_success;
+    // The baseline: the later of this schedule's record and the pipeline's
+    // own stamp (a manual `jarvis run-digest` counts as a run too).
+    let recorded = ctx.status.job(JobId::Digest).last_success;
+    let deps = ctx.deps.clone();
+    let own = blocking(move || Ok(deps.digest_last_success())).await?;
+    let last = recorded.max(own);
     match overdue(&expr, last, Utc::now()) {
         Overdue::NoBaseline => Ok(JobReport::skipped(
             "no digest has succeeded yet: waiting for the next slot rather than running one now",

@@ -218,6 +218,11 @@ pub trait JobDeps: Send + Sync + 'static {
     fn probe_local_provider(&self) -> Result<(), DepError>;
     /// The digest body, when this build has one.
     fn digest(&self) -> Option<Arc<dyn DigestBody>>;
+    /// When the digest pipeline last succeeded by its own record (a manual
+    /// `run-digest` counts too), if it keeps one.
+    fn digest_last_success(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        None
+    }
 }
 
 /// The provider a job uses, for the log.
@@ -314,8 +319,9 @@ impl JobCtx {
 pub enum Trigger {
     /// Every `every`, and once right after start when `at_start`.
     Every { every: Duration, at_start: bool },
-    /// A 6-field cron expression (seconds first), in local time.
-    Cron { expr: String },
+    /// A 6-field cron expression (seconds first), in UTC when `utc`, else
+    /// in local time.
+    Cron { expr: String, utc: bool },
 }
 
 impl std::fmt::Display for Trigger {
@@ -328,7 +334,7 @@ impl std::fmt::Display for Trigger {
                 }
                 Ok(())
             }
-            Trigger::Cron { expr } => write!(f, "cron `{expr}`"),
+            Trigger::Cron { expr, utc } => write!(f, "cron `{expr}` {}", if *utc { "UTC" } else { "local time" }),
         }
     }
 }
@@ -396,13 +402,19 @@ pub fn plan(s: &JobSettings) -> Vec<JobSpec> {
             id: JobId::DraftGc,
             trigger: Trigger::Cron {
                 expr: format!("0 0 {} * * *", s.drafts_gc_hour.min(23)),
+                utc: false,
             },
         });
     }
     if let Some(d) = &s.digest {
         out.push(JobSpec {
             id: JobId::Digest,
-            trigger: Trigger::Cron { expr: digest_cron(d) },
+            // The digest pipeline defines its slot in UTC
+            // (`digest::schedule`); the schedule agrees with it.
+            trigger: Trigger::Cron {
+                expr: digest_cron(d),
+                utc: true,
+            },
         });
         out.push(JobSpec {
             id: JobId::DigestCatchup,

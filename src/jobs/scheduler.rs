@@ -75,7 +75,10 @@ fn build(spec: &JobSpec, runner: &Arc<Runner>) -> Result<Job, JobError> {
         Trigger::Every { every, .. } => Job::new_repeated_async(*every, move |uuid, sched| {
             Box::pin(fire(Arc::clone(&r), id, uuid, sched))
         }),
-        Trigger::Cron { expr } => Job::new_async_tz(expr.as_str(), Local, move |uuid, sched| {
+        Trigger::Cron { expr, utc: true } => Job::new_async_tz(expr.as_str(), Utc, move |uuid, sched| {
+            Box::pin(fire(Arc::clone(&r), id, uuid, sched))
+        }),
+        Trigger::Cron { expr, utc: false } => Job::new_async_tz(expr.as_str(), Local, move |uuid, sched| {
             Box::pin(fire(Arc::clone(&r), id, uuid, sched))
         }),
     };

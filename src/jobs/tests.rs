@@ -119,7 +119,8 @@ fn every_job_registers_only_under_its_condition() {
     assert_eq!(
         p[2].trigger,
         Trigger::Cron {
-            expr: "0 0 7 * * WED".into()
+            expr: "0 0 7 * * WED".into(),
+            utc: true
         }
     );
     // The seed's "once at start" jobs.
