@@ -98,7 +98,9 @@ export function initEditor() {
 }
 
 function isWide() {
-  return el.host.getBoundingClientRect().width >= WIDE;
+  // The source pane, not the editor host: the host is hidden until a first
+  // tab exists, and a review can be what opens that tab.
+  return el.host.parentElement.getBoundingClientRect().width >= WIDE;
 }
 
 function ensureCm() {
@@ -300,6 +302,19 @@ function updateStatus() {
   if (t.review) { el.status.textContent = 'Reviewing a suggested change — read-only'; return; }
   el.status.textContent = t.status || (isDirty(t) ? 'Unsaved changes' : 'Saved');
   el.status.classList.toggle('bad', !!t.status);
+  if (t.conflict) {
+    // The way out of a refused save: take the file as it is on disk; this
+    // tab's text stays one undo away (the reload goes through the Doc).
+    const b = h('button', { type: 'button', class: 'btn small', id: 'ed-reload' }, 'Reload from disk');
+    b.addEventListener('click', async () => {
+      await reloadFromDisk(t);
+      t.conflict = false;
+      renderTabs();
+      updateStatus();
+      if (isMd(t.filename)) renderPreview({ saveFirst: false });
+    });
+    el.status.append(' ', b);
+  }
 }
 
 function updateToolbar() {
@@ -328,14 +343,16 @@ async function save(t = E.current) {
     t.hash = r.hash;
     t.cleanGen = gen;
     t.status = '';
+    t.conflict = false;
     renderTabs();
     updateStatus();
     return true;
   } catch (e) {
     // Refused (409: changed elsewhere) or failed: the Doc is untouched, so
     // the tab stays dirty; say so where the user is looking.
-    t.status = e instanceof ApiError && e.status === 409
-      ? 'Not saved — the file changed elsewhere (another tab?). Copy your text, reopen the file, and save again.'
+    t.conflict = e instanceof ApiError && e.status === 409;
+    t.status = t.conflict
+      ? 'Not saved — the file changed elsewhere (another tab?). Reload it from disk (your text stays one Ctrl+Z away), then save again.'
       : `Not saved — ${e.message}`;
     toast(t.status, true);
     renderTabs();
@@ -448,7 +465,10 @@ async function build(path, button, verb) {
     el.frame.onload = null;
     el.frame.src = url;
     el.frame.hidden = false;
-    el.previewNote.hidden = true;
+    // Chromium will not display a PDF inside a frame sandboxed to nothing
+    // (and the sandbox is not negotiable): say so, and offer the file.
+    el.previewNote.textContent = `PDF built in ${secs} s (${Math.max(1, Math.round(blob.size / 1024))} KB). If no page shows below, your browser refuses PDFs in a sandboxed frame — use Download PDF.`;
+    el.previewNote.hidden = false;
     el.pdfLink.href = url;
     el.pdfLink.download = t.filename.replace(/\.[^.]+$/, '.pdf');
     el.pdfLink.hidden = false;
@@ -489,6 +509,7 @@ async function openReview(t, p) {
 function buildReviewDoc(t) {
   const r = t.review;
   const scroll = r.doc ? E.cm.getScrollInfo() : null;
+  r.wide = isWide();
   const built = buildReview(r.base, r.proposal, r.answers, {
     wide: r.wide,
     mode: modeFor(t.filename),
@@ -576,6 +597,7 @@ async function reloadFromDisk(t) {
   t.versions = f.versions || [];
   if (!wasDirty || f.text === t.doc.getValue()) t.cleanGen = t.doc.changeGeneration(true);
   t.status = wasDirty ? 'Reloaded from disk; your unsaved text is one undo (Ctrl+Z) away.' : '';
+  t.conflict = false;
 }
 
 // ---------- history ----------

@@ -61,10 +61,12 @@ export function buildReview(base, proposal, answers, { wide, onAnswer, mode }) {
   const classes = [];           // [lineNo, className]
   const widgets = [];           // {line, above, node}
   let pendingAbove = [];
-  const push = (text, cls) => {
+  const texts = [];             // [lineNo, className]: the side not taken
+  const push = (text, cls, textCls) => {
     const n = lines.length;
     lines.push(text);
     if (cls) classes.push([n, cls]);
+    if (textCls) texts.push([n, textCls]);
     for (const w of pendingAbove) widgets.push({ line: n, above: true, node: w });
     pendingAbove = [];
   };
@@ -88,8 +90,8 @@ export function buildReview(base, proposal, answers, { wide, onAnswer, mode }) {
         widget(columns(r.del, r.add, state));
         continue;
       }
-      for (const l of r.del) push(l, `rv-del rv-${state}`);
-      for (const l of r.add) push(l, `rv-add rv-${state}`);
+      for (const l of r.del) push(l, `rv-del rv-${state}`, state === 'accepted' ? 'rv-gone' : '');
+      for (const l of r.add) push(l, `rv-add rv-${state}`, state === 'rejected' ? 'rv-gone' : '');
     }
     cursor = hk.old_start + hk.old_len;
   }
@@ -101,6 +103,7 @@ export function buildReview(base, proposal, answers, { wide, onAnswer, mode }) {
   // eslint-disable-next-line no-undef
   const doc = CodeMirror.Doc(lines.join('\n'), mode);
   for (const [n, c] of classes) doc.addLineClass(n, 'background', c);
+  for (const [n, c] of texts) doc.addLineClass(n, 'text', c);
   return {
     doc,
     attach() {

@@ -316,6 +316,20 @@ fn a_save_refused_after_a_second_tab_saved_leaves_the_tab_dirty() {
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), saved, "nothing clobbered");
     b.screenshot("editor-06-save-refused-desktop");
+    // The way out: reload from disk; this tab's text is one undo away.
+    b.click("#ed-reload");
+    b.wait(
+        "the disk's text",
+        &format!(
+            "return document.querySelector('.CodeMirror').CodeMirror.getValue() === {} && !document.querySelector('.tab.active.is-dirty')",
+            json!(saved)
+        ),
+    );
+    b.js("document.querySelector('.CodeMirror').CodeMirror.undo()");
+    assert_eq!(
+        b.js("return document.querySelector('.CodeMirror').CodeMirror.getValue()"),
+        json!("Dear reader,\n\nFirst tab text.\nHello.\n")
+    );
     b.finish();
 }
 
@@ -366,6 +380,8 @@ fn the_preview_shows_mathml_and_never_runs_script() {
     );
     b.screenshot("editor-07-preview-desktop");
     b.resize(390, 844);
+    // The sidebar slides away (a short transition) before the picture.
+    std::thread::sleep(Duration::from_millis(400));
     b.screenshot("editor-08-preview-phone");
     b.resize(1280, 860);
 
