@@ -32,6 +32,7 @@ mod owner;
 mod pdf_isolation;
 mod sandbox;
 mod support;
+mod sync_jobs;
 mod tidy;
 mod web_browser;
 mod web_chat;

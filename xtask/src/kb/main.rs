@@ -1,10 +1,11 @@
-//! `cargo xtask bench kb|vault|pdf|chat|web|owner` and `cargo xtask eval scifact|vault` run here, in
+//! `cargo xtask bench kb|vault|pdf|chat|web|owner|sync` and `cargo xtask eval scifact|vault` run here, in
 //! release: the knowledge-base benchmark ([`bench`]) and the retrieval
 //! evaluation ([`eval`]). Both only print figures; neither asserts on time.
 
 mod bench;
 mod bench_chat;
 mod bench_pdf;
+mod bench_sync;
 mod bench_web;
 mod common;
 mod eval;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         ["bench", "owner", rest @ ..] => owner::run(&root, rest),
         ["bench", "web", rest @ ..] => bench_web::run(&root, rest),
         ["bench", "chat", rest @ ..] => bench_chat::run(&root, rest),
+        ["bench", "sync", rest @ ..] => bench_sync::run(&root, rest),
         ["bench", "pdf", rest @ ..] => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             if rest.iter().any(|a| a == "--quality") {
@@ -35,7 +37,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--show-worst]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--show-worst]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web\n       xtask-kb bench sync [--edits N] [--burst N] [--idle-secs N] [--bin PATH]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };

@@ -27,7 +27,7 @@ const WORDS: [&str; 12] = [
 ];
 
 /// The release `jarvis` binary, built if needed.
-fn jarvis_bin(root: &Path) -> Result<PathBuf> {
+pub(crate) fn jarvis_bin(root: &Path) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     for (k, _) in std::env::vars_os() {
