@@ -379,6 +379,30 @@ fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
     stop(serve);
 }
 
+/// `include_private = true` lifts the default over HTTP as well: `/mcp` on
+/// `jarvis serve` returns, reads and counts the private note.
+#[test]
+fn over_http_include_private_lifts_the_default() {
+    let fx = Fixture::new();
+    fx.config(true);
+    let (serve, port) = start_serve(&fx);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = fx.client(
+        json!({ "url": url, "mode": "auto" }),
+        &json!([
+            {"name": "search", "args": {"query": "pelican code word", "n": 3}},
+            {"name": "get_document", "args": {"source": PRIVATE_PATH}},
+            {"name": "kb_stats", "args": {}},
+        ]),
+    );
+    let r = out["results"].as_array().unwrap();
+    assert_eq!(cites(&r[0], "results")[0], PRIVATE_PATH, "{}", r[0]);
+    assert!(!r[1]["is_error"].as_bool().unwrap(), "{}", r[1]);
+    assert!(r[1]["text"].as_str().unwrap().contains(SECRET), "{}", r[1]);
+    assert_eq!(r[2]["structured"]["documents"], 3, "{}", r[2]);
+    stop(serve);
+}
+
 #[test]
 fn a_stdio_server_without_an_owner_lets_go_of_the_knowledge_base_when_idle() {
     let fx = Fixture::new();
