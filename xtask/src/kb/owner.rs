@@ -45,7 +45,10 @@ pub(crate) fn jarvis_bin(root: &Path) -> Result<PathBuf> {
     if !ok {
         bail!("building the release jarvis binary failed");
     }
-    Ok(root.join("target/release/jarvis"))
+    // Where cargo put it: CARGO_TARGET_DIR when set (relative to the
+    // workspace root, as cargo reads it), else the workspace's target/.
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |d| root.join(d));
+    Ok(target.join("release/jarvis"))
 }
 
 fn jarvis(bin: &Path, home: &Path) -> Command {
@@ -160,8 +163,9 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let stats = jarvis(&bin, &home).args(["kb", "stats", "--json"]).output()?;
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).context("kb stats --json")?;
     println!(
-        "owner bench: {} chunks, {runs} runs each of `jarvis kb search \"…\" --json` as a whole process (machine NOT quiet: shared by other builds)",
-        stats["chunks"]
+        "owner bench: {} chunks, {runs} runs each of `jarvis kb search \"…\" --json` as a whole process (load average before: {})",
+        stats["chunks"],
+        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ")
     );
 
     time_searches(&bin, &home, 1)?; // warm the page cache and the unpacked runtime
