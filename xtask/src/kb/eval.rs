@@ -18,7 +18,7 @@ use jarvis::index::bm25::Bm25Index;
 use jarvis::index::fuse::{rrf, RRF_C};
 use jarvis::index::{ChunkId, Filter};
 use jarvis::kb::search::SearchRequest;
-use jarvis::kb::{Document, Kb, KbSettings};
+use jarvis::kb::{Document, Kb};
 use jarvis::store::Metadata;
 
 use crate::common;
@@ -178,7 +178,12 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     if fresh && cache.exists() {
         std::fs::remove_dir_all(&cache).context("clear the cached KB")?;
     }
-    let kb = Kb::open(&rag, embedder, None, KbSettings::default())?;
+    let settings = crate::eval_vault::settings_from_args(args)?;
+    println!(
+        "field boosts {:?}, exact-name weight {}, exact-heading weight {}",
+        settings.field_boosts, settings.exact_name_weight, settings.exact_heading_weight
+    );
+    let kb = Kb::open(&rag, embedder, None, settings)?;
     if fresh {
         println!("embedding the corpus into {} (cached for reruns)…", rag.display());
         build(&kb, &data)?;

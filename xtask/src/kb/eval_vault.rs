@@ -33,39 +33,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     if args.contains(&"--rebuild") && cache.exists() {
         std::fs::remove_dir_all(&cache).context("clear the cached KB")?;
     }
-    // Tuning knobs: `--boosts body,title,aliases,headings,authors`, `--exact W`.
-    let mut settings = KbSettings::default();
-    if let Some(b) = common::flag(args, "--boosts") {
-        let v: Vec<f32> = b
-            .split(',')
-            .map(str::parse)
-            .collect::<Result<_, _>>()
-            .context("--boosts")?;
-        let [body, title, aliases, headings, authors] = v.as_slice() else {
-            bail!("--boosts takes five numbers: body,title,aliases,headings,authors");
-        };
-        settings.field_boosts = FieldBoosts {
-            body: *body,
-            title: *title,
-            aliases: *aliases,
-            headings: *headings,
-            authors: *authors,
-        };
-    }
-    if let Some(w) = common::flag(args, "--exact") {
-        settings.exact_name_weight = w.parse().context("--exact W")?;
-    }
-    if let Some(w) = common::flag(args, "--heading") {
-        settings.exact_heading_weight = w.parse().context("--heading W")?;
-    }
-    // `--agg max` or `--agg decay:W` (document-level aggregation).
-    if let Some(a) = common::flag(args, "--agg") {
-        settings.doc_aggregation = match a.split_once(':') {
-            None if a == "max" => jarvis::kb::search::DocAggregation::Max,
-            Some(("decay", w)) => jarvis::kb::search::DocAggregation::Decay(w.parse().context("--agg decay:W")?),
-            _ => bail!("--agg takes max or decay:W"),
-        };
-    }
+    let settings = settings_from_args(args)?;
     println!(
         "field boosts {:?}, exact-name weight {}, exact-heading weight {}, document aggregation {:?}",
         settings.field_boosts, settings.exact_name_weight, settings.exact_heading_weight, settings.doc_aggregation
@@ -133,4 +101,43 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The tuning knobs both evaluations take: `--boosts
+/// body,title,aliases,headings,authors`, `--exact W`, `--heading W`,
+/// `--agg max|decay:W`; anything not given keeps the product's default.
+pub(crate) fn settings_from_args(args: &[&str]) -> Result<KbSettings> {
+    let mut settings = KbSettings::default();
+    if let Some(b) = common::flag(args, "--boosts") {
+        let v: Vec<f32> = b
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .context("--boosts")?;
+        let [body, title, aliases, headings, authors] = v.as_slice() else {
+            bail!("--boosts takes five numbers: body,title,aliases,headings,authors");
+        };
+        settings.field_boosts = FieldBoosts {
+            body: *body,
+            title: *title,
+            aliases: *aliases,
+            headings: *headings,
+            authors: *authors,
+        };
+    }
+    if let Some(w) = common::flag(args, "--exact") {
+        settings.exact_name_weight = w.parse().context("--exact W")?;
+    }
+    if let Some(w) = common::flag(args, "--heading") {
+        settings.exact_heading_weight = w.parse().context("--heading W")?;
+    }
+    // `--agg max` or `--agg decay:W` (document-level aggregation).
+    if let Some(a) = common::flag(args, "--agg") {
+        settings.doc_aggregation = match a.split_once(':') {
+            None if a == "max" => jarvis::kb::search::DocAggregation::Max,
+            Some(("decay", w)) => jarvis::kb::search::DocAggregation::Decay(w.parse().context("--agg decay:W")?),
+            _ => bail!("--agg takes max or decay:W"),
+        };
+    }
+    Ok(settings)
 }
