@@ -293,12 +293,7 @@ impl Drop for Server {
 pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
     println!(
         "bench web (release, one process; load average before: {})",
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
+        crate::common::load_average()
     );
     let files = jarvis::web::assets::files();
     let page = |vendored: bool| -> usize {

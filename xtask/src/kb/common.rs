@@ -91,3 +91,12 @@ pub fn shared_data(root: &Path, name: &str) -> PathBuf {
         near
     }
 }
+
+/// The 1-, 5- and 15-minute load averages, printed beside benchmark figures
+/// so a reader can tell how quiet the machine was ("?" when unreadable).
+pub fn load_average() -> String {
+    match std::fs::read_to_string("/proc/loadavg") {
+        Ok(t) => t.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+        Err(_) => "?".into(),
+    }
+}

@@ -165,7 +165,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     println!(
         "owner bench: {} chunks, {runs} runs each of `jarvis kb search \"…\" --json` as a whole process (load average before: {})",
         stats["chunks"],
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        crate::common::load_average()
     );
 
     time_searches(&bin, &home, 1)?; // warm the page cache and the unpacked runtime
