@@ -5,14 +5,13 @@
 //! appears under the default; with `[mcp] include_private = true` it does.
 //! Over HTTP, a foreign Host and a foreign Origin are refused.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::{run, Sandbox};
+use crate::support::{run, Owned, Sandbox};
 
 /// Only the planted private note contains this.
 const SECRET: &str = "pelican-zebra-417";
@@ -293,37 +292,30 @@ fn stdio_server_shares_public_documents_only_unless_include_private() {
 }
 
 /// Start `jarvis serve --port 0`; returns it and its port once it serves.
-fn start_serve(fx: &Fixture) -> (Child, u16) {
+/// The guard kills it if the test panics.
+fn start_serve(fx: &Fixture) -> (Owned, u16) {
     let mut c = fx.jarvis();
-    c.args(["serve", "--port", "0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("spawn serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("http://127.0.0.1:").nth(1) {
-                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                let _ = tx.send(port.parse::<u16>().unwrap());
-            }
-        }
-    });
-    let port = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("serve never printed its address");
+    c.args(["serve", "--port", "0"]);
+    let child = Owned::spawn(c);
+    let port = child
+        .line_matching(Duration::from_secs(120), |line| {
+            let rest = line.split("http://127.0.0.1:").nth(1)?;
+            let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            port.parse::<u16>().ok()
+        })
+        .unwrap_or_else(|| panic!("serve never printed its address: {}", child.stderr()));
     (child, port)
 }
 
-fn stop(mut child: Child) {
+fn stop(mut child: Owned) {
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("serve did not stop on SIGTERM");
-        }
+        // Dropping the guard on the panic kills it.
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "serve did not stop on SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }

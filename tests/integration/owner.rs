@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{run, Run, Sandbox};
+use crate::support::{run, Owned, Run, Sandbox};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -48,22 +48,18 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Start an owner and wait until it accepts `kb` commands.
-fn start_owner(sb: &Sandbox, args: &[&str]) -> Child {
+/// Start an owner and wait until it accepts `kb` commands. The guard kills
+/// it if the test panics.
+fn start_owner(sb: &Sandbox, args: &[&str]) -> Owned {
     let mut c = sb.jarvis();
-    c.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("spawn owner");
+    c.args(args);
+    let mut child = Owned::spawn(c);
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "the owner exited early ({status}): {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            // Give the drain thread a moment to read the last words.
+            std::thread::sleep(Duration::from_millis(100));
+            panic!("the owner exited early ({status}): {}", child.stderr());
         }
         // Ready once a status request is answered with the store open.
         if socket(sb).exists() && kb(sb, &["stats", "--json"]).code == 0 {
@@ -71,7 +67,8 @@ fn start_owner(sb: &Sandbox, args: &[&str]) -> Child {
         }
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "the owner never became ready"
+            "the owner never became ready: {}",
+            child.stderr()
         );
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
 /// A throwaway HOME + JARVIS_HOME pair.
 pub struct Sandbox {
@@ -56,5 +58,85 @@ pub fn run(mut c: Command) -> Run {
         code: status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+/// A long-running `jarvis sync` / `jarvis serve` started by a test.
+///
+/// Dropping it — also while a failed assertion unwinds — kills and reaps the
+/// process, so a panicking test never leaves an owner behind holding its
+/// socket, its store and a share of the CPU after the test binary has gone.
+/// Its stderr is drained on a thread (a full pipe would block the owner's
+/// logging mid-test) and kept, and each line is offered to
+/// [`Owned::line_matching`].
+pub struct Owned {
+    child: Child,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Owned {
+    /// Spawn `c` with stdin and stdout closed and stderr captured.
+    pub fn spawn(mut c: Command) -> Owned {
+        use std::io::{BufRead, BufReader};
+        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = c.spawn().expect("spawn the owner");
+        let pipe = child.stderr.take().expect("stderr is piped");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (tx, lines) = mpsc::channel();
+        let keep = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(pipe);
+            let mut line = Vec::new();
+            while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                keep.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(&line);
+                let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+                line.clear();
+            }
+        });
+        Owned { child, stderr, lines }
+    }
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+    pub fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        self.child.try_wait()
+    }
+    pub fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        self.child.wait()
+    }
+    /// Everything the process wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
+    /// The first `f(line)` that is `Some` among stderr lines not yet seen
+    /// here, waiting up to `within`.
+    pub fn line_matching<T>(&self, within: Duration, f: impl Fn(&str) -> Option<T>) -> Option<T> {
+        let until = std::time::Instant::now() + within;
+        loop {
+            let left = until.checked_duration_since(std::time::Instant::now())?;
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(t) = f(&line) {
+                        return Some(t);
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+    /// SIGKILL and reap.
+    pub fn kill9(&mut self) -> ExitStatus {
+        self.child.kill().expect("SIGKILL the owner");
+        self.child.wait().expect("reap the owner")
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

@@ -6,14 +6,14 @@
 //! unit.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::fake_llm::FakeServer;
 use crate::fake_wires::Wire;
-use crate::support::{run, Run, Sandbox};
+use crate::support::{run, Owned, Run, Sandbox};
 
 /// Generous: the real latency is the benchmark's business; this only has
 /// to hold on a loaded CI machine.
@@ -42,22 +42,21 @@ fn json(r: &Run, what: &str) -> Value {
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{what}: {e}\n{}", r.stdout))
 }
 
-/// Start `jarvis sync` and wait until its at-start jobs are done.
-fn start_sync(sb: &Sandbox) -> Child {
+/// Start `jarvis sync` and wait until its at-start jobs are done. The
+/// guard kills it if the test panics.
+fn start_sync(sb: &Sandbox) -> Owned {
     let mut c = sb.jarvis();
-    c.arg("sync")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("spawn jarvis sync");
+    c.arg("sync");
+    wait_started(sb, Owned::spawn(c))
+}
+
+fn wait_started(sb: &Sandbox, mut child: Owned) -> Owned {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "jarvis sync exited early ({status}): {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            // Give the drain thread a moment to read the last words.
+            std::thread::sleep(Duration::from_millis(100));
+            panic!("jarvis sync exited early ({status}): {}", child.stderr());
         }
         let st = status(sb);
         let done = st["jobs"]
@@ -69,7 +68,8 @@ fn start_sync(sb: &Sandbox) -> Child {
         }
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "jarvis sync never finished its start-up run: {st}"
+            "jarvis sync never finished its start-up run: {st}\n{}",
+            child.stderr()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -110,16 +110,6 @@ fn until(sb: &Sandbox, q: &str, bound: Duration, ok: impl Fn(&[(String, String)]
         assert!(start.elapsed() < bound, "not visible within {bound:?} for {q:?}: {h:?}");
         std::thread::sleep(Duration::from_millis(150));
     }
-}
-
-fn kill9(child: &mut Child) {
-    let ok = Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    child.wait().unwrap();
 }
 
 fn has(h: &[(String, String)], path: &str) -> bool {
@@ -225,7 +215,7 @@ fn vault_changes_reach_search_through_the_running_sync_and_a_burst_is_one_refres
         .filter(|d| d["file_path"].as_str().is_some_and(|p| p.starts_with("burst/")))
         .count();
     assert_eq!(burst, 1000);
-    kill9(&mut owner);
+    owner.kill9();
 }
 
 #[test]
@@ -281,7 +271,7 @@ fn sync_status_reports_a_killed_owner_as_not_running_and_the_disabled_digest() {
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("retention_days"), "{}", r.stderr);
 
-    kill9(&mut owner);
+    owner.kill9();
     let st = status(&sb);
     assert_eq!(st["owner"]["alive"], false, "{st}");
     let text = jarvis(&sb, &["kb", "sync-status"]);
