@@ -110,7 +110,6 @@ impl Owner {
         // The directory is 0700 already; 0600 on the socket as well, so no
         // other account can connect even if the directory mode is changed.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(sock_err)?;
-        listener.set_nonblocking(true).map_err(sock_err)?;
         Ok(Owner {
             _lock: lock,
             listener,
@@ -130,8 +129,22 @@ impl Owner {
         let running: Arc<Mutex<Vec<(u64, Cancel)>>> = Arc::default();
         let mut threads = Vec::new();
         let mut next_id = 0u64;
+        // The accept blocks: an idle owner sleeps in the kernel until a
+        // client connects, instead of waking on a timer to poll. Stopping
+        // wakes it with one connection of our own; the flag is set before
+        // the hook runs, so that connection is seen as the shutdown and
+        // never handled.
+        let wake = self.path.clone();
+        let _wake = shutdown.on_cancel(move || {
+            if let Err(e) = UnixStream::connect(&wake) {
+                // Only possible when the backlog is full, and then accept
+                // returns anyway.
+                tracing::debug!(error = %e, "owner: wake-up connection failed");
+            }
+        });
         while !shutdown.is_cancelled() {
             match self.listener.accept() {
+                Ok(_) if shutdown.is_cancelled() => break,
                 Ok((stream, _)) => {
                     next_id += 1;
                     let id = next_id;
@@ -153,11 +166,10 @@ impl Owner {
                     }));
                     threads.retain(|t| !t.is_finished());
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(25));
-                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
+                    // Out of descriptors and the like: back off rather than
+                    // spin, and try again.
                     tracing::error!(error = %e, "owner: accept failed");
                     std::thread::sleep(Duration::from_millis(100));
                 }
