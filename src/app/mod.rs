@@ -329,7 +329,12 @@ impl App {
         let mut slot = self.chat.lock().unwrap_or_else(|p| p.into_inner());
         let agent = match slot.as_ref() {
             Some(a) => Arc::clone(a),
-            None => Arc::clone(slot.insert(Arc::new(chat::chat_agent(self)?))),
+            None => {
+                let agent = Arc::clone(slot.insert(Arc::new(chat::chat_agent(self)?)));
+                // History a previous run saved but did not live to index.
+                agent.catch_up_history();
+                agent
+            }
         };
         agent.set_settings(chat::chat_settings(&self.config()));
         Ok(agent)

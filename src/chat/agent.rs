@@ -10,8 +10,9 @@ use crate::cancel::Cancel;
 use crate::kb::Kb;
 use crate::paths::JarvisHome;
 
+use super::indexer::Indexer;
 use super::models::{validate_switch, ProviderSource};
-use super::session::{clean_title, Session, SessionMeta, SessionStore, KEEP_UNPINNED};
+use super::session::{clean_title, Session, SessionMeta, SessionStore};
 use super::tools::{PendingRemoval, ToolDeps};
 use super::{history, ChatError, SharedSession};
 
@@ -78,6 +79,7 @@ pub struct ChatAgent {
     pub(crate) settings: RwLock<ChatSettings>,
     pub(crate) running: Mutex<HashMap<String, Running>>,
     pub(crate) pending: Mutex<HashMap<String, PendingRemoval>>,
+    pub(crate) indexer: Indexer,
     next_generation: AtomicU64,
 }
 
@@ -88,7 +90,9 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl ChatAgent {
     pub fn new(deps: ChatDeps) -> ChatAgent {
         let settings = RwLock::new(deps.settings.clone());
+        let indexer = Indexer::new(deps.tools.kb.clone(), deps.sessions.clone());
         ChatAgent {
+            indexer,
             deps,
             settings,
             running: Mutex::new(HashMap::new()),
@@ -204,6 +208,9 @@ impl ChatAgent {
         if let Some(r) = lock(&self.running).get(id) {
             lock(&r.session).title = title.clone();
         }
+        // No indexing pass in between: one that read the old title would
+        // write chunks carrying it after the propagation.
+        let _x = self.indexer.exclusive();
         self.deps.sessions.rename(id, &title)?;
         history::propagate_title(self.kb(), id, &title)?;
         Ok(title)
@@ -215,6 +222,9 @@ impl ChatAgent {
         if self.is_busy(id) {
             return Err(ChatError::Busy(id.to_string()));
         }
+        // A pass that read the session before the delete would re-add its
+        // chunks after it.
+        let _x = self.indexer.exclusive();
         let existed = self.deps.sessions.delete_file(id)?;
         let chunks = history::delete_chunks(self.kb(), id)?;
         if !existed && chunks == 0 {
@@ -310,20 +320,16 @@ impl ChatAgent {
         ))
     }
 
-    /// Save after a completed turn: index new exchanges, then prune.
-    pub(crate) fn save_completed(&self, s: &mut Session) -> Result<(), ChatError> {
-        if let Err(e) = history::index_new_exchanges(self.kb(), s) {
-            // The session itself must still be saved; the exchange is
-            // indexed on the next completed turn.
-            tracing::warn!(session = %s.id, error = %e, "could not index the chat exchange");
-        }
-        self.deps.sessions.save(s)?;
-        let removed = self.deps.sessions.prune(KEEP_UNPINNED, &s.id)?;
-        for id in removed {
-            if let Err(e) = history::delete_chunks(self.kb(), &id) {
-                tracing::warn!(session = %id, error = %e, "pruned session's chat chunks stay indexed");
-            }
-        }
-        Ok(())
+    /// Index the history of every stored session the knowledge base lacks
+    /// — exchanges a previous run saved but died before indexing. Runs in
+    /// the background; [`ChatAgent::wait_for_history`] waits for it.
+    pub fn catch_up_history(&self) {
+        self.indexer.catch_up();
+    }
+
+    /// Block until chat-history indexing queued so far (after turns, and
+    /// the catch-up) has finished.
+    pub fn wait_for_history(&self) {
+        self.indexer.wait_idle();
     }
 }

@@ -1,11 +1,21 @@
 //! Chat history in the knowledge base: each finished (question, answer)
 //! pair of the display list becomes `doc_type = chat` chunks with
-//! `source = session:<id>` and the session's visibility. Built from the
-//! display list, so raw tool results are never indexed.
+//! `source = session:<id>`, `exchange = <n>` and the session's visibility.
+//! Built from the display list, so raw tool results are never indexed.
 //!
-//! A session that turned private has its earlier, public chunks deleted and
-//! re-indexed private in one commit (fail-closed: if that fails the flag
-//! stays set and the next pass retries).
+//! The session file is the truth; these chunks are derived from it, and
+//! what is already indexed is read back from the knowledge base itself
+//! (the `exchange` numbers present under the session's source), never
+//! from a counter in the file. So indexing is idempotent: run it again
+//! after a crash, or twice for the same turn, and nothing is duplicated —
+//! which is what lets the reply go out before the exchange is embedded
+//! ([`super::indexer`] does that afterwards, and catches up on start).
+//!
+//! A session that turned private while some of its chunks are public has
+//! every chunk replaced private in one commit (fail-closed: if that fails,
+//! the public chunks are still seen on the next pass, which retries).
+
+use std::collections::BTreeSet;
 
 use crate::kb::{Kb, KbError, ReplaceBy};
 use crate::store::Metadata;
@@ -20,27 +30,62 @@ fn exchange_text(user: &str, assistant: &str) -> String {
     format!("User: {user}\n\nAssistant: {assistant}")
 }
 
-/// Index the exchanges not yet in the knowledge base (all of them again,
-/// as private, when the session flipped). Updates `indexed_exchanges`.
-pub fn index_new_exchanges(kb: &Kb, session: &mut Session) -> Result<usize, KbError> {
+/// What the knowledge base holds of one session's history.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Indexed {
+    /// Exchange numbers with chunks (a commit writes all of an exchange's
+    /// chunks or none).
+    pub exchanges: BTreeSet<usize>,
+    /// Whether any of the session's chunks is public.
+    pub any_public: bool,
+}
+
+/// Read back what is indexed for `session_id` (a lookup by source, then
+/// the session's own chunk records — not a scan of the knowledge base).
+pub fn indexed(kb: &Kb, session_id: &str) -> Result<Indexed, KbError> {
+    let mut out = Indexed::default();
+    for id in kb.ids_where("source", &source_of(session_id))? {
+        let Some(rec) = kb.store().get(id)? else { continue };
+        if let Some(n) = rec.meta_i64("exchange").and_then(|n| usize::try_from(n).ok()) {
+            out.exchanges.insert(n);
+        }
+        if rec.visibility() != crate::visibility::Visibility::Private {
+            out.any_public = true;
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `session` has answered exchanges the knowledge base lacks, or
+/// public chunks although it is private.
+pub fn has_pending(kb: &Kb, session: &Session) -> Result<bool, KbError> {
+    let have = indexed(kb, &session.id)?;
+    if session.private && have.any_public {
+        return Ok(true);
+    }
+    Ok(session
+        .exchanges()
+        .iter()
+        .enumerate()
+        .any(|(i, (_, a))| !a.error && !have.exchanges.contains(&i)))
+}
+
+/// Index the exchanges of `session` that the knowledge base lacks (all of
+/// them again, as private, when the session is private but some chunk is
+/// still public), in one commit. Returns how many chunks were written.
+pub fn index_pending(kb: &Kb, session: &Session, cancel: &crate::cancel::Cancel) -> Result<usize, KbError> {
+    let have = indexed(kb, &session.id)?;
+    let flip = session.private && have.any_public;
     let visibility = if session.private {
         crate::visibility::Visibility::Private
     } else {
         crate::visibility::Visibility::Public
     };
     let source = source_of(&session.id);
-    let exchanges = session.exchanges();
-    let from = if session.reindex_private {
-        0
-    } else {
-        session.indexed_exchanges
-    };
-    if from >= exchanges.len() && !session.reindex_private {
-        return Ok(0);
-    }
     let mut docs = Vec::new();
-    for (i, (u, a)) in exchanges.iter().enumerate().skip(from) {
-        if a.error {
+    for (i, (u, a)) in session.exchanges().iter().enumerate() {
+        // Failed turns are not history worth finding.
+        if a.error || (!flip && have.exchanges.contains(&i)) {
             continue;
         }
         let mut caller = Metadata::new();
@@ -59,18 +104,14 @@ pub fn index_new_exchanges(kb: &Kb, session: &mut Session) -> Result<usize, KbEr
             kb.chunker_config(),
         )?);
     }
-    let total = exchanges.len();
-    let n = docs.len();
-    if n == 0 && !session.reindex_private {
-        session.indexed_exchanges = total;
+    if docs.is_empty() && !flip {
         return Ok(0);
     }
-    let prepared = kb.prepare(docs, &crate::cancel::Cancel::new())?;
+    let n = docs.len();
+    let prepared = kb.prepare(docs, cancel)?;
     // A flip replaces every earlier chunk of the session in the same commit.
-    let replace = session.reindex_private.then(|| ReplaceBy::Source(source.clone()));
+    let replace = flip.then(|| ReplaceBy::Source(source.clone()));
     kb.commit(prepared, replace.as_ref())?;
-    session.indexed_exchanges = total;
-    session.reindex_private = false;
     Ok(n)
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Owns: the tool surface ([`tools`]), one turn ([`ChatAgent::run_turn`]),
 //! stop and rollback, the session files ([`session`]), chat history in the
-//! knowledge base ([`history`]), compaction ([`compact`]), the system
+//! knowledge base ([`history`], indexed after the reply by `indexer`), compaction ([`compact`]), the system
 //! prompt ([`prompt`]) and model-switch validation ([`models`]).
 //! Must not: import `app` (it takes plain dependencies: an `Arc<Kb>`, a
 //! [`ProviderSource`], the sessions directory, settings), speak HTTP or wire
@@ -21,7 +21,7 @@
 //! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
 //! | `confirm` | `remove_document` asked for the human's answer | `token`, `description` (carries the invariant line) |
-//! | `reply` | the turn finished and is saved | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error` |
+//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error` |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
 //! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
 //!
@@ -46,6 +46,7 @@
 pub mod agent;
 pub mod compact;
 pub mod history;
+mod indexer;
 pub mod models;
 pub mod prompt;
 pub mod session;

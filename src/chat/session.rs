@@ -144,13 +144,9 @@ pub struct Session {
     /// Index into `messages` where each user turn began.
     #[serde(default)]
     pub turn_starts: Vec<usize>,
-    /// How many (user, assistant) display pairs are already indexed.
-    #[serde(default)]
-    pub indexed_exchanges: usize,
-    /// The session turned private after some exchanges were indexed as
-    /// public: they are re-indexed private on the next indexing pass.
-    #[serde(default)]
-    pub reindex_private: bool,
+    // What is indexed of the history is read back from the knowledge base
+    // (see `history`); files written before that kept `indexed_exchanges`
+    // and `reindex_private` counters here, which loading ignores.
 }
 
 fn yes() -> bool {
@@ -206,8 +202,6 @@ impl Session {
             cost: BTreeMap::new(),
             served_model: None,
             turn_starts: Vec::new(),
-            indexed_exchanges: 0,
-            reindex_private: false,
         }
     }
 
@@ -276,14 +270,10 @@ impl Session {
     }
 
     /// Flag the session private, permanently. Exchanges already indexed as
-    /// public are re-indexed private on the next indexing pass.
+    /// public are re-indexed private on the next indexing pass (which
+    /// sees public chunks under a private session).
     pub fn mark_private(&mut self) {
-        if !self.private {
-            self.private = true;
-            if self.indexed_exchanges > 0 {
-                self.reindex_private = true;
-            }
-        }
+        self.private = true;
     }
 
     /// (user, assistant) pairs of the display list, in order.

@@ -64,7 +64,6 @@ fn v2_round_trip_with_permissions_and_no_empty_files() {
         .insert("openrouter:acme/x".into(), ModelCost { usd: 0.5, requests: 2 });
     s.served_model = Some("acme/x".into());
     s.pinned = true;
-    s.indexed_exchanges = 1;
     assert!(st.save(&s).unwrap());
     let back = st.load(&s.id).unwrap();
     assert_eq!(back, s);
@@ -84,7 +83,6 @@ fn v2_round_trip_with_permissions_and_no_empty_files() {
         "cost",
         "served_model",
         "turn_starts",
-        "indexed_exchanges",
         "title",
     ] {
         assert!(v.get(key).is_some(), "file lacks {key}");
@@ -167,4 +165,19 @@ fn usage_keys_by_served_model_and_served_model_stays_true() {
     u.insert("openrouter/auto".into(), ModelCost { usd: 0.1, requests: 1 });
     s.record_usage(&u);
     assert_eq!(s.served_model, None, "cleared once the model answers for itself");
+}
+
+#[test]
+fn a_file_with_the_old_indexing_counters_still_loads() {
+    // Files written before the indexed history was read back from the
+    // knowledge base carried two counters; they are ignored now.
+    let (_t, st) = store();
+    let s = talked("hello");
+    st.save(&s).unwrap();
+    let path = st.path(&s.id).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["indexed_exchanges"] = 7.into();
+    v["reindex_private"] = true.into();
+    std::fs::write(&path, v.to_string()).unwrap();
+    assert_eq!(st.load(&s.id).unwrap(), s);
 }

@@ -62,6 +62,11 @@ impl ChatAgent {
         let (id, generation) = self.register(session, cancel)?;
         let out = self.turn_inner(session, message, events, cancel);
         self.deregister(&id, generation);
+        if matches!(out, Ok(Some(_))) {
+            // The answer is saved and `reply` sent; embedding the exchange
+            // into the knowledge base happens after, off this thread.
+            self.indexer.schedule(&id);
+        }
         match out {
             Err(ChatError::Cancelled) => {
                 events(ChatEvent::Stopped);
@@ -220,7 +225,9 @@ impl ChatAgent {
             at: crate::kb::stage::now_iso(),
         });
         s.updated = crate::kb::stage::now_iso();
-        self.save_completed(&mut s)?;
+        // The session file is the truth: once it holds the answer the turn
+        // is done. Indexing it as chat history comes after `reply`.
+        self.deps.sessions.save(&s)?;
         {
             let mut p = lock(&self.pending);
             for item in pending {

@@ -107,6 +107,9 @@ pub fn run(a: AskArgs, config: &Config) -> anyhow::Result<ExitCode> {
         }
         eprintln!("session {} · {}", reply.session_id, reply.requested_model);
     }
+    // The answer is out; the exchange becomes searchable history before
+    // this process exits (the web app does this in the background).
+    agent.wait_for_history();
     Ok(if reply.error || reply.privacy_stop {
         ExitCode::from(2)
     } else {

@@ -118,6 +118,7 @@ fn chat_history_of_private_sessions_never_reaches_a_cloud_model() {
         .unwrap();
     assert!(r.private, "the first private sighting flags the session");
     let pid = private.lock().unwrap().id.clone();
+    agent.wait_for_history();
     let chunks = fx.kb.ids_where("source", &format!("session:{pid}")).unwrap();
     assert!(!chunks.is_empty(), "the exchange is indexed");
     for id in chunks {
@@ -161,6 +162,7 @@ fn a_session_turning_private_reindexes_its_public_exchanges_private() {
         .run_turn(&s, "hi", &Events::default().sink(), &Cancel::new())
         .unwrap();
     let id = s.lock().unwrap().id.clone();
+    agent.wait_for_history();
     let vis = |fx: &Fx| -> Vec<String> {
         fx.kb
             .ids_where("source", &format!("session:{id}"))
@@ -184,6 +186,7 @@ fn a_session_turning_private_reindexes_its_public_exchanges_private() {
         .unwrap()
         .unwrap();
     assert!(r.private);
+    agent.wait_for_history();
     let v = vis(&fx);
     assert_eq!(v.len(), 2, "both exchanges indexed once each: {v:?}");
     assert!(

@@ -93,7 +93,8 @@ fn every_wire_runs_a_tool_turn_with_events_sources_and_retrieved_data_markers() 
         let id = s.lock().unwrap().id.clone();
         let saved = agent.store().load(&id).unwrap();
         assert_eq!(saved.display.len(), 2);
-        assert_eq!(saved.indexed_exchanges, 1);
+        // Indexing follows the reply in the background.
+        agent.wait_for_history();
         assert!(!fx.kb.ids_where("source", &format!("session:{id}")).unwrap().is_empty());
         // Every call in the saved transcript has its result.
         let calls: Vec<String> = saved
@@ -317,6 +318,7 @@ fn rename_propagates_to_indexed_chat_chunks_and_delete_removes_them() {
         .run_turn(&s, "pasta?", &Events::default().sink(), &Cancel::new())
         .unwrap();
     let id = s.lock().unwrap().id.clone();
+    agent.wait_for_history();
     let title = agent.rename(&id, "  Cooking questions  ").unwrap();
     assert_eq!(title, "Cooking questions");
     let ids = fx.kb.ids_where("source", &format!("session:{id}")).unwrap();
@@ -564,4 +566,71 @@ fn jarvis_ask_adds_a_paper_through_the_real_pipeline_and_asks_before_a_duplicate
         "{}",
         &b[3][b[3].len().saturating_sub(600)..]
     );
+}
+
+#[test]
+fn the_reply_goes_out_before_indexing_and_a_crash_in_between_is_caught_up_once() {
+    let fx = fixture(NOTES);
+    let server = FakeServer::start(vec![Wire::Ollama.text(&["Pasta takes nine minutes."])]);
+    let agent = fx.agent(&server);
+    let s = session(&agent, "ollama");
+    let id = s.lock().unwrap().id.clone();
+    let source = format!("session:{id}");
+    // At the `reply` event the answer is in the session file and the
+    // exchange is not yet in the knowledge base (indexing starts after).
+    let seen = Arc::new(Mutex::new(None));
+    let (kb, store, seen2, src) = (fx.kb.clone(), agent.store().clone(), seen.clone(), source.clone());
+    let sink = move |e: ChatEvent| {
+        if matches!(e, ChatEvent::Reply(_)) {
+            let on_disk = store.load(&id_of(&src)).map(|s| s.display.len()).unwrap_or(0);
+            let chunks = kb.ids_where("source", &src).unwrap().len();
+            *seen2.lock().unwrap() = Some((on_disk, chunks));
+        }
+    };
+    agent.run_turn(&s, "pasta?", &sink, &Cancel::new()).unwrap().unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some((2, 0)),
+        "(display entries on disk, chunks) at reply"
+    );
+    agent.wait_for_history();
+    let exchanges = |fx: &Fx| -> Vec<i64> {
+        let mut v: Vec<i64> = fx
+            .kb
+            .ids_where("source", &source)
+            .unwrap()
+            .into_iter()
+            .map(|c| fx.kb.store().get(c).unwrap().unwrap().meta_i64("exchange").unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(exchanges(&fx), vec![0]);
+
+    // The process dies after a turn saved its answer and before the
+    // exchange was indexed: the file has an exchange the index lacks.
+    let mut saved = agent.store().load(&id).unwrap();
+    saved.begin_turn("soup?");
+    saved.display.push(jarvis::chat::session::DisplayEntry {
+        role: Role::Assistant,
+        text: "Lentil soup takes forty minutes.".into(),
+        tools: vec![],
+        sources: vec![],
+        error: false,
+        at: String::new(),
+    });
+    agent.store().save(&saved).unwrap();
+    drop(agent);
+    // The next start catches up: the missing exchange once, the first not again.
+    let agent = fx.agent(&server);
+    agent.catch_up_history();
+    agent.wait_for_history();
+    assert_eq!(exchanges(&fx), vec![0, 1]);
+    agent.catch_up_history();
+    agent.wait_for_history();
+    assert_eq!(exchanges(&fx), vec![0, 1], "a second pass writes nothing");
+}
+
+fn id_of(source: &str) -> String {
+    source.trim_start_matches("session:").to_string()
 }
