@@ -72,6 +72,7 @@ export function initEditor() {
   el.history = $('#ed-history');
   el.empty = $('#editor-empty');
   el.pdfLink = $('#preview-download');
+  el.pages = $('#preview-pages');
   $('#ed-new').addEventListener('click', newDraft);
   el.save.addEventListener('click', () => saveAndRefresh());
   el.preview.addEventListener('click', () => renderPreview());
@@ -291,6 +292,7 @@ async function showTab(t) {
   updateStatus();
   E.cm.refresh();
   if (!t.review && isMd(t.filename)) renderPreview({ saveFirst: false });
+  else if (!t.review && t.build) showPages(t, t.build);
   else if (!t.review) clearPreview(isTex(t.filename) ? 'Compile to see the PDF.' : 'No preview for this file type.');
   else clearPreview('The preview returns once the review is answered.');
 }
@@ -375,6 +377,8 @@ function clearPreview(note = 'Open a draft to see it here.') {
   el.frame.removeAttribute('src');
   el.frame.srcdoc = '';
   el.frame.hidden = true;
+  el.pages.hidden = true;
+  el.pages.replaceChildren();
   el.pdfLink.hidden = true;
   el.previewNote.textContent = note;
   el.previewNote.hidden = false;
@@ -392,6 +396,8 @@ async function renderPreview({ saveFirst = true } = {}) {
   if (E.current !== t) return;
   setSandbox('markdown');
   el.frame.removeAttribute('src');
+  el.pages.hidden = true;
+  el.pages.replaceChildren();
   el.pdfLink.hidden = true;
   const key = t.key;
   el.frame.onload = () => { measureAnchors(key); syncScroll(); };
@@ -457,23 +463,14 @@ async function build(path, button, verb) {
       return;
     }
     const blob = await resp.blob();
-    const url = URL.createObjectURL(blob);
-    // A PDF is active content built from text the model may have written:
-    // the frame goes back to the empty sandbox before it is loaded.
-    setSandbox('pdf');
-    el.frame.removeAttribute('srcdoc');
-    el.frame.onload = null;
-    el.frame.src = url;
-    el.frame.hidden = false;
-    // Chromium will not display a PDF inside a frame sandboxed to nothing
-    // (and the sandbox is not negotiable): say so, and offer the file.
-    el.previewNote.textContent = `PDF built in ${secs} s (${Math.max(1, Math.round(blob.size / 1024))} KB). If no page shows below, your browser refuses PDFs in a sandboxed frame — use Download PDF.`;
-    el.previewNote.hidden = false;
-    el.pdfLink.href = url;
-    el.pdfLink.download = t.filename.replace(/\.[^.]+$/, '.pdf');
-    el.pdfLink.hidden = false;
-    E.anchors = null;
+    // Chromium shows no PDF in a frame sandboxed to nothing, and a PDF is
+    // active content built from text the model may have written: it never
+    // goes into a frame. The server draws its pages as pictures instead;
+    // the file itself is the Download link.
+    if (t.build) URL.revokeObjectURL(t.build.url);
+    t.build = { id: resp.headers.get('x-build-id'), url: URL.createObjectURL(blob), size: blob.size, secs, info: null };
     toast(`${verb === 'Compiling' ? 'Compiled' : 'Exported'} in ${secs} s`);
+    if (E.current === t) await showPages(t, t.build);
   } catch (e) {
     toast(e.message, true);
   } finally {
@@ -481,6 +478,58 @@ async function build(path, button, verb) {
     button.textContent = label;
     button.disabled = false;
   }
+}
+
+/** Pictures of the build's pages, drawn by the server, loaded lazily. */
+async function showPages(t, b) {
+  setSandbox('pdf');
+  el.frame.removeAttribute('srcdoc');
+  el.frame.removeAttribute('src');
+  el.frame.onload = null;
+  el.frame.hidden = true;
+  E.anchors = null;
+  el.pdfLink.href = b.url;
+  el.pdfLink.download = t.filename.replace(/\.[^.]+$/, '.pdf');
+  el.pdfLink.hidden = false;
+  const kb = Math.max(1, Math.round(b.size / 1024));
+  el.previewNote.hidden = false;
+  // Pictures a little wider than the pane, in the server's 100 px steps,
+  // so a sharp screen gets sharp text.
+  const paneW = el.pages.parentElement.getBoundingClientRect().width - 24;
+  const width = Math.min(2400, Math.ceil((Math.min(900, paneW) * (window.devicePixelRatio || 1)) / 100) * 100);
+  const q = (extra) => `/drafts/${encodeURIComponent(t.draft_id)}/${extra}name=${encodeURIComponent(t.filename)}&build=${encodeURIComponent(b.id || '')}&width=${width}`;
+  if (!b.info || b.info.width_asked !== width) {
+    el.previewNote.textContent = `PDF built in ${b.secs} s (${kb} KB) — drawing its pages…`;
+    try {
+      b.info = await get(q('pages?'));
+      b.info.width_asked = width;
+    } catch (e) {
+      if (E.current !== t) return;
+      el.pages.hidden = true;
+      el.previewNote.textContent = `PDF built in ${b.secs} s (${kb} KB), but its pages cannot be shown here: ${e.message} Use Download PDF.`;
+      return;
+    }
+  }
+  if (E.current !== t || t.build !== b) return;
+  const info = b.info;
+  el.previewNote.textContent = `PDF built in ${b.secs} s · ${info.pages} page${info.pages === 1 ? '' : 's'} · ${kb} KB`;
+  const imgs = [];
+  for (let n = 1; n <= info.drawable; n += 1) {
+    imgs.push(h('img', {
+      src: `${q(`page?n=${n}&`)}`,
+      alt: `Page ${n} of ${info.pages}`,
+      width: String(info.width),
+      height: String(info.height),
+      loading: n === 1 ? 'eager' : 'lazy',
+      decoding: 'async',
+      dataset: { page: String(n) },
+    }));
+  }
+  if (info.pages > info.drawable) {
+    imgs.push(h('p', { class: 'page-more' }, `Pages ${info.drawable + 1}–${info.pages} are not drawn here; use Download PDF.`));
+  }
+  el.pages.replaceChildren(...imgs);
+  el.pages.hidden = false;
 }
 
 function showLog(message, log) {

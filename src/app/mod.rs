@@ -126,6 +126,10 @@ pub struct App {
     /// `config.toml` as it was when the configuration in effect was read,
     /// so a long-lived owner notices an edit (see [`App::reload_config_if_changed`]).
     config_stamp: Mutex<FileStamp>,
+    /// The program that runs `__pdf-worker` for pages drawn on request;
+    /// `None` = this executable. Tests whose executable is the harness
+    /// point it at the built `jarvis`.
+    pdf_worker_cmd: Mutex<Option<pdf_isolated::WorkerCommand>>,
 }
 
 /// Modification time and size of a file, `None` when it does not exist.
@@ -176,6 +180,7 @@ impl App {
             chat: Mutex::new(None),
             lock_notice: Mutex::new(None),
             drafts: Mutex::new(None),
+            pdf_worker_cmd: Mutex::new(None),
         })
     }
 
@@ -349,6 +354,36 @@ impl App {
         }
         let d = crate::drafts::DraftsHandle::open(crate::drafts::DraftSettings::from_config(&self.config()))?;
         Ok(slot.insert(d).clone())
+    }
+
+    /// Run the page-drawing PDF worker with `cmd` instead of this
+    /// executable (tests: the harness is not `jarvis`).
+    pub fn set_pdf_worker_command(&self, cmd: pdf_isolated::WorkerCommand) {
+        *self.pdf_worker_cmd.lock().unwrap_or_else(|p| p.into_inner()) = Some(cmd);
+    }
+
+    /// Draw page `page` (1-based) of the PDF at `path`, `width` pixels wide
+    /// (clamped), as a PNG — in a child process, under the `[rag]` PDF
+    /// limits, so a PDFium fault costs the picture and never this process.
+    /// Blocking.
+    pub fn render_pdf_page(
+        &self,
+        path: &std::path::Path,
+        name: &str,
+        page: u32,
+        width: u32,
+    ) -> Result<crate::pdf::PageImage, pdf_isolated::IsolatedPdfError> {
+        let cmd = self.pdf_worker_cmd.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let cmd = match cmd {
+            Some(c) => c,
+            None => {
+                pdf_isolated::WorkerCommand::current().map_err(|source| pdf_isolated::IsolatedPdfError::Sandbox {
+                    name: name.to_string(),
+                    source,
+                })?
+            }
+        };
+        pdf_isolated::render_page_isolated(&cmd, &self.config(), path, name, page, width)
     }
 
     pub fn pdf_worker(&self) -> PdfWorkerSettings {

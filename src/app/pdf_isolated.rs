@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::pdf::{Annotation, Converted, Figure, PdfEngine, PdfError};
+use crate::pdf::{Annotation, Converted, Figure, PageImage, PdfEngine, PdfError};
 use crate::runtime::{self, RuntimeError};
 use crate::sandbox::{self, ChildSpec, Ending, SandboxError};
 
@@ -38,6 +38,9 @@ pub enum PdfOp {
     /// fail the job: its annotations and figures still come back, with the
     /// reason in [`PdfJobOutput::text_error`].
     All,
+    /// Draw one page ([`PdfJob::page`], [`PdfJob::width`] pixels wide) as a
+    /// PNG: the editor's preview of a compiled draft.
+    Page,
 }
 
 impl PdfOp {
@@ -47,6 +50,7 @@ impl PdfOp {
             PdfOp::Annotations => "reading its annotations",
             PdfOp::Figures => "extracting its figures",
             PdfOp::All => "reading it",
+            PdfOp::Page => "drawing a page of it",
         }
     }
 }
@@ -61,6 +65,11 @@ pub struct PdfJob {
     pub name: String,
     pub max_figures: usize,
     pub min_pixels: u64,
+    /// For [`PdfOp::Page`]: which page (1-based) and how wide.
+    #[serde(default)]
+    pub page: u32,
+    #[serde(default)]
+    pub width: u32,
 }
 
 impl PdfJob {
@@ -76,6 +85,8 @@ impl PdfJob {
             name,
             max_figures: usize::try_from(cfg.int("rag.figure_max_per_doc")).unwrap_or(0),
             min_pixels: u64::try_from(cfg.int("rag.figure_min_pixels")).unwrap_or(0),
+            page: 0,
+            width: 0,
         }
     }
 }
@@ -89,6 +100,9 @@ pub struct PdfJobOutput {
     pub figures: Option<Vec<Figure>>,
     /// For [`PdfOp::All`] only: why there is no `converted` (a scanned PDF).
     pub text_error: Option<String>,
+    /// For [`PdfOp::Page`]: the drawn page.
+    #[serde(with = "page_b64", default)]
+    pub page: Option<PageImage>,
 }
 
 /// What crosses stdin.
@@ -153,6 +167,52 @@ mod figures_b64 {
                     })
                 })
                 .collect()
+        })
+        .transpose()
+    }
+}
+
+/// A drawn page's PNG as base64, like the figures.
+mod page_b64 {
+    use base64::Engine as _;
+    use serde::{Deserialize, Serialize};
+
+    use crate::pdf::PageImage;
+
+    #[derive(Serialize, Deserialize)]
+    struct Wire {
+        page: u32,
+        pages: u32,
+        png: String,
+        width: u32,
+        height: u32,
+    }
+
+    pub fn serialize<S: serde::Serializer>(v: &Option<PageImage>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_ref()
+            .map(|p| Wire {
+                page: p.page,
+                pages: p.pages,
+                png: base64::engine::general_purpose::STANDARD.encode(&p.png),
+                width: p.width,
+                height: p.height,
+            })
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PageImage>, D::Error> {
+        let wire: Option<Wire> = Option::deserialize(d)?;
+        wire.map(|w| {
+            let png = base64::engine::general_purpose::STANDARD
+                .decode(w.png.as_bytes())
+                .map_err(serde::de::Error::custom)?;
+            Ok(PageImage {
+                page: w.page,
+                pages: w.pages,
+                png,
+                width: w.width,
+                height: w.height,
+            })
         })
         .transpose()
     }
@@ -274,6 +334,30 @@ pub fn run_pdf_job_stoppable(
         source,
     })?;
     run_worker(&worker, cfg, req, stop)
+}
+
+/// Draw page `page` (1-based) of the PDF at `path`, `width` pixels wide,
+/// in a child process (the web server never loads PDFium itself).
+pub fn render_page_isolated(
+    worker: &WorkerCommand,
+    cfg: &Config,
+    path: &Path,
+    name: &str,
+    page: u32,
+    width: u32,
+) -> Result<PageImage, IsolatedPdfError> {
+    let mut req = PdfJob::new(cfg, PdfOp::Page, path);
+    req.name = name.to_string();
+    req.page = page;
+    req.width = width;
+    run_worker(worker, cfg, &req, None)?
+        .page
+        .ok_or_else(|| IsolatedPdfError::Worker {
+            name: name.to_string(),
+            ending: "exited 0".into(),
+            detail: "it returned no page; this is a bug in jarvis".into(),
+            pid: 0,
+        })
 }
 
 /// [`run_pdf_job`] with an explicit worker program.
@@ -498,6 +582,7 @@ fn work(req: &WorkerRequest) -> Result<PdfJobOutput, PdfError> {
                 job.min_pixels,
             )?)
         }
+        PdfOp::Page => out.page = Some(crate::pdf::render_page(engine, name, &bytes, job.page, job.width)?),
         PdfOp::All => {
             match crate::pdf::pdf_to_markdown(engine, name, &bytes) {
                 Ok(c) => out.converted = Some(c),

@@ -13,6 +13,7 @@
 //! outside the drafts root, delete anything but a whole draft chosen by id,
 //! spawn a process except through `sandbox`, or know HTTP.
 
+pub mod builds;
 pub mod compile;
 pub mod hunks;
 pub mod proposals;
@@ -40,6 +41,8 @@ pub const IMAGE_EXTENSIONS: &[&str] = &[".png", ".jpg", ".jpeg", ".pdf"];
 pub struct DraftsHandle {
     pub workspace: Arc<Workspace>,
     pub proposals: Arc<proposals::Proposals>,
+    /// The newest PDF built from each file, for the preview's pages.
+    pub builds: Arc<builds::Builds>,
 }
 
 impl DraftsHandle {
@@ -47,6 +50,7 @@ impl DraftsHandle {
         Ok(DraftsHandle {
             workspace: Arc::new(Workspace::open(settings)?),
             proposals: Arc::new(proposals::Proposals::new()),
+            builds: Arc::new(builds::Builds::new()),
         })
     }
 }
@@ -177,6 +181,9 @@ pub enum DraftsError {
         #[source]
         source: crate::sandbox::SandboxError,
     },
+    /// No held build under that id (rebuilt since, or jarvis restarted).
+    #[error("no compiled PDF of {name:?} is held under that id (it was rebuilt since, or jarvis restarted) — compile it again")]
+    NoBuild { name: String },
     /// A reveal in the file manager failed.
     #[error("cannot show {path} in the file manager: {detail}")]
     Reveal { path: String, detail: String },
@@ -204,9 +211,10 @@ impl DraftsError {
             | DraftsError::NoChange { .. }
             | DraftsError::BadHunk { .. }
             | DraftsError::CannotBuild { .. } => ErrorKind::User,
-            DraftsError::NoDraft { .. } | DraftsError::NoFile { .. } | DraftsError::NoVersion { .. } => {
-                ErrorKind::NotFound
-            }
+            DraftsError::NoDraft { .. }
+            | DraftsError::NoFile { .. }
+            | DraftsError::NoVersion { .. }
+            | DraftsError::NoBuild { .. } => ErrorKind::NotFound,
             DraftsError::Exists { .. }
             | DraftsError::Moved { .. }
             | DraftsError::Stale { .. }

@@ -17,6 +17,7 @@ mod convert;
 mod figures;
 mod flow;
 mod layout;
+mod render;
 mod structure;
 mod tables;
 mod text;
@@ -27,6 +28,7 @@ pub use convert::pdf_to_markdown;
 pub use convert::Converted;
 pub use figures::extract_figures;
 pub use figures::Figure;
+pub use render::{clamp_width, render_page, PageImage, MAX_RENDER_PAGES};
 
 /// The one-page PDF `runtime check` opens.
 pub const PROBE_PDF: &[u8] = include_bytes!("../../assets/runtime/probe.pdf");

@@ -17,11 +17,11 @@ use super::error::ApiError;
 use super::state::WebState;
 
 /// `default-src 'self'` with no inline script or style and no framing.
-/// `img-src data:` allows the inline SVG icons of the stylesheet;
-/// `frame-src blob:` lets the editor show a PDF it just compiled (in a
-/// frame sandboxed to nothing).
+/// `img-src data:` allows the inline SVG icons of the stylesheet. Frames
+/// load only this origin (the Markdown preview's `srcdoc`); a compiled PDF
+/// is shown as pictures of its pages, never framed.
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-src 'self' blob:; \
+font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-src 'self'; \
 frame-ancestors 'none'";
 
 /// The Host values a browser sends when it really talks to us on `port`.

@@ -36,6 +36,7 @@ mod sync_jobs;
 mod tidy;
 mod web_browser;
 mod web_chat;
+mod web_draft_pages;
 mod web_drafts;
 mod web_editor;
 mod web_http;

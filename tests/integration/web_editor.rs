@@ -351,7 +351,10 @@ fn the_preview_shows_mathml_and_never_runs_script() {
         .add_draft_file(
             &meta.id,
             "paper.tex",
-            "\\documentclass{article}\n\\begin{document}\nHello $x^2$.\n\\end{document}\n",
+            &format!(
+                "\\documentclass{{article}}\n\\begin{{document}}\n\\section{{Hello}}\nHello $x^2 + y^2 = z^2$.\n{}\\end{{document}}\n",
+                (2..=12).map(|i| format!("\\newpage\nPage {i}.\n")).collect::<String>()
+            ),
         )
         .unwrap();
     let b = Browser::start(1280, 860);
@@ -405,20 +408,52 @@ fn the_preview_shows_mathml_and_never_runs_script() {
     if latex {
         let t0 = Instant::now();
         b.click("#ed-compile");
+        // The pages are pictures the server drew; the first one shows.
         b.wait(
-            "the PDF",
-            "const f = document.querySelector('#preview-frame'); return (f.getAttribute('src') || '').startsWith('blob:')",
+            "the first page",
+            "const i = document.querySelector('#preview-pages img[data-page=\"1\"]'); return !!i && i.complete && i.naturalWidth > 0",
         );
         eprintln!(
-            "compile through the editor: {:.1} s (machine busy)",
+            "compile + first page through the editor: {:.1} s (machine busy)",
             t0.elapsed().as_secs_f64()
         );
+        // No PDF goes into a frame: the frame is hidden, empty, and back in
+        // the empty sandbox.
         assert_eq!(
-            b.js("return document.querySelector('#preview-frame').getAttribute('sandbox')"),
-            json!(""),
-            "a PDF loads in the empty sandbox"
+            b.js("const f = document.querySelector('#preview-frame'); return [f.hidden, f.getAttribute('sandbox'), f.hasAttribute('src')]"),
+            json!([true, "", false]),
+        );
+        assert_eq!(
+            b.js("return [document.querySelectorAll('#preview-pages img').length, document.querySelector('#preview-pages img').alt]"),
+            json!([12, "Page 1 of 12"])
+        );
+        assert_eq!(
+            b.js("const a = document.querySelector('#preview-download'); return !a.hidden && a.href.startsWith('blob:') && a.download"),
+            json!("paper.pdf"),
+            "Download PDF stays"
+        );
+        // Lazy: the last page is not fetched until it is scrolled to.
+        assert_eq!(
+            b.js("return document.querySelector('#preview-pages img[data-page=\"12\"]').naturalWidth"),
+            json!(0),
+            "page 12 waits until it is near the view"
         );
         b.screenshot("editor-09-compiled-desktop");
+        b.js("document.querySelector('#preview-pages img[data-page=\"12\"]').scrollIntoView()");
+        b.wait(
+            "the last page",
+            "const i = document.querySelector('#preview-pages img[data-page=\"12\"]'); return i.complete && i.naturalWidth > 0",
+        );
+        assert_eq!(
+            b.js("return [document.scrollingElement.scrollTop, document.querySelector('#preview-pages').scrollTop > 1000]"),
+            json!([0, true]),
+            "the pages scroll inside the preview pane, not the page"
+        );
+        b.screenshot("editor-10-compiled-last-page-desktop");
+        b.resize(390, 844);
+        std::thread::sleep(Duration::from_millis(400));
+        b.screenshot("editor-11-compiled-phone");
+        b.resize(1280, 860);
     }
     // No frame ever had allow-scripts.
     assert_eq!(

@@ -138,13 +138,20 @@ pub fn open_app(home: jarvis::paths::JarvisHome) -> Arc<jarvis::app::App> {
     let user_home = home.root().parent().unwrap().join("home");
     let jh = home.root().display().to_string();
     let ort = crate::chat_support::shared_ort().to_string();
-    jarvis::app::App::open(home, move |k| match k {
+    let app = jarvis::app::App::open(home, move |k| match k {
         "HOME" => Some(user_home.display().to_string()),
         "JARVIS_HOME" => Some(jh.clone()),
         "JARVIS_ORT_LIB" => Some(ort.clone()),
         _ => None,
     })
-    .unwrap()
+    .unwrap();
+    // This process is the test harness, not `jarvis`: pages of a compiled
+    // draft are drawn by the built binary's PDF worker.
+    app.set_pdf_worker_command(jarvis::app::pdf_isolated::WorkerCommand {
+        exe: std::path::PathBuf::from(env!("CARGO_BIN_EXE_jarvis")),
+        env: Vec::new(),
+    });
+    app
 }
 
 #[derive(Debug)]

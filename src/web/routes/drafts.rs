@@ -5,7 +5,8 @@
 //! `POST /drafts/restore`, `DELETE /drafts/{id}`, `POST /preview`,
 //! `POST /compile`, `POST /export`, `POST /apply-edit`,
 //! `POST /discard-edit`, `GET /proposals`, `POST /proposals/discard-all`,
-//! `POST /reveal`.
+//! `POST /reveal`. (`drafts_pages.rs` draws the pages of the build
+//! `/compile` and `/export` hold.)
 //!
 //! Human-only by construction: no chat tool reaches these routes. The only
 //! write of an agent's change is `/apply-edit` with its one-shot token.
@@ -220,6 +221,7 @@ async fn remove(State(state): State<Arc<WebState>>, Path(id): Path<String>) -> A
     run(&state, move |d| {
         retention::delete_draft(&d.workspace, &id)?;
         let dropped = d.proposals.discard_draft(&id);
+        d.builds.forget_draft(&id);
         Ok(Json(json!({ "deleted": id, "proposals_dropped": dropped })))
     })
     .await
@@ -247,48 +249,44 @@ async fn preview(State(state): State<Arc<WebState>>, Body(b): Body<FileRef>) -> 
     .await
 }
 
-fn pdf_response(r: BuildResult) -> ApiResult<Response> {
+/// 200 with the PDF (and `x-build-id`, under which its pages can be
+/// drawn: the build is held for `/drafts/{id}/page`), or 422 with the log.
+fn pdf_response(d: &DraftsHandle, b: &FileRef, r: BuildResult) -> ApiResult<Response> {
     match r {
-        BuildResult::Pdf { pdf, elapsed_ms } => Ok((
-            [
-                (header::CONTENT_TYPE, "application/pdf".to_string()),
-                (header::HeaderName::from_static("x-build-ms"), elapsed_ms.to_string()),
-            ],
-            pdf,
-        )
-            .into_response()),
+        BuildResult::Pdf { pdf, elapsed_ms } => {
+            let build = d.builds.put(&b.draft_id, &b.filename, &pdf)?;
+            Ok((
+                [
+                    (header::CONTENT_TYPE, "application/pdf".to_string()),
+                    (header::HeaderName::from_static("x-build-ms"), elapsed_ms.to_string()),
+                    (header::HeaderName::from_static("x-build-id"), build),
+                ],
+                pdf,
+            )
+                .into_response())
+        }
         BuildResult::Failed { ending, log, .. } => Err(ApiError::unprocessable(ending, log)),
     }
 }
 
 async fn compile_tex(State(state): State<Arc<WebState>>, Body(b): Body<FileRef>) -> ApiResult<Response> {
     let shutdown = state.shutdown.clone();
-    let r = run(&state, move |d| {
+    run(&state, move |d| {
         let stop = move || shutdown.is_cancelled();
-        Ok(compile::compile_latex(
-            &d.workspace,
-            &b.draft_id,
-            &b.filename,
-            Some(&stop),
-        )?)
+        let r = compile::compile_latex(&d.workspace, &b.draft_id, &b.filename, Some(&stop))?;
+        pdf_response(&d, &b, r)
     })
-    .await?;
-    pdf_response(r)
+    .await
 }
 
 async fn export_md(State(state): State<Arc<WebState>>, Body(b): Body<FileRef>) -> ApiResult<Response> {
     let shutdown = state.shutdown.clone();
-    let r = run(&state, move |d| {
+    run(&state, move |d| {
         let stop = move || shutdown.is_cancelled();
-        Ok(compile::export_pdf(
-            &d.workspace,
-            &b.draft_id,
-            &b.filename,
-            Some(&stop),
-        )?)
+        let r = compile::export_pdf(&d.workspace, &b.draft_id, &b.filename, Some(&stop))?;
+        pdf_response(&d, &b, r)
     })
-    .await?;
-    pdf_response(r)
+    .await
 }
 
 #[derive(Deserialize)]

@@ -4,6 +4,7 @@
 pub mod chat;
 pub mod documents;
 pub mod drafts;
+pub mod drafts_pages;
 pub mod health;
 pub mod mcp;
 pub mod models;
@@ -29,6 +30,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(settings::routes())
         .merge(documents::routes())
         .merge(drafts::routes())
+        .merge(drafts_pages::routes())
         .merge(sessions::routes())
         .merge(chat::routes())
         .merge(models::routes())
