@@ -76,11 +76,14 @@ impl Build {
     }
 }
 
+/// (draft id, file name).
+type Key = (String, String);
+
 /// The held builds of this process.
 #[derive(Debug, Default)]
 pub struct Builds {
     /// Newest last.
-    held: Mutex<Vec<((String, String), Arc<Build>)>>,
+    held: Mutex<Vec<(Key, Arc<Build>)>>,
     /// One page drawn at a time: each draw is a child process, and a preview
     /// scrolled fast asks for many.
     drawing: Mutex<()>,
