@@ -298,6 +298,37 @@ impl App {
         self.kb.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
+    /// Unloads the embedding model if the open knowledge base has not used
+    /// it for `runtime.model_keep_alive_secs` (0 keeps it loaded). The model
+    /// and ONNX Runtime's arena are most of an owner's memory, and an owner
+    /// mostly waits; the first search after this pays the load again
+    /// (a few hundred milliseconds), as with Ollama's keep-alive.
+    pub fn release_idle_model(&self) -> bool {
+        let secs = u64::try_from(self.config().int("runtime.model_keep_alive_secs")).unwrap_or(0);
+        secs > 0
+            && self
+                .kb_if_open()
+                .is_some_and(|kb| kb.release_idle_embedder(Duration::from_secs(secs)))
+    }
+
+    /// Until shutdown, applies [`App::release_idle_model`] a few times per
+    /// keep-alive period (at most once a minute, at least every 5 s), on a
+    /// blocking thread since dropping a session frees a lot of memory.
+    pub async fn keep_model_alive_only_while_used(self: Arc<Self>) {
+        loop {
+            let secs = u64::try_from(self.config().int("runtime.model_keep_alive_secs")).unwrap_or(0);
+            let period = Duration::from_secs(if secs == 0 { 60 } else { (secs / 4).clamp(5, 60) });
+            tokio::select! {
+                () = self.shutdown.cancelled() => return,
+                () = tokio::time::sleep(period) => {}
+            }
+            let app = Arc::clone(&self);
+            if let Err(e) = tokio::task::spawn_blocking(move || app.release_idle_model()).await {
+                tracing::warn!(error = %e, "the idle-model check failed; the model stays loaded");
+            }
+        }
+    }
+
     /// The provider for a model spec (`provider` or `provider:model`),
     /// built once per spec and shared: two sessions on different models
     /// each get their own.

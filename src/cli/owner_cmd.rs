@@ -81,6 +81,8 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
     let shutdown = app.shutdown().clone();
     // One runtime for the jobs (and the web server under `serve`).
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // An idle owner gives the embedding model's memory back.
+    rt.spawn(Arc::clone(&app).keep_model_alive_only_while_used());
     let jobs = match role {
         Role::Sync | Role::Serve { jobs: true, .. } => {
             let j = crate::app::jobs::start_jobs(&app, rt.handle(), role.name())?;

@@ -726,6 +726,14 @@ pub const FIELDS: &[Field] = &[
         Default::Int(0),
         "threads for embedding; 0 picks the number of cores"
     ),
+    field!(
+        "runtime",
+        "model_keep_alive_secs",
+        None,
+        Kind::Int { min: 0, max: 604_800 },
+        Default::Int(300),
+        "seconds `serve`/`sync` keep an unused embedding model loaded; 0 keeps it loaded"
+    ),
 ];
 
 /// Keys that used to live elsewhere: (section, key, canonical dotted key).

@@ -183,6 +183,21 @@ pub(crate) fn build_session(ort_dylib: &Path, model: &Path, intra_threads: usize
     builder.commit_from_file(model).map_err(|e| session_err(e.to_string()))
 }
 
+/// Hands memory freed by a dropped [`Embedder`] back to the operating
+/// system. ONNX Runtime frees a session's weights and arena with many
+/// mid-sized `free`s that glibc keeps in its heaps for reuse; an owner that
+/// unloads an idle model wants its resident size to fall, so the heaps are
+/// trimmed explicitly. A no-op on other C libraries.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[allow(unsafe_code)]
+    // SAFETY: malloc_trim only walks glibc's own heaps under their locks;
+    // it takes no pointers and is documented as safe to call at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Builds the named input tensors the session declares from a padded batch
 /// of encodings. Models differ: BERT exports take `token_type_ids`, many
 /// others do not, so the session's own input list decides.

@@ -136,6 +136,10 @@ pub struct Kb {
     /// embed never load ONNX Runtime or the model.
     embedder: Mutex<Option<Embedder>>,
     loader: Option<EmbedderLoader>,
+    /// When the embedder was last handed back after use: an owner process
+    /// unloads a model idle for longer than its keep-alive
+    /// ([`Kb::release_idle_embedder`]).
+    embedder_used: Mutex<std::time::Instant>,
     reranker: Option<Mutex<CrossEncoder>>,
     settings: KbSettings,
     /// Set when the store's model differs from the embedder's; cleared by
@@ -210,6 +214,7 @@ impl Kb {
             spec,
             embedder: Mutex::new(embedder),
             loader,
+            embedder_used: Mutex::new(std::time::Instant::now()),
             reranker: reranker.map(Mutex::new),
             settings,
             mismatch: Mutex::new(mismatch),
@@ -287,7 +292,34 @@ impl Kb {
                 "embedder loaded on first use"
             );
         }
-        Ok(EmbedderGuard(slot))
+        Ok(EmbedderGuard(slot, &self.embedder_used))
+    }
+
+    /// Unloads the embedding model when nobody has used it for `idle`:
+    /// a long-lived owner would otherwise hold ONNX Runtime's weights and
+    /// arena (most of its memory) through hours of nothing happening. The
+    /// next search or write loads it again through the loader, so this only
+    /// ever happens to a lazily opened knowledge base. Never waits: a model
+    /// in use right now is simply not idle. Returns whether it unloaded.
+    pub fn release_idle_embedder(&self, idle: std::time::Duration) -> bool {
+        if self.loader.is_none() {
+            return false;
+        }
+        let Ok(mut slot) = self.embedder.try_lock() else {
+            return false;
+        };
+        let unused_for = lock(&self.embedder_used).elapsed();
+        if slot.is_none() || unused_for < idle {
+            return false;
+        }
+        drop(slot.take());
+        drop(slot);
+        crate::embed::release_freed_memory();
+        tracing::info!(
+            idle_secs = unused_for.as_secs(),
+            "embedding model unloaded while idle; the next search loads it again"
+        );
+        true
     }
 
     pub(crate) fn reranker(&self) -> Option<std::sync::MutexGuard<'_, CrossEncoder>> {
@@ -434,8 +466,18 @@ impl Kb {
 pub type EmbedderLoader =
     Box<dyn Fn() -> std::result::Result<Embedder, Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
 
-/// The loaded embedder, held under its lock.
-pub(crate) struct EmbedderGuard<'a>(std::sync::MutexGuard<'a, Option<Embedder>>);
+/// The loaded embedder, held under its lock. Dropping it stamps the
+/// last-use time, so a long bulk embedding counts as use until it ends.
+pub(crate) struct EmbedderGuard<'a>(
+    std::sync::MutexGuard<'a, Option<Embedder>>,
+    &'a Mutex<std::time::Instant>,
+);
+
+impl Drop for EmbedderGuard<'_> {
+    fn drop(&mut self) {
+        *lock(self.1) = std::time::Instant::now();
+    }
+}
 
 impl std::ops::Deref for EmbedderGuard<'_> {
     type Target = Embedder;

@@ -565,3 +565,61 @@ fn the_embedder_is_loaded_only_when_something_embeds() {
     assert!(kb.embedder_loaded());
     assert_eq!(loads.load(Ordering::SeqCst), 1);
 }
+
+/// An owner unloads a model nobody used for the keep-alive, never one in
+/// use or recently used, and the next search loads it again with the same
+/// answers.
+#[test]
+fn an_idle_embedder_is_released_and_reloaded_on_the_next_search() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+    let t = tempfile::tempdir().unwrap();
+    let loads = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&loads);
+    let loader: EmbedderLoader = Box::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Ok(embedder())
+    });
+    let spec = lookup(DEFAULT_MODEL_ID).unwrap().clone();
+    let kb = Kb::open_lazy(t.path(), spec, loader, None, KbSettings::default()).unwrap();
+    assert!(
+        !kb.release_idle_embedder(Duration::ZERO),
+        "nothing loaded, nothing to release"
+    );
+    note(&kb, "a.md", "public", "# Otters\n\nRiver otters eat fish.");
+    let ids = |kb: &Kb| -> Vec<(u64, Option<usize>)> {
+        kb.search(&SearchRequest::new("what do otters eat", 3))
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.record.id, h.dense_rank))
+            .collect()
+    };
+    let before = ids(&kb);
+    assert!(kb.embedder_loaded());
+    assert!(
+        !kb.release_idle_embedder(Duration::from_secs(3600)),
+        "used a moment ago"
+    );
+    assert!(kb.embedder_loaded());
+    {
+        // In use right now: never unloaded under a running embedding.
+        let _busy = kb.embedder().unwrap();
+        assert!(!kb.release_idle_embedder(Duration::ZERO));
+    }
+    assert!(kb.release_idle_embedder(Duration::ZERO));
+    assert!(!kb.embedder_loaded());
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
+    assert_eq!(ids(&kb), before, "the reloaded model answers alike");
+    assert_eq!(loads.load(Ordering::SeqCst), 2);
+}
+
+/// A knowledge base opened with a model in hand has no way to reload it,
+/// so it is never released.
+#[test]
+fn an_eagerly_opened_embedder_is_never_released() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = Kb::open(t.path(), embedder(), None, KbSettings::default()).unwrap();
+    assert!(!kb.release_idle_embedder(std::time::Duration::ZERO));
+    assert!(kb.embedder_loaded());
+}

@@ -662,3 +662,40 @@ fn one_ctrl_c_at_a_question_stops_the_command() {
     signal(owner.id(), "-TERM");
     assert!(owner.wait().unwrap().success());
 }
+
+/// An owner gives the embedding model's memory back once nobody has used
+/// it for `runtime.model_keep_alive_secs`, and the next delegated search
+/// loads it again and answers as before.
+#[test]
+fn an_idle_owner_unloads_the_model_and_the_next_search_reloads_it() {
+    let sb = Sandbox::new();
+    let vault = sb.dir.path().join("vault");
+    write(&vault, "otters.md", "# Otters\n\nRiver otters eat fish and crayfish.\n");
+    sb.write_config(&format!(
+        "[vault]\npath = \"{}\"\n[sync]\nwatch = false\n[runtime]\nmodel_keep_alive_secs = 1\n",
+        vault.display()
+    ));
+    assert_eq!(kb(&sb, &["index-vault"]).code, 0);
+    let mut owner = start_owner(&sb, &["sync"]);
+    let search = || {
+        let r = kb(&sb, &["search", "what do otters eat", "--json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        json(&r, "search")
+    };
+    let first = search();
+    assert!(first.to_string().contains("otters.md"), "{first}");
+    let log = || std::fs::read_to_string(sb.jarvis_home().join("logs/sync.log")).unwrap_or_default();
+    let unloaded = "embedding model unloaded while idle";
+    let start = Instant::now();
+    while !log().contains(unloaded) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the idle model was never unloaded: {}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(search(), first, "the reloaded model answers alike");
+    signal(owner.id(), "-TERM");
+    assert!(owner.wait().unwrap().success());
+}
