@@ -13,8 +13,9 @@
 //   render by setSandbox() to one of the two constants below, nowhere else.
 
 import { $, h, toast, relTime, openModal } from './dom.js';
-import { get, post, ApiError } from './api.js';
+import { get, post, del, ApiError } from './api.js';
 import { buildReview, WIDE } from './review.js';
+import { withMenu } from './filemenu.js';
 
 const SANDBOX_PDF = '';
 const SANDBOX_MARKDOWN = 'allow-same-origin';
@@ -192,6 +193,7 @@ function renderList() {
         h('span', { class: 'file-name' }, f),
         pending ? h('span', { class: 'pending-mark', title: 'A suggested change waits for review', 'aria-label': 'suggestion waiting' }, '✎') : null);
       b.addEventListener('click', () => openFile(d.id, f));
+      withMenu(b, () => fileMenu(d, f));
       return h('li', {}, b);
     });
     const add = h('button', { type: 'button', class: 'btn ghost small add-file', 'aria-label': `Add a file to ${d.title || d.id}` }, '+ file');
@@ -230,6 +232,66 @@ async function addFile(d) {
   } catch (e) { toast(e.message, true); }
 }
 
+// ---------- the file menu (right-click, context-menu key, Shift+F10) ----------
+function fileMenu(d, f) {
+  const p = E.proposals.find((x) => x.draft_id === d.id && x.filename === f);
+  const name = d.title || d.id;
+  return [
+    { label: `Open ${f}`, run: () => openFile(d.id, f) },
+    p ? { label: 'Review the suggested change', run: () => openFile(d.id, f) } : false,
+    p ? { label: 'Discard the suggested change', run: () => discardProposal(p), danger: true } : false,
+    null,
+    { label: `New file in “${name}”…`, run: () => addFile(d) },
+    { label: 'History…', run: async () => { await openFile(d.id, f); openHistory(); } },
+    { label: d.keep ? 'Stop keeping (clean up when stale)' : 'Keep (never cleaned up)', run: () => setKeep(d, !d.keep) },
+    { label: 'Show in file manager', run: () => reveal(d.id, f) },
+    null,
+    { label: `Delete draft “${name}”…`, run: () => deleteDraft(d), danger: true },
+  ].filter((x) => x !== false); // null is a separator
+}
+
+/** Drop a waiting suggestion; the file is untouched. */
+async function discardProposal(p) {
+  try { await post('/discard-edit', { token: p.token }); } catch (e) { toast(e.message, true); return; }
+  E.proposals = E.proposals.filter((x) => x.token !== p.token);
+  const t = E.tabs.find((x) => x.draft_id === p.draft_id && x.filename === p.filename);
+  if (t && t.review && t.review.token === p.token) t.review = null;
+  await refreshDrafts();
+  if (t && E.current === t) await showTab(t);
+  toast(`Suggestion for ${p.filename} discarded; the file is unchanged`);
+}
+
+async function setKeep(d, keep) {
+  try {
+    await post('/drafts/keep', { draft_id: d.id, keep });
+    toast(keep ? `“${d.title || d.id}” is kept: the retention sweep skips it` : `“${d.title || d.id}” is swept again once stale`);
+  } catch (e) { toast(e.message, true); }
+  await refreshDrafts();
+}
+
+async function reveal(id, f) {
+  try {
+    const r = await post('/reveal', { draft_id: id, filename: f });
+    toast(`Shown in the file manager: ${r.path || id}`);
+  } catch (e) { toast(e.message, true); }
+}
+
+async function deleteDraft(d) {
+  const tabs = E.tabs.filter((t) => t.draft_id === d.id);
+  const dirty = tabs.some(isDirty) ? ' It has unsaved changes open.' : '';
+  if (!confirm(`Delete the draft “${d.title || d.id}” and every file and saved version in it? This cannot be undone.${dirty}`)) return;
+  try { await del(`/drafts/${encodeURIComponent(d.id)}`); } catch (e) { toast(e.message, true); return; }
+  for (const t of tabs) {
+    E.tabs.splice(E.tabs.indexOf(t), 1);
+    if (E.current === t) E.current = null;
+  }
+  E.proposals = E.proposals.filter((p) => p.draft_id !== d.id);
+  await refreshDrafts();
+  if (!E.current && E.tabs.length) await showTab(E.tabs[0]);
+  else if (!E.current) { clearPreview(); renderTabs(); updateToolbar(); }
+  toast(`Deleted “${d.title || d.id}”`);
+}
+
 // ---------- tabs ----------
 function renderTabs() {
   const kids = E.tabs.map((t) => {
@@ -240,6 +302,10 @@ function renderTabs() {
       pending ? h('span', { class: 'pending-mark', 'aria-label': 'suggestion waiting', title: 'A suggested change waits for review' }, '✎ ') : null,
       t.filename);
     name.addEventListener('click', () => showTab(t));
+    withMenu(name, () => {
+      const d = E.drafts.find((x) => x.id === t.draft_id) || { id: t.draft_id, title: t.draft_id };
+      return [...fileMenu(d, t.filename), null, { label: 'Close tab', run: () => closeTab(t) }];
+    });
     name.addEventListener('keydown', (e) => {
       const i = E.tabs.indexOf(t);
       if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {

@@ -39,6 +39,7 @@ mod web_chat;
 mod web_draft_pages;
 mod web_drafts;
 mod web_editor;
+mod web_editor_menu;
 mod web_http;
 mod web_library;
 mod web_support;

@@ -370,7 +370,8 @@ async fn discard_all(State(state): State<Arc<WebState>>) -> ApiResult<Json<Value
 async fn reveal(State(state): State<Arc<WebState>>, Body(b): Body<FileRef>) -> ApiResult<Json<Value>> {
     run(&state, move |d| {
         retention::reveal(&d.workspace, &b.draft_id, Some(&b.filename))?;
-        Ok(Json(json!({ "revealed": true })))
+        let dir = d.workspace.draft_dir(&b.draft_id)?;
+        Ok(Json(json!({ "revealed": true, "path": dir })))
     })
     .await
 }
