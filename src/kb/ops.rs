@@ -244,15 +244,32 @@ impl Kb {
 
     /// One document's chunks in reading order — body by chunk_index, then
     /// annotations and figures by page — 15 per page (1-based).
+    ///
+    /// `key` names one document as [`Kb::find_document`] does: a source
+    /// shared by several documents (every note's is `"local"`) never returns
+    /// them all together — a file path is tried, else it is refused.
     pub fn get_document_chunks(&self, key: &str, page: usize) -> Result<DocumentPage> {
-        let mut ids = self.store.ids_by(LookupField::Source, key)?;
-        if ids.is_empty() {
-            ids = self.store.ids_by(LookupField::FilePath, key)?;
-        }
-        let mut chunks: Vec<ChunkRecord> = Vec::with_capacity(ids.len());
-        for &id in &ids {
-            if let Some(c) = self.store.get(id)? {
-                chunks.push(c);
+        let load = |field| -> Result<Vec<ChunkRecord>> {
+            let mut out = Vec::new();
+            for id in self.store.ids_by(field, key)? {
+                if let Some(c) = self.store.get(id)? {
+                    out.push(c);
+                }
+            }
+            Ok(out)
+        };
+        let mut chunks = load(LookupField::Source)?;
+        let docs = chunks
+            .iter()
+            .map(doc_key)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        if docs != 1 {
+            chunks = load(LookupField::FilePath)?;
+            if chunks.is_empty() && docs > 1 {
+                return Err(KbError::Invalid(format!(
+                    "source {key:?} is shared by {docs} documents (notes all have source \"local\") — name one document by its file path or the key `jarvis kb list` shows"
+                )));
             }
         }
         chunks.sort_by_key(|c| {

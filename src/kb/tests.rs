@@ -623,3 +623,22 @@ fn an_eagerly_opened_embedder_is_never_released() {
     assert!(!kb.release_idle_embedder(std::time::Duration::ZERO));
     assert!(kb.embedder_loaded());
 }
+
+/// Every note's source is "local": asking for that source must not return
+/// (or, for a cloud model, be stopped by) every note at once.
+#[test]
+fn a_source_shared_by_many_notes_names_no_single_document() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = Kb::open(t.path(), embedder(), None, KbSettings::default()).unwrap();
+    note(&kb, "otters.md", "public", "# Otters\n\nRiver otters eat fish.");
+    note(&kb, "private/diary.md", "private", "# Diary\n\nA private entry.");
+    let err = kb.get_document_chunks("local", 1).unwrap_err();
+    assert!(
+        err.to_string().contains("shared by 2 documents") && err.to_string().contains("file path"),
+        "{err}"
+    );
+    let page = kb.get_document_chunks("otters.md", 1).unwrap();
+    assert_eq!(page.total_chunks, 1);
+    assert!(page.chunks.iter().all(|c| c.meta_str("file_path") == Some("otters.md")));
+    assert_eq!(kb.get_document_chunks("nothing-here", 1).unwrap().total_chunks, 0);
+}
