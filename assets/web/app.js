@@ -8,7 +8,7 @@ import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
-import { initEditor, showEditor, onProposal, openFile } from './editor.js';
+import { initEditor, showEditor, onProposal, openFile, openFileForChat, updateComposerContext, discardAllProposals } from './editor.js';
 
 const S = {
   session: null,          // the viewed session: {id, title, private, model, kb_only, ...}
@@ -301,7 +301,11 @@ export async function send(textArg) {
     giveBackText(sid, text);
   };
   try {
-    await stream('/chat', { message: text, session_id: sid }, (ev) => {
+    // In the Editor view the question is about the file on screen.
+    const body = { message: text, session_id: sid };
+    const open = openFileForChat();
+    if (open) body.open_file = open;
+    await stream('/chat', body, (ev) => {
       if (!turn.listed) {
         // The question is saved as the turn starts: list the session now,
         // with its busy dot.
@@ -431,6 +435,7 @@ export function setView(view) {
   $('#editor').hidden = !editing;
   try { localStorage.setItem('jarvis.view', view); } catch { /* private mode */ }
   if (editing) showEditor();
+  updateComposerContext();
 }
 
 function closeSidebar() {
@@ -485,7 +490,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, palette: openPalette })[a.dataset.action]();
+    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, palette: openPalette, 'discard-suggestions': discardAllProposals })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }

@@ -16,6 +16,7 @@ import { $, h, toast, relTime, openModal } from './dom.js';
 import { get, post, del, ApiError } from './api.js';
 import { buildReview, WIDE } from './review.js';
 import { withMenu } from './filemenu.js';
+import { showHistory } from './history.js';
 
 const SANDBOX_PDF = '';
 const SANDBOX_MARKDOWN = 'allow-same-origin';
@@ -261,6 +262,24 @@ async function discardProposal(p) {
   toast(`Suggestion for ${p.filename} discarded; the file is unchanged`);
 }
 
+/** ⋮ → Discard pending suggestions: every waiting suggestion, no file touched. */
+export async function discardAllProposals() {
+  let n = 0;
+  try { n = ((await get('/proposals')).proposals || []).length; } catch (e) { toast(e.message, true); return; }
+  if (!n) { toast('No suggestions are waiting'); return; }
+  if (!confirm(`Discard ${n} waiting suggestion${n === 1 ? '' : 's'}? No file is changed.`)) return;
+  try {
+    const r = await post('/proposals/discard-all', {});
+    toast(`Discarded ${r.discarded} suggestion${r.discarded === 1 ? '' : 's'}; no file was changed`);
+  } catch (e) { toast(e.message, true); return; }
+  E.proposals = [];
+  for (const t of E.tabs) t.review = null;
+  if (E.started) {
+    await refreshDrafts();
+    if (E.current) await showTab(E.current);
+  }
+}
+
 async function setKeep(d, keep) {
   try {
     await post('/drafts/keep', { draft_id: d.id, keep });
@@ -288,7 +307,7 @@ async function deleteDraft(d) {
   E.proposals = E.proposals.filter((p) => p.draft_id !== d.id);
   await refreshDrafts();
   if (!E.current && E.tabs.length) await showTab(E.tabs[0]);
-  else if (!E.current) { clearPreview(); renderTabs(); updateToolbar(); }
+  else if (!E.current) { clearPreview(); renderTabs(); updateToolbar(); updateComposerContext(); }
   toast(`Deleted “${d.title || d.id}”`);
 }
 
@@ -331,7 +350,7 @@ async function closeTab(t) {
     E.current = null;
     const next = E.tabs[Math.min(i, E.tabs.length - 1)];
     if (next) await showTab(next);
-    else { clearPreview(); renderTabs(); updateToolbar(); renderList(); }
+    else { clearPreview(); renderTabs(); updateToolbar(); renderList(); updateComposerContext(); }
   } else renderTabs();
 }
 
@@ -356,6 +375,7 @@ async function showTab(t) {
   renderList();
   updateToolbar();
   updateStatus();
+  updateComposerContext();
   E.cm.refresh();
   if (!t.review && isMd(t.filename)) renderPreview({ saveFirst: false });
   else if (!t.review && t.build) showPages(t, t.build);
@@ -514,7 +534,13 @@ async function build(path, button, verb) {
   const label = button.textContent;
   const started = Date.now();
   button.disabled = true;
-  const tick = () => { button.textContent = `${verb}… ${Math.floor((Date.now() - started) / 1000)} s`; };
+  // Neither latexmk nor pandoc says how far along it is: the seconds are
+  // the honest measure. Past 20 s, the usual reason a build is slow.
+  const tick = () => {
+    const s = Math.floor((Date.now() - started) / 1000);
+    button.textContent = `${verb}… ${s} s`;
+    button.title = s >= 20 ? 'A first build can take minutes while TeX makes its fonts and caches; later ones are quick.' : '';
+  };
   tick();
   const timer = setInterval(tick, 250);
   try {
@@ -542,6 +568,7 @@ async function build(path, button, verb) {
   } finally {
     clearInterval(timer);
     button.textContent = label;
+    button.title = '';
     button.disabled = false;
   }
 }
@@ -716,54 +743,27 @@ async function reloadFromDisk(t) {
 }
 
 // ---------- history ----------
-async function openHistory() {
+function openHistory() {
   const t = E.current;
-  if (!t) return;
-  let f;
-  try {
-    f = await get(`/drafts/${encodeURIComponent(t.draft_id)}/file?name=${encodeURIComponent(t.filename)}`);
-  } catch (e) { toast(e.message, true); return; }
-  const dlg = $('#history-dialog');
-  $('#history-title').textContent = `History of ${t.filename}`;
-  const list = $('#history-list');
-  const view = $('#history-view');
-  const restoreBtn = $('#history-restore');
-  view.textContent = 'Choose a version to see it.';
-  restoreBtn.disabled = true;
-  let chosen = null;
-  const versions = [...(f.versions || [])].sort((a, b) => b.saved_ms - a.saved_ms);
-  list.replaceChildren(...versions.map((v) => {
-    const b = h('button', { type: 'button', role: 'option', 'aria-selected': 'false', class: 'version' },
-      new Date(v.saved_ms).toLocaleString(), h('span', { class: 'muted' }, ` · ${v.bytes} bytes`));
-    b.addEventListener('click', async () => {
-      for (const x of list.querySelectorAll('[role="option"]')) x.setAttribute('aria-selected', String(x === b));
-      try {
-        const r = await get(`/drafts/${encodeURIComponent(t.draft_id)}/version?name=${encodeURIComponent(t.filename)}&version=${encodeURIComponent(v.version)}`);
-        view.textContent = r.text;
-        chosen = v.version;
-        restoreBtn.disabled = false;
-      } catch (e) { toast(e.message, true); }
-    });
-    return h('li', {}, b);
-  }));
-  if (!versions.length) list.replaceChildren(h('li', { class: 'muted' }, 'No saved versions yet: one is taken before every save, restore and accepted suggestion.'));
-  restoreBtn.onclick = async () => {
-    if (!chosen) return;
-    if (isDirty(t) && !confirm('This tab has unsaved changes. Restore anyway? (They stay one undo away.)')) return;
-    try {
-      await post('/drafts/restore', { draft_id: t.draft_id, filename: t.filename, version: chosen });
-      await reloadFromDisk(t);
-      dlg.close();
-      toast('Restored; the text it replaced was saved as a version first');
-      if (E.current === t) await showTab(t);
-    } catch (e) { toast(e.message, true); }
-  };
-  openModal(dlg);
+  if (t) showHistory(t, { isDirty, reloadFromDisk, reshow: async () => { if (E.current === t) await showTab(t); } });
 }
 
 /** The open file, for the composer ("ask about this file"). */
 export function currentFile() {
   return E.current ? { draft_id: E.current.draft_id, filename: E.current.filename } : null;
+}
+
+/** What a message sent now is about: the file on screen in the Editor view. */
+export function openFileForChat() {
+  return E.started && !el.root.hidden ? currentFile() : null;
+}
+
+/** The composer says which file a question is about. */
+export function updateComposerContext() {
+  const input = $('#input');
+  if (!input) return;
+  const f = openFileForChat();
+  input.placeholder = f ? `Ask about ${f.filename}…` : 'Ask your knowledge base…';
 }
 
 export const editorState = E;

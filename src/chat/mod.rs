@@ -68,6 +68,21 @@ use crate::llm::ModelCost;
 /// stop it. The mutex is the commit lock.
 pub type SharedSession = Arc<Mutex<Session>>;
 
+/// What the page around the composer shows, sent with a message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnContext {
+    /// The draft file open in the editor, if any.
+    pub open_file: Option<OpenFile>,
+}
+
+/// A draft file by id and name (both already validated by the caller's
+/// edge; the turn checks it still exists and may be named to the model).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenFile {
+    pub draft_id: String,
+    pub filename: String,
+}
+
 /// What the turn is doing while no text is streaming.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

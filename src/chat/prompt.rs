@@ -26,6 +26,15 @@ pub fn rules() -> String {
     )
 }
 
+/// Appended when the user has a draft file open in the editor. The id and
+/// name passed the drafts containment rules (no quotes, no line breaks), so
+/// they cannot carry instructions; the title is left out for that reason.
+pub fn open_file_note(draft_id: &str, filename: &str) -> String {
+    format!(
+        "Open in the editor: the draft file \"{filename}\" (draft_id \"{draft_id}\"). When the user says \"this file\", \"the draft\" or the like without naming one, they mean it: read it with read_draft and suggest changes with propose_draft_edit."
+    )
+}
+
 /// Base prompt + rules + knowledge-source addendum + response style.
 pub fn build_system_prompt(home: &JarvisHome, kb_only: bool, response_style: &str) -> Result<String, PathsError> {
     let base = prompts::load(home, prompts::SYSTEM)?;

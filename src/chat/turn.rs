@@ -13,7 +13,7 @@ use super::compact::{maybe_compact, needs_compaction};
 use super::prompt::build_system_prompt;
 use super::session::{DisplayEntry, SourceRef, ToolLogEntry};
 use super::tools::{tool_specs, ToolBox};
-use super::{middle_ellipsis, ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnState};
+use super::{middle_ellipsis, ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnContext, TurnState};
 
 /// Longest argument summary a tool event carries.
 const SUMMARY_CHARS: usize = 80;
@@ -41,6 +41,31 @@ pub fn summarise_args(args: &serde_json::Value) -> String {
     middle_ellipsis(&parts.join(", "), SUMMARY_CHARS)
 }
 
+impl ChatAgent {
+    /// The system prompt's line about the file open in the editor: only
+    /// for a file that still exists, and never a private draft's name to a
+    /// cloud model (that name is the user's, like its text).
+    fn open_file_note(&self, context: &TurnContext, cloud: bool) -> Option<String> {
+        let f = context.open_file.as_ref()?;
+        let drafts = self.deps.tools.drafts.as_ref()?;
+        let meta = match drafts.workspace.meta(&f.draft_id) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::info!(draft = %f.draft_id, error = %e, "the file open in the editor is gone; not named to the model");
+                return None;
+            }
+        };
+        if let Err(e) = drafts.workspace.read_file(&f.draft_id, &f.filename) {
+            tracing::info!(draft = %f.draft_id, error = %e, "the file open in the editor is gone; not named to the model");
+            return None;
+        }
+        if cloud && meta.visibility == crate::drafts::Visibility::Private {
+            return None;
+        }
+        Some(super::prompt::open_file_note(&f.draft_id, &f.filename))
+    }
+}
+
 /// How the loop ended, before the commit.
 enum Ended {
     Reply(String),
@@ -59,8 +84,21 @@ impl ChatAgent {
         events: EventSink<'_>,
         cancel: &Cancel,
     ) -> Result<Option<Reply>, ChatError> {
+        self.run_turn_in(session, message, &TurnContext::default(), events, cancel)
+    }
+
+    /// [`ChatAgent::run_turn`] with what the page shows around the
+    /// composer (the draft open in the editor).
+    pub fn run_turn_in(
+        &self,
+        session: &SharedSession,
+        message: &str,
+        context: &TurnContext,
+        events: EventSink<'_>,
+        cancel: &Cancel,
+    ) -> Result<Option<Reply>, ChatError> {
         let (id, generation) = self.register(session, cancel)?;
-        let out = self.turn_inner(session, message, events, cancel);
+        let out = self.turn_inner(session, message, context, events, cancel);
         self.deregister(&id, generation);
         if matches!(out, Ok(Some(_))) {
             // The answer is saved and `reply` sent; embedding the exchange
@@ -87,6 +125,7 @@ impl ChatAgent {
         &self,
         session: &SharedSession,
         message: &str,
+        context: &TurnContext,
         events: EventSink<'_>,
         cancel: &Cancel,
     ) -> Result<Option<Reply>, ChatError> {
@@ -150,7 +189,11 @@ impl ChatAgent {
             self.deps.sessions.save(&s)?;
             (s.messages.clone(), s.messages.len())
         };
-        let system = build_system_prompt(&self.deps.home, kb_only, &settings.response_style)?;
+        let mut system = build_system_prompt(&self.deps.home, kb_only, &settings.response_style)?;
+        if let Some(note) = self.open_file_note(context, cloud) {
+            system.push_str("\n\n");
+            system.push_str(&note);
+        }
         let tools = tool_specs(kb_only);
         let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, cancel);
         toolbox.session_private = lock(session).private;

@@ -178,3 +178,85 @@ fn a_private_draft_hard_stops_a_cloud_model() {
         assert!(!b.contains("secret plans"), "a private draft's title reached the cloud");
     }
 }
+
+/// The system prompt of the first request `server` received.
+fn system_of(server: &FakeServer) -> String {
+    let body = &server.requests()[0].body;
+    // Ollama and OpenRouter both send the system prompt as the first message.
+    body["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn the_file_open_in_the_editor_is_named_in_the_prompt_except_a_private_one_to_a_cloud_model() {
+    use jarvis::chat::{OpenFile, TurnContext};
+    let fx = fixture(NOTES);
+    let drafts = DraftsHandle::open(DraftSettings::with_root(fx.sb.dir.path().join("drafts-root"))).unwrap();
+    let public = drafts
+        .workspace
+        .create_draft("cv", "cv.md", "# CV\n", Visibility::Public, None)
+        .unwrap();
+    let private = drafts
+        .workspace
+        .create_draft(
+            "secret plans",
+            "plan.md",
+            &format!("The code is {SECRET}.\n"),
+            Visibility::Private,
+            None,
+        )
+        .unwrap();
+    let ctx = |id: &str, name: &str| TurnContext {
+        open_file: Some(OpenFile {
+            draft_id: id.to_string(),
+            filename: name.to_string(),
+        }),
+    };
+    let turn = |spec: &str, wire: Wire, context: &TurnContext| {
+        let server = FakeServer::start(vec![wire.text(&["ok"])]);
+        let a = agent(&fx, settings_for(&server.url), &drafts);
+        let s = session(&a, spec);
+        a.run_turn_in(
+            &s,
+            "tighten this file",
+            context,
+            &Events::default().sink(),
+            &Cancel::new(),
+        )
+        .unwrap()
+        .unwrap();
+        system_of(&server)
+    };
+    let note = format!("the draft file \"cv.md\" (draft_id \"{}\")", public.id);
+
+    // Local: the open file is named, with how to read and change it.
+    let sys = turn("ollama", Wire::Ollama, &ctx(&public.id, "cv.md"));
+    assert!(sys.contains(&note), "{sys}");
+    assert!(
+        sys.contains("read_draft") && sys.contains("propose_draft_edit"),
+        "{sys}"
+    );
+    // Without an open file there is no such line.
+    let sys = turn("ollama", Wire::Ollama, &TurnContext::default());
+    assert!(!sys.contains("Open in the editor"), "{sys}");
+    // Cloud: a public draft is named…
+    let sys = turn("openrouter:acme/model-1", Wire::OpenRouter, &ctx(&public.id, "cv.md"));
+    assert!(sys.contains(&note), "{sys}");
+    // …a private one is not, not even its id or file name.
+    let sys = turn(
+        "openrouter:acme/model-1",
+        Wire::OpenRouter,
+        &ctx(&private.id, "plan.md"),
+    );
+    assert!(
+        !sys.contains("Open in the editor") && !sys.contains(&private.id) && !sys.contains("plan.md"),
+        "{sys}"
+    );
+    // A local model may hear about the private one (no cloud in the loop).
+    let sys = turn("ollama", Wire::Ollama, &ctx(&private.id, "plan.md"));
+    assert!(sys.contains("plan.md"), "{sys}");
+    // A file that is gone is not named.
+    let sys = turn("ollama", Wire::Ollama, &ctx(&public.id, "gone.md"));
+    assert!(!sys.contains("Open in the editor"), "{sys}");
+    let sys = turn("ollama", Wire::Ollama, &ctx("no-such-draft", "cv.md"));
+    assert!(!sys.contains("Open in the editor"), "{sys}");
+}

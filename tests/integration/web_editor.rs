@@ -108,12 +108,24 @@ fn a_suggestion_is_reviewed_hunk_by_hunk_and_only_the_accepted_change_is_written
         "return document.querySelector('.tab.active .tab-open')?.textContent.includes('notes.md')",
     );
     b.screenshot("editor-01-file-desktop");
+    assert_eq!(
+        b.js("return document.querySelector('#input').placeholder"),
+        json!("Ask about notes.md…"),
+        "the composer says which file a question is about"
+    );
 
     // Ask from the docked composer; the suggestion opens for review.
     b.type_into("#input", &format!("Tighten my notes{ENTER}"));
     b.wait(
         "three hunks to review",
         "return document.querySelectorAll('.rv-controls').length === 3",
+    );
+    // The turn carried the open file: the model's system prompt names it.
+    let first = &llm.requests()[0].body;
+    let system = first["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(
+        system.contains(&format!("the draft file \"notes.md\" (draft_id \"{}\")", meta.id)),
+        "{system}"
     );
     let st = review_state(&b);
     assert_eq!(st["readOnly"], json!(true), "{st}");

@@ -43,6 +43,15 @@ const MESSAGE_MAX: usize = 100_000;
 pub struct ChatBody {
     pub message: String,
     pub session_id: String,
+    /// The draft file open in the editor, so "this file" means it.
+    #[serde(default)]
+    pub open_file: Option<OpenFileBody>,
+}
+
+#[derive(Deserialize)]
+pub struct OpenFileBody {
+    pub draft_id: String,
+    pub filename: String,
 }
 
 async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> ApiResult<Response> {
@@ -56,6 +65,12 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
             "the message is too long; keep it under {MESSAGE_MAX} characters"
         )));
     }
+    let context = crate::chat::TurnContext {
+        open_file: match b.open_file {
+            Some(f) => Some(open_file(&state, f)?),
+            None => None,
+        },
+    };
     let chat = state.chat()?;
     if chat.is_busy(&id) || state.is_streaming(&id) {
         return Err(ChatError::Busy(id).into());
@@ -88,7 +103,7 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
             // still completes and is saved.
             let _ = tx.send(event_json(&ev, vault.as_deref(), &title));
         };
-        let outcome = chat.run_turn(&session, &message, &sink, &cancel);
+        let outcome = chat.run_turn_in(&session, &message, &context, &sink, &cancel);
         if let Err(e) = &outcome {
             if !matches!(e, ChatError::Cancelled) {
                 tracing::warn!(session = %worker_id, error = %e, "turn failed");
@@ -121,6 +136,20 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
     resp.headers_mut()
         .insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
     Ok(resp)
+}
+
+/// The open file's id and name through the drafts containment rules (a
+/// hostile pair is a 400 before anything else); whether it still exists is
+/// the turn's question.
+fn open_file(state: &WebState, f: OpenFileBody) -> ApiResult<crate::chat::OpenFile> {
+    crate::drafts::workspace::check_name(&f.filename, &state.app.drafts()?.workspace.settings().extensions)?;
+    if !crate::drafts::workspace::valid_id(&f.draft_id) {
+        return Err(crate::drafts::DraftsError::BadId { id: f.draft_id }.into());
+    }
+    Ok(crate::chat::OpenFile {
+        draft_id: f.draft_id,
+        filename: f.filename,
+    })
 }
 
 /// Roll back a turn whose question is still the last thing in the session
