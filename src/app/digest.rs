@@ -5,6 +5,7 @@
 //! entry point the `run-digest` command and the scheduled job share.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cancel::Cancel;
@@ -29,6 +30,9 @@ pub enum DigestOpError {
     /// Importing digest files failed.
     #[error(transparent)]
     Import(#[from] ImportError),
+    /// Another digest run holds the digest lock in this process.
+    #[error("a digest is already running here (the scheduled digest job or another `jarvis run-digest`) — wait for it to finish (`jarvis kb sync-status` shows the job) and run again if you still need to")]
+    Busy,
 }
 
 impl DigestOpError {
@@ -38,6 +42,7 @@ impl DigestOpError {
             DigestOpError::App(e) => e.kind(),
             DigestOpError::Digest(e) => e.kind(),
             DigestOpError::Import(e) => e.kind(),
+            DigestOpError::Busy => crate::error_kind::ErrorKind::Conflict,
         }
     }
 }
@@ -89,10 +94,33 @@ impl App {
         self.home().path(Dir::State)
     }
 
-    /// Run the weekly digest once (the command and the scheduled job both
-    /// come here). Blocking: call it off the async runtime. `progress`
-    /// gets one line per step.
+    /// The lock every digest run in this process takes (see
+    /// [`App::run_digest`]); the jobs share it for their cron and catch-up runs.
+    pub fn digest_lock(&self) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(&self.digest_lock)
+    }
+
+    /// Run the weekly digest once (`jarvis run-digest`, also when delegated
+    /// to a running owner). Takes the digest lock without waiting: while
+    /// the scheduled job (or another run) holds it, this returns
+    /// [`DigestOpError::Busy`] at once instead of a second digest. Blocking:
+    /// call it off the async runtime. `progress` gets one line per step.
     pub fn run_digest(
+        &self,
+        opts: DigestOptions,
+        progress: &dyn Fn(&str),
+        cancel: &Cancel,
+    ) -> Result<DigestReport, DigestOpError> {
+        let Ok(_held) = self.digest_lock.try_lock() else {
+            return Err(DigestOpError::Busy);
+        };
+        self.run_digest_held(opts, progress, cancel)
+    }
+
+    /// [`App::run_digest`] for a caller that already holds
+    /// [`App::digest_lock`] (the scheduled digest job takes it before its
+    /// provider probe).
+    pub(crate) fn run_digest_held(
         &self,
         opts: DigestOptions,
         progress: &dyn Fn(&str),

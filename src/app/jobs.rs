@@ -165,8 +165,8 @@ impl JobDeps for AppJobs {
     }
 }
 
-/// The digest pipeline as the scheduled job's body (`App::run_digest`, the
-/// one entry point `jarvis run-digest` uses too).
+/// The digest pipeline as the scheduled job's body (the pipeline entry
+/// point `jarvis run-digest` uses too, minus the lock the job already holds).
 struct AppDigest(Arc<App>);
 
 impl DigestBody for AppDigest {
@@ -174,7 +174,8 @@ impl DigestBody for AppDigest {
         let progress = |line: &str| tracing::info!("digest: {line}");
         let r = self
             .0
-            .run_digest(crate::digest::DigestOptions::default(), &progress, cancel)
+            // The job took the shared digest lock already (`JobCtx::digest_lock`).
+            .run_digest_held(crate::digest::DigestOptions::default(), &progress, cancel)
             .map_err(|e| dep(e.kind(), e))?;
         let file = r
             .digest_file
@@ -211,9 +212,13 @@ impl std::fmt::Debug for JobsHandle {
 /// How long a stop waits for running jobs.
 pub const JOBS_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-fn job_ctx(app: &Arc<App>) -> crate::jobs::JobCtx {
+pub(super) fn job_ctx(app: &Arc<App>) -> crate::jobs::JobCtx {
     let deps = AppJobs::new(Arc::clone(app));
-    crate::jobs::JobCtx::new(job_settings(&app.config()), Arc::new(deps))
+    let mut ctx = crate::jobs::JobCtx::new(job_settings(&app.config()), Arc::new(deps));
+    // One digest lock for the scheduled runs and a `run-digest` delegated
+    // to this owner.
+    ctx.digest_lock = app.digest_lock();
+    ctx
 }
 
 /// Start the scheduler (and the watcher) for an owner with this `role`,

@@ -130,6 +130,10 @@ pub struct App {
     /// `None` = this executable. Tests whose executable is the harness
     /// point it at the built `jarvis`.
     pdf_worker_cmd: Mutex<Option<pdf_isolated::WorkerCommand>>,
+    /// Held by whichever digest run is in flight in this process — the
+    /// scheduled job, its catch-up, or a `jarvis run-digest` delegated to
+    /// this owner — so two digests never run at once.
+    digest_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Modification time and size of a file, `None` when it does not exist.
@@ -181,6 +185,7 @@ impl App {
             lock_notice: Mutex::new(None),
             drafts: Mutex::new(None),
             pdf_worker_cmd: Mutex::new(None),
+            digest_lock: Arc::default(),
         })
     }
 

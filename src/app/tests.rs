@@ -51,3 +51,38 @@ fn app_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<App>();
 }
+
+#[test]
+fn a_manual_digest_and_the_scheduled_one_share_one_lock() {
+    let t = tempfile::tempdir().unwrap();
+    let home = JarvisHome::at(t.path());
+    std::fs::write(home.config_file(), "[digest]\nenabled = true\n").unwrap();
+    let app = App::open(home, no_env).unwrap();
+    let opts = crate::digest::DigestOptions::default;
+    let cancel = Cancel::new();
+
+    // The scheduled job (or its catch-up) holds the lock: `run-digest`
+    // refuses at once, as a conflict, instead of running a second digest.
+    let held = app.digest_lock().try_lock_owned().unwrap();
+    let err = app.run_digest(opts(), &|_| {}, &cancel).unwrap_err();
+    assert!(matches!(err, digest::DigestOpError::Busy), "{err}");
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    assert!(err.to_string().contains("already running"), "{err}");
+    drop(held);
+    // Free again: the run gets past the lock (and stops at the next check,
+    // here: nothing to fetch is configured).
+    let err = app.run_digest(opts(), &|_| {}, &cancel).unwrap_err();
+    assert!(!matches!(err, digest::DigestOpError::Busy), "{err}");
+
+    // A manual run holds it: the scheduled digest job skips, recorded as
+    // "another digest run was in progress".
+    let ctx = jobs::job_ctx(&app);
+    let _manual = app.digest_lock().try_lock_owned().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r = rt.block_on(crate::jobs::digest::run(&ctx, Cancel::new())).unwrap();
+    assert!(r.skipped, "{r:?}");
+    assert!(r.summary.contains("another digest run"), "{}", r.summary);
+}
