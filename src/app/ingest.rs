@@ -119,6 +119,28 @@ impl App {
         }
     }
 
+    /// The vault refresh for only `changed` (absolute paths a watcher
+    /// reported) in the configured vault; `Ok(None)` when they cannot be
+    /// refreshed alone and [`App::refresh_vault`] must sweep instead.
+    pub fn refresh_vault_paths(
+        &self,
+        changed: &[std::path::PathBuf],
+        cancel: &Cancel,
+    ) -> Result<Option<VaultReport>, WriteError> {
+        let cfg = self.config();
+        let root = cfg.path("vault.path").unwrap_or_default();
+        let kb = self.kb()?;
+        let opts = VaultOptions {
+            private_dirs: cfg.list("vault.private_dirs"),
+            force: false,
+        };
+        match crate::ingest::vault::refresh_vault_paths(&kb, &root, &opts, changed, cancel) {
+            Ok(r) => Ok(r),
+            Err(_) if cancel.is_cancelled() => Err(WriteError::Cancelled),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Refuse a re-embed that cannot do what the user means: the knowledge
     /// base was opened (by a long-lived owner) before `rag.embed_model`
     /// changed, so it would re-embed with the old model. Cheap; the CLI asks

@@ -3,7 +3,7 @@
 //! the same vault refresh and paper ingest the `kb` commands use), plus
 //! the start-up checks that make `jarvis sync` refuse to start.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -88,6 +88,17 @@ impl AppJobs {
     }
 }
 
+fn counts(r: &crate::ingest::vault::VaultReport) -> VaultCounts {
+    VaultCounts {
+        added: r.added.len(),
+        updated: r.updated.len(),
+        deleted: r.deleted.len(),
+        reclassified: r.reclassified.len(),
+        unchanged: r.unchanged,
+        skipped: r.skipped.len(),
+    }
+}
+
 fn dep(kind: ErrorKind, e: impl std::fmt::Display) -> DepError {
     DepError::new(kind, e.to_string())
 }
@@ -101,14 +112,21 @@ impl JobDeps for AppJobs {
         for (path, why) in &r.skipped {
             tracing::debug!(note = %path, "vault: skipped: {why}");
         }
-        Ok(VaultCounts {
-            added: r.added.len(),
-            updated: r.updated.len(),
-            deleted: r.deleted.len(),
-            reclassified: r.reclassified.len(),
-            unchanged: r.unchanged,
-            skipped: r.skipped.len(),
-        })
+        Ok(counts(&r))
+    }
+
+    fn refresh_vault_paths(&self, paths: &[PathBuf], cancel: &Cancel) -> Result<Option<VaultCounts>, DepError> {
+        let Some(r) = self
+            .app
+            .refresh_vault_paths(paths, cancel)
+            .map_err(|e| dep(e.kind(), e))?
+        else {
+            return Ok(None);
+        };
+        for (path, why) in &r.skipped {
+            tracing::debug!(note = %path, "vault: skipped: {why}");
+        }
+        Ok(Some(counts(&r)))
     }
 
     fn ingest_pdf(&self, path: &Path, cancel: &Cancel) -> Result<InboxPaper, DepError> {
@@ -317,7 +335,9 @@ pub fn run_job_once(app: &Arc<App>, jobs: Option<&JobsHandle>, id: &str, stop: &
         Some(h) => {
             let r = Arc::clone(&h.runner);
             h.rt.block_on(async move {
-                let ran = r.run_with(id, "run-job", false, Some(stop)).await;
+                let ran = r
+                    .run_with(id, crate::jobs::runner::Cause::RunJob, false, Some(stop))
+                    .await;
                 let next = r.ctx().status.job(id).next_run;
                 r.finished(id, &ran, next);
                 ran
@@ -337,7 +357,9 @@ pub fn run_job_once(app: &Arc<App>, jobs: Option<&JobsHandle>, id: &str, stop: &
                 })?;
             let runner = crate::jobs::Runner::new(ctx, app.shutdown().child());
             rt.block_on(async move {
-                let ran = runner.run_with(id, "run-job", false, Some(stop)).await;
+                let ran = runner
+                    .run_with(id, crate::jobs::runner::Cause::RunJob, false, Some(stop))
+                    .await;
                 let next = runner.ctx().status.job(id).next_run;
                 runner.finished(id, &ran, next);
                 ran

@@ -6,7 +6,8 @@
 //! [`refresh_vault`]: add new notes, re-index changed ones (content hash,
 //! with mtime + size as the cheap pre-check), remove deleted ones,
 //! re-classify unchanged ones metadata-only, and migrate notes indexed under
-//! an older frontmatter mapping.
+//! an older frontmatter mapping; and [`refresh_vault_paths`], the same
+//! decisions for only the paths a watcher reported (`vault/scoped.rs`).
 //! Must not: write or delete any file in the vault, or decide anything about
 //! privacy except through `get_visibility`.
 
@@ -117,12 +118,18 @@ struct Indexed {
 /// (a note may be a link) but never loops: every directory is visited once
 /// by its resolved path, and anything resolving outside the vault is skipped.
 fn walk(root: &Path, report: &mut VaultReport) -> Result<Vec<(String, PathBuf)>, VaultError> {
+    walk_from(root, root, report)
+}
+
+/// [`walk`] of the folder `start` inside the vault `root` only (paths stay
+/// relative to `root`).
+fn walk_from(root: &Path, start: &Path, report: &mut VaultReport) -> Result<Vec<(String, PathBuf)>, VaultError> {
     let canon_root = root
         .canonicalize()
         .map_err(|_| VaultError::NoVault(root.to_path_buf()))?;
     let mut out = Vec::new();
     let mut seen_dirs = BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
+    let mut stack = vec![start.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(canon) = dir.canonicalize() else { continue };
         if !seen_dirs.insert(canon) {
@@ -402,69 +409,20 @@ pub fn refresh_vault(
         if group.full() {
             group.flush(kb, &mut report, cancel)?;
         }
-        let Some(vis) = get_visibility(path, root, &opts.private_dirs) else {
-            report.skipped.push((rel.clone(), "resolves outside the vault".into()));
-            continue;
-        };
-        let Ok(meta) = std::fs::metadata(path) else {
-            report.skipped.push((rel.clone(), "unreadable".into()));
-            continue;
-        };
-        let Some(old) = indexed.get(rel) else {
-            match stage_vault_file(kb, rel, path, vis, &mut report) {
-                Ok(None) => report.skipped.push((rel.clone(), "empty note".into())),
-                Ok(Some(docs)) if docs.is_empty() => report.skipped.push((rel.clone(), "empty note".into())),
-                Ok(Some(docs)) => group.push(rel, false, docs),
-                Err(VaultError::Io { source, .. }) => report.skipped.push((rel.clone(), source.to_string())),
-                Err(e) => return Err(e),
-            }
-            continue;
-        };
-        let same_stat = old.mtime == meta.mtime() && old.size == meta.size() as i64;
-        let content_changed = !same_stat && {
-            let bytes = std::fs::read(path).map_err(|source| VaultError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            hex::encode(Sha256::digest(&bytes)) != old.hash
-        };
-        let behind = old.schema < META_SCHEMA;
-        // Below EMBED_SCHEMA the embedded text itself changed (the title
-        // header), so every such note is re-embedded, frontmatter or not.
-        let needs_reindex = content_changed || old.schema < EMBED_SCHEMA || (behind && has_frontmatter(path));
-        if needs_reindex {
-            if let Some(docs) = stage_vault_file(kb, rel, path, vis, &mut report)? {
-                group.push(rel, true, docs);
-            }
-            continue;
-        }
-        // Unchanged content: metadata-only fixes, never re-embedding.
-        let mut fields = Metadata::new();
-        if old.visibility.as_deref() != Some(vis.as_str()) {
-            fields.insert("visibility".into(), json!(vis.as_str()));
-            report.reclassified.push(rel.clone());
-        }
-        if behind {
-            fields.insert("meta_schema".into(), json!(META_SCHEMA));
-            report.restamped += 1;
-        }
-        if !same_stat {
-            fields.insert("mtime".into(), json!(meta.mtime()));
-            fields.insert("file_size".into(), json!(meta.size() as i64));
-            fields.insert("modified_at".into(), Value::String(iso_mtime(&meta)));
-        }
-        if fields.is_empty() {
-            report.unchanged += 1;
-        } else {
-            kb.update_metadata_fields(rel, &fields)?;
-        }
+        decide(kb, root, opts, rel, path, indexed.get(rel), &mut group, &mut report)?;
     }
     if cancel.is_cancelled() {
         return Err(VaultError::Cancelled);
     }
     group.flush(kb, &mut report, cancel)?;
-    // Deleted notes: one commit for all of them (in groups of whole notes).
     let gone: Vec<&String> = indexed.keys().filter(|k| !present.contains(k.as_str())).collect();
+    remove_notes(kb, &gone, &mut report)?;
+    progress(total, total);
+    Ok(report)
+}
+
+/// Remove deleted notes: one commit per group of whole notes.
+fn remove_notes(kb: &Kb, gone: &[&String], report: &mut VaultReport) -> Result<(), VaultError> {
     for chunk in gone.chunks(GROUP_NOTES) {
         let items = chunk
             .iter()
@@ -478,8 +436,83 @@ pub fn refresh_vault(
         kb.commit_many(items)?;
         report.deleted.extend(chunk.iter().map(|r| (*r).clone()));
     }
-    progress(total, total);
-    Ok(report)
+    Ok(())
+}
+
+/// Decide one note on disk against what the per-file map holds for it
+/// (`indexed`): stage it for the group (new, changed, behind the schema),
+/// fix metadata only (re-classified, touched), or count it unchanged. The
+/// full refresh and the scoped one both decide through here.
+#[allow(clippy::too_many_arguments)]
+fn decide(
+    kb: &Kb,
+    root: &Path,
+    opts: &VaultOptions,
+    rel: &str,
+    path: &Path,
+    indexed: Option<&Indexed>,
+    group: &mut Group,
+    report: &mut VaultReport,
+) -> Result<(), VaultError> {
+    let Some(vis) = get_visibility(path, root, &opts.private_dirs) else {
+        report
+            .skipped
+            .push((rel.to_string(), "resolves outside the vault".into()));
+        return Ok(());
+    };
+    let Ok(meta) = std::fs::metadata(path) else {
+        report.skipped.push((rel.to_string(), "unreadable".into()));
+        return Ok(());
+    };
+    let Some(old) = indexed else {
+        match stage_vault_file(kb, rel, path, vis, report) {
+            Ok(None) => report.skipped.push((rel.to_string(), "empty note".into())),
+            Ok(Some(docs)) if docs.is_empty() => report.skipped.push((rel.to_string(), "empty note".into())),
+            Ok(Some(docs)) => group.push(rel, false, docs),
+            Err(VaultError::Io { source, .. }) => report.skipped.push((rel.to_string(), source.to_string())),
+            Err(e) => return Err(e),
+        }
+        return Ok(());
+    };
+    let same_stat = old.mtime == meta.mtime() && old.size == meta.size() as i64;
+    let content_changed = !same_stat && {
+        let bytes = std::fs::read(path).map_err(|source| VaultError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        hex::encode(Sha256::digest(&bytes)) != old.hash
+    };
+    let behind = old.schema < META_SCHEMA;
+    // Below EMBED_SCHEMA the embedded text itself changed (the title
+    // header), so every such note is re-embedded, frontmatter or not.
+    let needs_reindex = content_changed || old.schema < EMBED_SCHEMA || (behind && has_frontmatter(path));
+    if needs_reindex {
+        if let Some(docs) = stage_vault_file(kb, rel, path, vis, report)? {
+            group.push(rel, true, docs);
+        }
+        return Ok(());
+    }
+    // Unchanged content: metadata-only fixes, never re-embedding.
+    let mut fields = Metadata::new();
+    if old.visibility.as_deref() != Some(vis.as_str()) {
+        fields.insert("visibility".into(), json!(vis.as_str()));
+        report.reclassified.push(rel.to_string());
+    }
+    if behind {
+        fields.insert("meta_schema".into(), json!(META_SCHEMA));
+        report.restamped += 1;
+    }
+    if !same_stat {
+        fields.insert("mtime".into(), json!(meta.mtime()));
+        fields.insert("file_size".into(), json!(meta.size() as i64));
+        fields.insert("modified_at".into(), Value::String(iso_mtime(&meta)));
+    }
+    if fields.is_empty() {
+        report.unchanged += 1;
+    } else {
+        kb.update_metadata_fields(rel, &fields)?;
+    }
+    Ok(())
 }
 
 fn has_frontmatter(path: &Path) -> bool {
@@ -487,6 +520,9 @@ fn has_frontmatter(path: &Path) -> bool {
         .map(|b| frontmatter::parse(&String::from_utf8_lossy(&b)).has_frontmatter)
         .unwrap_or(true)
 }
+
+mod scoped;
+pub use scoped::refresh_vault_paths;
 
 #[cfg(test)]
 mod tests;

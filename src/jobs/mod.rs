@@ -207,6 +207,10 @@ pub struct DigestOutcome {
 pub trait JobDeps: Send + Sync + 'static {
     /// One incremental refresh of the configured vault.
     fn refresh_vault(&self, cancel: &Cancel) -> Result<VaultCounts, DepError>;
+    /// The same refresh for only these changed paths (absolute, as the
+    /// watcher reports them); `Ok(None)` when they cannot be refreshed
+    /// alone and the whole vault must be swept instead.
+    fn refresh_vault_paths(&self, paths: &[PathBuf], cancel: &Cancel) -> Result<Option<VaultCounts>, DepError>;
     /// Ingest one inbox PDF as a public full-text paper; the stored byte
     /// hash decides skip (unchanged) or replace.
     fn ingest_pdf(&self, path: &Path, cancel: &Cancel) -> Result<InboxPaper, DepError>;
@@ -298,8 +302,11 @@ pub struct JobCtx {
     pub settings: Arc<JobSettings>,
     pub deps: Arc<dyn JobDeps>,
     pub status: Arc<status::StatusStore>,
-    /// Held by whichever digest run (cron or catch-up) is in flight.
+    /// Held by whichever digest run (cron or catch-up) is in flight; the
+    /// application hands in the lock its `run-digest` takes too.
     pub digest_lock: Arc<tokio::sync::Mutex<()>>,
+    /// What the watcher saw that no refresh has covered yet.
+    pub vault_changes: Arc<vault_refresh::Changes>,
 }
 
 impl JobCtx {
@@ -310,6 +317,7 @@ impl JobCtx {
             deps,
             status,
             digest_lock: Arc::default(),
+            vault_changes: Arc::default(),
         }
     }
 }
@@ -442,9 +450,9 @@ pub fn unregistered_reason(id: JobId, s: &JobSettings) -> Option<String> {
 }
 
 /// Run one job's body (no bookkeeping: see [`Runner::run`]).
-pub async fn run_body(id: JobId, ctx: &JobCtx, cancel: Cancel) -> Result<JobReport, JobError> {
+pub async fn run_body(id: JobId, ctx: &JobCtx, cancel: Cancel, cause: runner::Cause) -> Result<JobReport, JobError> {
     match id {
-        JobId::VaultRefresh => vault_refresh::run(ctx, cancel).await,
+        JobId::VaultRefresh => vault_refresh::run(ctx, cancel, cause).await,
         JobId::PdfScan => pdf_scan::run(ctx, cancel).await,
         JobId::DraftGc => draft_gc::run(ctx, cancel).await,
         JobId::Digest => digest::run(ctx, cancel).await,

@@ -21,12 +21,43 @@ use super::status::ErrorRecord;
 use super::{panic_message, run_body, JobCtx, JobError, JobId, JobReport};
 use crate::cancel::Cancel;
 
+/// What triggered a run: for the log, and for the vault refresh, which
+/// refreshes only the watcher's changed paths when the watcher asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The run right after the owner started.
+    Start,
+    /// The scheduler's interval or cron slot.
+    Schedule,
+    /// The filesystem watcher saw changes.
+    Watcher,
+    /// `jarvis sync run-job`.
+    RunJob,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Start => "start",
+            Cause::Schedule => "schedule",
+            Cause::Watcher => "watcher",
+            Cause::RunJob => "run-job",
+        }
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A job run's state in the runner.
 #[derive(Debug, Default)]
 struct Slot {
     running: bool,
-    /// Another run was asked for while this one ran.
-    again: bool,
+    /// Another run was asked for while this one ran, by this cause.
+    again: Option<Cause>,
 }
 
 /// Runs jobs with the bookkeeping. Shared as `Arc<Runner>`.
@@ -80,12 +111,12 @@ impl Runner {
             .any(|s| s.running)
     }
 
-    fn claim(&self, id: JobId, queue: bool) -> Option<Ran> {
+    fn claim(&self, id: JobId, cause: Cause, queue: bool) -> Option<Ran> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = slots.entry(id).or_default();
         if slot.running {
             if queue {
-                slot.again = true;
+                slot.again = Some(cause);
                 return Some(Ran::Queued);
             }
             return Some(Ran::AlreadyRunning);
@@ -94,44 +125,46 @@ impl Runner {
         None
     }
 
-    /// Release the slot; true when a queued run should follow.
-    fn release(&self, id: JobId) -> bool {
+    /// Release the slot; the cause of a queued run that should follow.
+    fn release(&self, id: JobId) -> Option<Cause> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = slots.entry(id).or_default();
-        if slot.again {
-            slot.again = false;
-            true
-        } else {
+        let again = slot.again.take();
+        if again.is_none() {
             slot.running = false;
-            false
         }
+        again
     }
 
-    /// Run `id` once now. `cause` is for the log (`schedule`, `start`,
-    /// `watcher`, `run-job`). With `queue`, a trigger that finds the job
-    /// running asks for one more run after it instead of being dropped.
-    pub async fn run(self: &Arc<Self>, id: JobId, cause: &str, queue: bool) -> Ran {
+    /// Run `id` once now. With `queue`, a trigger that finds the job
+    /// running asks for one more run after it (with this cause) instead of
+    /// being dropped.
+    pub async fn run(self: &Arc<Self>, id: JobId, cause: Cause, queue: bool) -> Ran {
         self.run_with(id, cause, queue, None).await
     }
 
     /// [`Runner::run`], also stopped by `stop` (a `run-job` client's Ctrl-C).
-    pub async fn run_with(self: &Arc<Self>, id: JobId, cause: &str, queue: bool, stop: Option<&Cancel>) -> Ran {
-        if let Some(r) = self.claim(id, queue) {
+    pub async fn run_with(self: &Arc<Self>, id: JobId, cause: Cause, queue: bool, stop: Option<&Cancel>) -> Ran {
+        if let Some(r) = self.claim(id, cause, queue) {
             match r {
                 Ran::AlreadyRunning => {
-                    tracing::info!(job = %id, cause, "job {id}: still running; this trigger is skipped")
+                    tracing::info!(job = %id, %cause, "job {id}: still running; this trigger is skipped")
                 }
-                _ => tracing::debug!(job = %id, cause, "job {id}: running; one more run queued"),
+                _ => tracing::debug!(job = %id, %cause, "job {id}: running; one more run queued"),
             }
             return r;
         }
+        let mut cause = cause;
         loop {
             let result = self.run_claimed(id, cause, stop).await;
-            if !self.release(id) || self.shutdown.is_cancelled() {
-                if self.shutdown.is_cancelled() {
-                    self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            match self.release(id) {
+                Some(next) if !self.shutdown.is_cancelled() => cause = next,
+                _ => {
+                    if self.shutdown.is_cancelled() {
+                        self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                    }
+                    return Ran::Finished(result);
                 }
-                return Ran::Finished(result);
             }
         }
     }
@@ -139,7 +172,7 @@ impl Runner {
     async fn run_claimed(
         self: &Arc<Self>,
         id: JobId,
-        cause: &str,
+        cause: Cause,
         stop: Option<&Cancel>,
     ) -> Result<JobReport, JobError> {
         let started = Utc::now();
@@ -148,7 +181,7 @@ impl Runner {
             j.running = true;
             j.last_run = Some(started);
         });
-        tracing::debug!(job = %id, cause, "job {id}: started");
+        tracing::debug!(job = %id, %cause, "job {id}: started");
         let ctx = self.ctx.clone();
         let cancel = self.shutdown.child();
         let _linked = stop.map(|s| {
@@ -157,7 +190,7 @@ impl Runner {
         });
         // Its own task: a panic anywhere in the body ends that task only,
         // and comes back here as a JoinError instead of a silent stop.
-        let handle = tokio::spawn(async move { run_body(id, &ctx, cancel).await });
+        let handle = tokio::spawn(async move { run_body(id, &ctx, cancel, cause).await });
         let result = match handle.await {
             Ok(r) => r,
             Err(e) if e.is_panic() => Err(JobError::Panicked(panic_message(e.into_panic()))),

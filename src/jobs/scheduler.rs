@@ -14,7 +14,7 @@ use std::time::Duration;
 use chrono::{DateTime, Local, Utc};
 use tokio_cron_scheduler::{Job, JobScheduler};
 
-use super::runner::{show_time, Ran, Runner};
+use super::runner::{show_time, Cause, Ran, Runner};
 use super::{digest, unregistered_reason, JobError, JobId, JobSpec, Trigger};
 
 /// A running schedule. Stop it with [`Schedule::stop`].
@@ -62,7 +62,7 @@ async fn fire(runner: Arc<Runner>, id: JobId, uuid: uuid::Uuid, mut sched: JobSc
             }
         }
     }
-    let ran = runner.run(id, "schedule", false).await;
+    let ran = runner.run(id, Cause::Schedule, false).await;
     // The scheduler computes the tick after this one by itself.
     let n = sched.next_tick_for_job(uuid).await.ok().flatten();
     runner.finished(id, &ran, n);
@@ -147,7 +147,7 @@ pub async fn start(runner: Arc<Runner>, plan: Vec<JobSpec>) -> Result<Schedule, 
         let (r, id, uuid) = (Arc::clone(&runner), spec.id, *uuid);
         let mut s = sched.clone();
         tasks.push(tokio::spawn(async move {
-            let ran = r.run(id, "start", false).await;
+            let ran = r.run(id, Cause::Start, false).await;
             let n = s.next_tick_for_job(uuid).await.ok().flatten();
             r.finished(id, &ran, n);
         }));
@@ -175,7 +175,7 @@ impl Schedule {
     /// Run `id` now (for `jarvis sync run-job`), with the same bookkeeping
     /// and log line as a scheduled run.
     pub async fn run_now(&self, id: JobId) -> Ran {
-        let ran = self.runner.run(id, "run-job", false).await;
+        let ran = self.runner.run(id, Cause::RunJob, false).await;
         let next = self.next_run(id).await;
         self.runner.finished(id, &ran, next);
         ran

@@ -5,13 +5,17 @@ use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
 
-use super::runner::Ran;
+use super::runner::{Cause, Ran};
 use super::*;
 
 /// Fake application side: counts calls, fails or panics on request.
 #[derive(Default)]
 struct Fake {
     vault_calls: AtomicUsize,
+    /// The path sets the scoped refresh was called with.
+    scoped_calls: Mutex<Vec<Vec<std::path::PathBuf>>>,
+    /// The scoped refresh declines (a symlink on the way): sweep instead.
+    scoped_declines: AtomicBool,
     vault_panics: AtomicBool,
     vault_sleep_ms: AtomicUsize,
     ingested: Mutex<Vec<String>>,
@@ -49,6 +53,21 @@ impl JobDeps for Fake {
             added: 1,
             ..VaultCounts::default()
         })
+    }
+    fn refresh_vault_paths(
+        &self,
+        paths: &[std::path::PathBuf],
+        _cancel: &Cancel,
+    ) -> Result<Option<VaultCounts>, DepError> {
+        self.scoped_calls.lock().unwrap().push(paths.to_vec());
+        std::thread::sleep(Duration::from_millis(self.vault_sleep_ms.load(Ordering::SeqCst) as u64));
+        if self.scoped_declines.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        Ok(Some(VaultCounts {
+            updated: paths.len(),
+            ..VaultCounts::default()
+        }))
     }
     fn ingest_pdf(&self, path: &Path, _cancel: &Cancel) -> Result<InboxPaper, DepError> {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -210,7 +229,7 @@ async fn catch_up_after_a_power_off_runs_exactly_once_and_never_on_first_start()
     );
     let runner = Runner::new(ctx.clone(), Cancel::new());
     // First start: no baseline → waits.
-    let r = runner.run(JobId::DigestCatchup, "start", false).await;
+    let r = runner.run(JobId::DigestCatchup, Cause::Start, false).await;
     assert!(matches!(&r, Ran::Finished(Ok(rep)) if rep.skipped), "{r:?}");
     assert_eq!(fake.digest_runs.load(Ordering::SeqCst), 0);
     // A success 9 days ago, as a previous process wrote it to the file.
@@ -224,12 +243,12 @@ async fn catch_up_after_a_power_off_runs_exactly_once_and_never_on_first_start()
         "read back from the file"
     );
     let runner = Runner::new(reread.clone(), Cancel::new());
-    let r = runner.run(JobId::DigestCatchup, "start", false).await;
+    let r = runner.run(JobId::DigestCatchup, Cause::Start, false).await;
     assert!(matches!(&r, Ran::Finished(Ok(rep)) if !rep.skipped), "{r:?}");
     assert_eq!(fake.digest_runs.load(Ordering::SeqCst), 1);
     assert!(reread.status.job(JobId::Digest).last_success.unwrap() > nine_days);
     // The next catch-up tick finds nothing missed.
-    let r = runner.run(JobId::DigestCatchup, "schedule", false).await;
+    let r = runner.run(JobId::DigestCatchup, Cause::Schedule, false).await;
     assert!(matches!(&r, Ran::Finished(Ok(rep)) if rep.skipped), "{r:?}");
     assert_eq!(fake.digest_runs.load(Ordering::SeqCst), 1);
 }
@@ -250,8 +269,8 @@ async fn the_cron_digest_and_the_catch_up_never_run_two_digests_at_once() {
     });
     let runner = Runner::new(ctx.clone(), Cancel::new());
     let (a, b) = tokio::join!(
-        runner.run(JobId::Digest, "schedule", false),
-        runner.run(JobId::DigestCatchup, "start", false)
+        runner.run(JobId::Digest, Cause::Schedule, false),
+        runner.run(JobId::DigestCatchup, Cause::Start, false)
     );
     assert_eq!(fake.digest_runs.load(Ordering::SeqCst), 1, "{a:?} {b:?}");
     let skipped = [&a, &b]
@@ -274,7 +293,7 @@ async fn a_local_provider_that_is_down_fails_the_digest_fast_with_a_pointer() {
         },
     );
     let runner = Runner::new(ctx.clone(), Cancel::new());
-    let r = runner.run(JobId::Digest, "schedule", false).await;
+    let r = runner.run(JobId::Digest, Cause::Schedule, false).await;
     let Ran::Finished(Err(e)) = r else { panic!("{r:?}") };
     assert_eq!(e.kind(), ErrorKind::Unavailable);
     assert!(e.to_string().contains("ollama serve"), "{e}");
@@ -340,24 +359,80 @@ async fn a_trigger_while_running_is_skipped_or_folded_into_one_follow_up() {
     let ctx = JobCtx::new(settings(dir.path()), Arc::clone(&fake) as Arc<dyn JobDeps>);
     let runner = Runner::new(ctx, Cancel::new());
     let r1 = Arc::clone(&runner);
-    let first = tokio::spawn(async move { r1.run(JobId::VaultRefresh, "schedule", false).await });
+    let first = tokio::spawn(async move { r1.run(JobId::VaultRefresh, Cause::Schedule, false).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(matches!(
-        runner.run(JobId::VaultRefresh, "schedule", false).await,
+        runner.run(JobId::VaultRefresh, Cause::Schedule, false).await,
         Ran::AlreadyRunning
     ));
-    for _ in 0..5 {
+    for i in 0..5 {
+        runner
+            .ctx()
+            .vault_changes
+            .add([std::path::PathBuf::from(format!("/v/n{i}.md"))]);
         assert!(matches!(
-            runner.run(JobId::VaultRefresh, "watcher", true).await,
+            runner.run(JobId::VaultRefresh, Cause::Watcher, true).await,
             Ran::Queued
         ));
     }
     first.await.unwrap();
-    assert_eq!(
-        fake.vault_calls.load(Ordering::SeqCst),
-        2,
-        "five queued triggers → one follow-up run"
-    );
+    assert_eq!(fake.vault_calls.load(Ordering::SeqCst), 1, "one sweep");
+    let scoped = fake.scoped_calls.lock().unwrap().clone();
+    assert_eq!(scoped.len(), 1, "five queued triggers → one follow-up run: {scoped:?}");
+    assert_eq!(scoped[0].len(), 5, "covering every path they reported");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_refreshes_its_paths_and_the_schedule_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Arc::new(Fake::default());
+    let ctx = JobCtx::new(settings(dir.path()), Arc::clone(&fake) as Arc<dyn JobDeps>);
+    let runner = Runner::new(ctx, Cancel::new());
+    let changes = Arc::clone(&runner.ctx().vault_changes);
+    let p = |s: &str| std::path::PathBuf::from(s);
+
+    // The watcher's paths: only they are refreshed, no sweep.
+    changes.add([p("/v/a.md"), p("/v/b.md")]);
+    let r = runner.run(JobId::VaultRefresh, Cause::Watcher, true).await;
+    let Ran::Finished(Ok(rep)) = r else { panic!("{r:?}") };
+    assert!(rep.summary.starts_with("2 changed path(s): "), "{}", rep.summary);
+    assert_eq!(fake.vault_calls.load(Ordering::SeqCst), 0);
+    assert!(changes.is_empty(), "taken by the run");
+
+    // Nothing left (an earlier run covered it): a skip, not a sweep.
+    let r = runner.run(JobId::VaultRefresh, Cause::Watcher, true).await;
+    assert!(matches!(r, Ran::Finished(Ok(JobReport { skipped: true, .. }))), "{r:?}");
+    assert_eq!(fake.vault_calls.load(Ordering::SeqCst), 0);
+
+    // A scheduled run sweeps and covers what was pending.
+    changes.add([p("/v/c.md")]);
+    runner.run(JobId::VaultRefresh, Cause::Schedule, false).await;
+    assert_eq!(fake.vault_calls.load(Ordering::SeqCst), 1);
+    assert!(changes.is_empty(), "the sweep covered the pending path");
+    assert_eq!(fake.scoped_calls.lock().unwrap().len(), 1);
+
+    // An overflow / rescan: the watcher's run sweeps.
+    changes.add([p("/v/d.md")]);
+    changes.need_sweep();
+    runner.run(JobId::VaultRefresh, Cause::Watcher, true).await;
+    assert_eq!(fake.vault_calls.load(Ordering::SeqCst), 2);
+    assert_eq!(fake.scoped_calls.lock().unwrap().len(), 1, "no scoped run");
+
+    // Paths the application will not refresh alone: it sweeps at once.
+    fake.scoped_declines.store(true, Ordering::SeqCst);
+    changes.add([p("/v/link.md")]);
+    runner.run(JobId::VaultRefresh, Cause::Watcher, true).await;
+    assert_eq!(fake.scoped_calls.lock().unwrap().len(), 2);
+    assert_eq!(fake.vault_calls.load(Ordering::SeqCst), 3, "declined → swept");
+
+    // A failed run keeps its paths for the next one.
+    fake.scoped_declines.store(false, Ordering::SeqCst);
+    fake.vault_panics.store(true, Ordering::SeqCst);
+    changes.add([p("/v/e.md")]);
+    changes.need_sweep();
+    let r = runner.run(JobId::VaultRefresh, Cause::Watcher, true).await;
+    assert!(matches!(r, Ran::Finished(Err(JobError::Panicked(_)))), "{r:?}");
+    assert_eq!(changes.len(), 1, "still pending after the failure");
 }
 
 #[test]

@@ -5,7 +5,9 @@
 //! Events are debounced (`JobSettings::debounce`, 2 s) and batched: every
 //! event of a window, and every window that arrives while a refresh runs,
 //! become one follow-up refresh — a burst of 1,000 saved notes is one or
-//! two refreshes, not 1,000. The refresh itself decides what changed
+//! two refreshes, not 1,000. The refresh covers only the paths the events
+//! named (see [`super::vault_refresh`]); an overflow or rescan flag makes
+//! it sweep the whole vault. The refresh itself decides what changed
 //! (content hash with an mtime + size pre-check), so an editor's atomic
 //! save (write a temp file, rename it over the note), a move into
 //! `private/` (re-classified at once), and a deletion all come out right
@@ -14,6 +16,7 @@
 //! can miss (network drives, watch-limit overflow).
 //! Must not: index anything itself, or poll.
 
+use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,34 +24,52 @@ use chrono::Utc;
 use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult};
 
-use super::runner::Runner;
+use super::runner::{Cause, Runner};
 use super::status::WatcherStatus;
 use super::JobId;
 
 /// What one debounced window touched.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Batch {
+    /// Relevant vault events.
     vault: usize,
+    /// The vault paths they named.
+    vault_paths: BTreeSet<PathBuf>,
+    /// The vault's events cannot be trusted to be complete (an overflow,
+    /// a rescan flag, a watcher error): sweep the whole vault.
+    sweep: bool,
     inbox: usize,
+}
+
+impl Batch {
+    fn fold(&mut self, more: Batch) {
+        self.vault += more.vault;
+        self.vault_paths.extend(more.vault_paths);
+        self.sweep |= more.sweep;
+        self.inbox += more.inbox;
+    }
 }
 
 /// Whether a changed path matters to the vault refresh: nothing under a
 /// dot-folder (`.obsidian/`, `.trash/`) or a dotfile (editors' temp files);
-/// notes (`.md`), and anything without an extension (a folder moved or
-/// deleted as a whole).
+/// notes (`.md`), and anything that is a folder or no longer there (a
+/// folder moved or deleted as a whole, whatever its name looks like).
 pub fn vault_relevant(root: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else {
         return false;
     };
-    if rel
-        .components()
-        .any(|c| matches!(c, Component::Normal(n) if n.to_string_lossy().starts_with('.')))
+    if rel.as_os_str().is_empty()
+        || rel
+            .components()
+            .any(|c| matches!(c, Component::Normal(n) if n.to_string_lossy().starts_with('.')))
     {
         return false;
     }
     match rel.extension() {
-        None => !rel.as_os_str().is_empty(),
-        Some(e) => e.eq_ignore_ascii_case("md"),
+        Some(e) if e.eq_ignore_ascii_case("md") => true,
+        // An attachment saved is not a note; a folder, or a path that is
+        // gone (it may have been a folder of notes), is.
+        _ => std::fs::metadata(path).map_or(true, |m| m.is_dir()),
     }
 }
 
@@ -87,6 +108,7 @@ pub fn start(runner: Arc<Runner>, rt: tokio::runtime::Handle) -> Option<Watching
                 for ev in &events {
                     if ev.need_rescan() {
                         b.vault += 1;
+                        b.sweep = true;
                         b.inbox += 1;
                         continue;
                     }
@@ -98,6 +120,7 @@ pub fn start(runner: Arc<Runner>, rt: tokio::runtime::Handle) -> Option<Watching
                     for p in &ev.paths {
                         if v.as_deref().is_some_and(|root| vault_relevant(root, p)) {
                             b.vault += 1;
+                            b.vault_paths.insert(p.clone());
                         }
                         if i.as_deref().is_some_and(|dir| inbox_relevant(dir, p)) {
                             b.inbox += 1;
@@ -109,11 +132,12 @@ pub fn start(runner: Arc<Runner>, rt: tokio::runtime::Handle) -> Option<Watching
                 for e in &errors {
                     tracing::warn!(error = %e, "vault watcher: {e}; the periodic refresh covers what was missed");
                 }
-                // Something was lost: refresh to be sure.
+                // Something was lost: sweep to be sure.
                 b.vault += 1;
+                b.sweep = true;
             }
         }
-        if b != Batch::default() {
+        if b.vault > 0 || b.inbox > 0 {
             let _ = tx.send(b);
         }
     };
@@ -170,8 +194,7 @@ pub fn start(runner: Arc<Runner>, rt: tokio::runtime::Handle) -> Option<Watching
             // windows: gather them until none has come for half a debounce.
             let settle = settings.debounce / 2;
             while let Ok(Some(more)) = tokio::time::timeout(settle, rx.recv()).await {
-                batch.vault += more.vault;
-                batch.inbox += more.inbox;
+                batch.fold(more);
             }
             r.ctx().status.update(|d| {
                 let w = d.watcher.get_or_insert_with(WatcherStatus::default);
@@ -182,7 +205,7 @@ pub fn start(runner: Arc<Runner>, rt: tokio::runtime::Handle) -> Option<Watching
             if batch.inbox > 0 {
                 let r2 = Arc::clone(&r);
                 tokio::spawn(async move {
-                    let ran = r2.run(JobId::PdfScan, "watcher", true).await;
+                    let ran = r2.run(JobId::PdfScan, Cause::Watcher, true).await;
                     let next = r2.ctx().status.job(JobId::PdfScan).next_run;
                     r2.finished(JobId::PdfScan, &ran, next);
                 });
@@ -190,10 +213,19 @@ pub fn start(runner: Arc<Runner>, rt: tokio::runtime::Handle) -> Option<Watching
             if batch.vault > 0 {
                 tracing::info!(
                     events = batch.vault,
-                    "vault watcher: {} change(s); refreshing",
-                    batch.vault
+                    paths = batch.vault_paths.len(),
+                    sweep = batch.sweep,
+                    "vault watcher: {} change(s) to {} path(s); refreshing {}",
+                    batch.vault,
+                    batch.vault_paths.len(),
+                    if batch.sweep { "the whole vault" } else { "those paths" }
                 );
-                let ran = r.run(JobId::VaultRefresh, "watcher", true).await;
+                let changes = &r.ctx().vault_changes;
+                changes.add(std::mem::take(&mut batch.vault_paths));
+                if batch.sweep {
+                    changes.need_sweep();
+                }
+                let ran = r.run(JobId::VaultRefresh, Cause::Watcher, true).await;
                 let next = r.ctx().status.job(JobId::VaultRefresh).next_run;
                 r.finished(JobId::VaultRefresh, &ran, next);
             }
@@ -218,18 +250,30 @@ mod tests {
 
     #[test]
     fn only_notes_and_folders_outside_dot_folders_matter() {
-        let root = Path::new("/v");
-        assert!(vault_relevant(root, Path::new("/v/a.md")));
-        assert!(vault_relevant(root, Path::new("/v/private/b.MD")));
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("2024.archive")).unwrap();
+        std::fs::write(root.join("img.png"), b"png").unwrap();
+        let at = |rel: &str| root.join(rel);
+        assert!(vault_relevant(root, &at("a.md")));
+        assert!(vault_relevant(root, &at("private/b.MD")));
         assert!(
-            vault_relevant(root, Path::new("/v/projects")),
-            "a folder moved as a whole"
+            vault_relevant(root, &at("projects")),
+            "a folder moved or deleted as a whole"
         );
-        assert!(!vault_relevant(root, Path::new("/v/.obsidian/workspace.json")));
-        assert!(!vault_relevant(root, Path::new("/v/.obsidian/plugins/x/main.md")));
-        assert!(!vault_relevant(root, Path::new("/v/notes/.a.md.tmp")));
-        assert!(!vault_relevant(root, Path::new("/v/img.png")));
+        assert!(
+            vault_relevant(root, &at("2024.archive")),
+            "a folder, though its name has a dot"
+        );
+        assert!(
+            vault_relevant(root, &at("old.v1")),
+            "gone: it may have been a folder of notes"
+        );
+        assert!(!vault_relevant(root, &at(".obsidian/workspace.json")));
+        assert!(!vault_relevant(root, &at(".obsidian/plugins/x/main.md")));
+        assert!(!vault_relevant(root, &at("notes/.a.md.tmp")));
+        assert!(!vault_relevant(root, &at("img.png")), "an attachment is not a note");
         assert!(!vault_relevant(root, Path::new("/elsewhere/a.md")));
-        assert!(!vault_relevant(root, Path::new("/v")));
+        assert!(!vault_relevant(root, root));
     }
 }

@@ -112,6 +112,29 @@ fn until(sb: &Sandbox, q: &str, bound: Duration, ok: impl Fn(&[(String, String)]
     }
 }
 
+/// The last vault_refresh summary once it is a watcher's scoped run
+/// ("N changed path(s): …"), waiting for the status to be written.
+fn scoped_summary(sb: &Sandbox) -> String {
+    let start = Instant::now();
+    loop {
+        let st = status(sb);
+        let job = st["jobs"]
+            .as_array()
+            .and_then(|jobs| jobs.iter().find(|j| j["id"] == "vault_refresh"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let summary = job["last_summary"].as_str().unwrap_or("").to_string();
+        if summary.contains("changed path(s): ") && job["running"] == false {
+            return summary;
+        }
+        assert!(
+            start.elapsed() < VISIBLE_WITHIN,
+            "the watcher's refresh was not scoped to the changed paths: {job}"
+        );
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
 fn has(h: &[(String, String)], path: &str) -> bool {
     h.iter().any(|(p, _)| p == path)
 }
@@ -137,6 +160,9 @@ fn vault_changes_reach_search_through_the_running_sync_and_a_burst_is_one_refres
     );
     let t = until(&sb, "zanzibar quokka", VISIBLE_WITHIN, |h| has(h, "notes/quokka.md"));
     eprintln!("create visible after {t:?}");
+    // The watcher's run refreshed the changed path only, not the vault.
+    let summary = scoped_summary(&sb);
+    assert!(summary.contains("1 added"), "{summary}");
 
     // Modify the way Obsidian saves: write a temp file, rename it over.
     write(
@@ -198,6 +224,8 @@ fn vault_changes_reach_search_through_the_running_sync_and_a_burst_is_one_refres
     until(&sb, "capybara999", Duration::from_secs(300), |h| {
         has(h, "burst/n0999.md")
     });
+    let summary = scoped_summary(&sb);
+    assert!(summary.contains("added"), "{summary}");
     let after = status(&sb);
     let batches = after["watcher"]["batches"].as_u64().unwrap() - before;
     assert!(

@@ -433,3 +433,6 @@ fn a_stop_during_a_bulk_refresh_leaves_whole_groups_only() {
     let r = refresh(&f, &opts());
     assert_eq!(r.added.len(), 10);
 }
+
+#[path = "scoped_tests.rs"]
+mod scoped_tests;
