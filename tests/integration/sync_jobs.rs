@@ -408,3 +408,60 @@ fn sync_refuses_a_missing_inbox_and_prints_a_systemd_unit() {
     );
     assert!(r.stdout.contains("JARVIS_HOME="), "{}", r.stdout);
 }
+
+/// No systemd runs in the test VM (PID 1 is not systemd, and
+/// `systemd-run --user` has no bus), so the notify protocol is checked
+/// against a socket of our own standing in for `$NOTIFY_SOCKET`: the
+/// datagrams `jarvis sync` sends are the ones systemd would read.
+#[test]
+fn sync_tells_a_notify_socket_ready_feeds_the_watchdog_and_says_stopping() {
+    use std::os::unix::net::UnixDatagram;
+    let sb = Sandbox::new();
+    let vault = sb.dir.path().join("vault");
+    write(&vault, "a.md", "# A\nalpha\n");
+    sb.write_config(&format!("[vault]\npath = \"{}\"\n", vault.display()));
+    let path = sb.dir.path().join("notify.sock");
+    let sock = UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    let mut c = sb.jarvis();
+    // A 2 s watchdog: systemd's contract is a ping at least every 2 s, and
+    // jarvis pings at half of it.
+    c.arg("sync")
+        .env("NOTIFY_SOCKET", &path)
+        .env("WATCHDOG_USEC", "2000000");
+    let mut owner = Owned::spawn(c);
+    let recv_until = |want: &str, within: Duration| -> Vec<String> {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while start.elapsed() < within {
+            if let Ok(n) = sock.recv(&mut buf) {
+                let msg = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let done = msg.lines().any(|l| l == want);
+                seen.push(msg);
+                if done {
+                    return seen;
+                }
+            }
+        }
+        panic!("no {want} within {within:?}; got {seen:?}");
+    };
+    let first = recv_until("READY=1", Duration::from_secs(120));
+    assert_eq!(first.len(), 1, "READY is the first message: {first:?}");
+    // READY means ready: the socket answers and the jobs are registered.
+    let st = status(&sb);
+    assert_eq!(st["owner"]["alive"], true, "{st}");
+    assert_eq!(st["owner"]["pid"], owner.id(), "{st}");
+    // The watchdog is fed: two pings, each within 3 s (one a second).
+    recv_until("WATCHDOG=1", Duration::from_secs(3));
+    recv_until("WATCHDOG=1", Duration::from_secs(3));
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &owner.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    recv_until("STOPPING=1", Duration::from_secs(30));
+    let status = owner.wait().unwrap();
+    assert!(status.success(), "{status}: {}", owner.stderr());
+}

@@ -116,7 +116,11 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         home.join("config.toml"),
         format!("[vault]\npath = \"{}\"\n", vault.display()),
     )?;
-    println!("jarvis: {}", bin.display());
+    println!(
+        "jarvis: {} (load average before: {})",
+        bin.display(),
+        crate::common::load_average()
+    );
     let t = Instant::now();
     let child = jarvis(&bin, &home)
         .arg("sync")
@@ -154,6 +158,20 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     }
     let (p50, p95) = percentiles(&mut ms);
     println!("save → searchable over {edits} edits: p50 {p50:.0} ms, p95 {p95:.0} ms");
+    // The watcher's last run: scoped to the changed paths ("N changed
+    // path(s): …") rather than a sweep of the vault, and how long it took.
+    std::thread::sleep(Duration::from_millis(500));
+    let st = status(&bin, &home);
+    let job = st["jobs"]
+        .as_array()
+        .and_then(|j| j.iter().find(|j| j["id"] == "vault_refresh"))
+        .cloned()
+        .unwrap_or_default();
+    println!(
+        "last watcher refresh: {} in {} ms",
+        job["last_summary"].as_str().unwrap_or("?"),
+        job["duration_ms"]
+    );
 
     let before = status(&bin, &home)["watcher"]["batches"].as_u64().unwrap_or(0);
     let t = Instant::now();
@@ -188,10 +206,11 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let (cpu1, rss) = cpu_and_rss(pid);
     let wall = t.elapsed().as_secs_f64();
     println!(
-        "idle over {wall:.0} s: CPU {:.2} s = {:.3}% of one core, RSS {:.0} MiB",
+        "idle over {wall:.0} s: CPU {:.2} s = {:.3}% of one core, RSS {:.0} MiB (load average after: {})",
         cpu1 - cpu0,
         100.0 * (cpu1 - cpu0) / wall,
-        mib(rss)
+        mib(rss),
+        crate::common::load_average()
     );
     drop(owner);
     Ok(())
