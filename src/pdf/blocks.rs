@@ -118,16 +118,19 @@ pub(crate) fn emit(blocks: &[Block], keep: &HashSet<String>) -> String {
                 out.push_str("# ");
                 out.push_str(&join(lines));
             }
-            Block::Front(lines) => out.push_str(&lines.join("\n")),
+            Block::Front(lines) => {
+                let lines: Vec<String> = lines.iter().map(|l| escape_start(l)).collect();
+                out.push_str(&lines.join("\n"));
+            }
             Block::Heading { style, depth, lines } => {
                 out.push_str(&"#".repeat(level(style, depth)));
                 out.push(' ');
                 out.push_str(&join(lines));
             }
-            Block::Para { lines, .. } => out.push_str(&join(lines)),
+            Block::Para { lines, .. } => out.push_str(&escape_start(&join(lines))),
             Block::Item(marker, lines) => {
                 out.push_str(marker);
-                out.push_str(&join(lines));
+                out.push_str(&escape_start(&join(lines)));
             }
             Block::Table(rows) => {
                 let width = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -154,6 +157,36 @@ pub(crate) fn emit(blocks: &[Block], keep: &HashSet<String>) -> String {
     out
 }
 
+/// Text from the PDF that would open a Markdown block at the start of a
+/// line (`#include` as a heading, `> ` as a quote, `1999. ` as a list,
+/// `---` as a rule, `<div` as HTML) gets a backslash, so it stays text.
+pub(crate) fn escape_start(s: &str) -> String {
+    let mut chars = s.chars();
+    let Some(first) = chars.next() else {
+        return String::new();
+    };
+    let second = chars.next();
+    let escape = match first {
+        '#' | '>' | '<' | '=' => true,
+        '-' | '*' | '+' | '_' => second.is_none_or(|c| c == ' ' || c == first),
+        '`' | '~' => s.starts_with("```") || s.starts_with("~~~"),
+        d if d.is_ascii_digit() => {
+            let digits = s.chars().take_while(char::is_ascii_digit).count();
+            let rest = &s[digits..];
+            if digits <= 9 && (rest.starts_with(". ") || rest.starts_with(") ") || rest == "." || rest == ")") {
+                return format!("{}\\{rest}", &s[..digits]);
+            }
+            false
+        }
+        _ => false,
+    };
+    if escape {
+        format!("\\{s}")
+    } else {
+        s.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +196,23 @@ mod tests {
             lines: vec![s.into()],
             size,
         }
+    }
+
+    #[test]
+    fn text_that_looks_like_markup_stays_text() {
+        assert_eq!(escape_start("#include <stdio.h>"), "\\#include <stdio.h>");
+        assert_eq!(escape_start("> quoted"), "\\> quoted");
+        assert_eq!(escape_start("- dash"), "\\- dash");
+        assert_eq!(escape_start("---"), "\\---");
+        assert_eq!(escape_start("1999. The year"), "1999\\. The year");
+        assert_eq!(escape_start("3) third"), "3\\) third");
+        assert_eq!(escape_start("```rust"), "\\```rust");
+        assert_eq!(escape_start("*Corresponding author"), "*Corresponding author");
+        assert_eq!(escape_start("3.5 GHz is fast"), "3.5 GHz is fast");
+        assert_eq!(escape_start("Plain text"), "Plain text");
+        assert_eq!(escape_start(""), "");
+        let md = emit(&[para("#define N 10", 10.0)], &HashSet::new());
+        assert_eq!(md, "\\#define N 10\n");
     }
 
     #[test]

@@ -121,18 +121,23 @@ fn running_key(s: &str) -> String {
 }
 
 /// Indices of running headers, footers and page numbers on each page: lines
-/// in the top or bottom margin whose text (numbers ignored) repeats on
-/// enough pages. Nothing is dropped from a one-page document.
+/// in the top or bottom margin, set apart from the body by clear space,
+/// whose text (numbers ignored) repeats on enough pages. Nothing is dropped
+/// from a one-page document.
 fn running_lines(pages: &[PageLines]) -> Vec<HashSet<usize>> {
     let candidates: Vec<Vec<(usize, String)>> = pages
         .iter()
         .map(|p| {
             let mut idx: Vec<usize> = (0..p.lines.len()).collect();
             idx.sort_by(|&a, &b| p.lines[a].top.total_cmp(&p.lines[b].top));
-            let top = idx.iter().take(3).filter(|&&i| p.lines[i].bottom < p.height * 0.12);
-            let bottom = idx.iter().rev().take(3).filter(|&&i| p.lines[i].top > p.height * 0.88);
-            top.chain(bottom)
-                .map(|&i| (i, running_key(&p.lines[i].text())))
+            let top = margin_group(&p.lines, idx.iter().copied(), false);
+            let mut bottom_first = idx.clone();
+            bottom_first.sort_by(|&a, &b| p.lines[b].bottom.total_cmp(&p.lines[a].bottom));
+            let bottom = margin_group(&p.lines, bottom_first.into_iter(), true);
+            top.into_iter()
+                .filter(|&i| p.lines[i].bottom < p.height * 0.12)
+                .chain(bottom.into_iter().filter(|&i| p.lines[i].top > p.height * 0.88))
+                .map(|i| (i, running_key(&p.lines[i].text())))
                 .collect()
         })
         .collect();
@@ -153,6 +158,41 @@ fn running_lines(pages: &[PageLines]) -> Vec<HashSet<usize>> {
                 .collect()
         })
         .collect()
+}
+
+/// The lines at one edge of a page (`order`: from the edge inwards) that
+/// stand apart from the body: up to three lines, ending where a gap wider
+/// than the usual space between lines opens. A header sits in the margin
+/// with clear space under it; the first lines of the body, however often
+/// their words repeat from page to page, follow each other at the body's
+/// line spacing, and without such a gap nothing at that edge is a header.
+fn margin_group(lines: &[Line], order: impl Iterator<Item = usize>, from_bottom: bool) -> Vec<usize> {
+    let mut group = Vec::new();
+    // The inner edge of the group so far (bottom when reading down from
+    // the top, top when reading up from the bottom).
+    let mut edge: Option<f32> = None;
+    for i in order {
+        let l = &lines[i];
+        let h = (l.bottom - l.top).max(1.0);
+        if let Some(e) = edge {
+            let gap = if from_bottom { e - l.bottom } else { l.top - e };
+            if gap >= 0.9 * h {
+                return group;
+            }
+        }
+        if group.len() == 3 {
+            return Vec::new();
+        }
+        group.push(i);
+        edge = Some(match (edge, from_bottom) {
+            (None, true) => l.top,
+            (None, false) => l.bottom,
+            (Some(e), true) => e.min(l.top),
+            (Some(e), false) => e.max(l.bottom),
+        });
+    }
+    // The whole page is the group: nothing stands apart.
+    Vec::new()
 }
 
 const BULLETS: &[&str] = &[
@@ -238,6 +278,11 @@ fn render(pages: &[PageLines]) -> (String, Option<String>) {
                     Some(Block::Title(v)) => v.push(text),
                     _ => out.push(Block::Title(vec![text])),
                 }
+                prev = None;
+                continue;
+            }
+            Mark::Toc => {
+                out.push(Block::Item("- ".into(), vec![text]));
                 prev = None;
                 continue;
             }

@@ -313,6 +313,82 @@ pub(crate) fn find_gutters(rows: &[Vec<Word>]) -> Vec<(f32, f32)> {
     gutters
 }
 
+/// The page's gutters, and the rows they were found in. When the whole
+/// page shows none, a block that spans the columns may be hiding them — the
+/// title and a grid of authors over a two-column first page, a wide figure
+/// or table: then the gutter is looked for in the lower (or upper) part of
+/// the page alone, and kept only when prose sits on both sides of it there
+/// (lines filling most of each side, on most rows), so the empty lane of a
+/// table or between contents entries and their page numbers is not taken
+/// for one. Outside that part, only rows that look like two column lines
+/// are split (see `two_lines`); the rest span, so a wide table keeps its
+/// rows.
+fn page_gutters(rows: &[Vec<Word>]) -> (Vec<(f32, f32)>, std::ops::Range<usize>) {
+    let whole = find_gutters(rows);
+    if !whole.is_empty() || rows.len() < 16 {
+        return (whole, 0..rows.len());
+    }
+    // The first cut past the spanning block wins: sixteenths of the page,
+    // up to half of it.
+    let n = rows.len();
+    for cut in (1..=8).map(|k| k * n / 16) {
+        for part in [cut..n, 0..n - cut] {
+            let g = find_gutters(&rows[part.clone()]);
+            if let [one] = g[..] {
+                if prose_both_sides(&rows[part.clone()], one) {
+                    return (g, part);
+                }
+            }
+        }
+    }
+    (Vec::new(), 0..n)
+}
+
+/// The width of a row's text left of `g0` and right of `g1`.
+fn side_widths(row: &[Word], (g0, g1): (f32, f32)) -> (Option<f32>, Option<f32>) {
+    let side = |keep: &dyn Fn(&Word) -> bool| {
+        let ws: Vec<&Word> = row.iter().filter(|w| keep(w)).collect();
+        let x0 = ws.iter().map(|w| w.x0).fold(f32::MAX, f32::min);
+        let x1 = ws.iter().map(|w| w.x1).fold(f32::MIN, f32::max);
+        (!ws.is_empty()).then_some(x1 - x0)
+    };
+    (side(&|w: &Word| w.x1 <= g0), side(&|w: &Word| w.x0 >= g1))
+}
+
+fn text_extent(rows: &[Vec<Word>]) -> (f32, f32) {
+    let words = rows.iter().flatten();
+    let minx = words.clone().map(|w| w.x0).fold(f32::MAX, f32::min);
+    let maxx = words.map(|w| w.x1).fold(f32::MIN, f32::max);
+    (minx, maxx)
+}
+
+/// Most rows have text on both sides of the gutter, and on each side the
+/// typical row fills three quarters of that side's width (prose lines run
+/// to the column's edge; table cells, contents entries and their page
+/// numbers do not).
+fn prose_both_sides(rows: &[Vec<Word>], gutter: (f32, f32)) -> bool {
+    let (minx, maxx) = text_extent(rows);
+    let (mut left, mut right, mut both) = (Vec::new(), Vec::new(), 0usize);
+    for row in rows {
+        let (l, r) = side_widths(row, gutter);
+        both += usize::from(l.is_some() && r.is_some());
+        left.extend(l);
+        right.extend(r);
+    }
+    let filled = |widths: Vec<f32>, side: f32| median(widths.into_iter()) >= 0.75 * side;
+    both * 2 >= rows.len() && filled(left, gutter.0 - minx) && filled(right, maxx - gutter.1)
+}
+
+/// A row outside the part of the page where the gutter was found is split
+/// into columns only when it is two column lines side by side (or one
+/// column line that fills its column); a row of table cells is not.
+fn two_lines(row: &[Word], gutter: (f32, f32), (minx, maxx): (f32, f32)) -> bool {
+    let (l, r) = side_widths(row, gutter);
+    let full_left = l.is_some_and(|w| w >= 0.75 * (gutter.0 - minx));
+    let full_right = r.is_some_and(|w| w >= 0.75 * (maxx - gutter.1));
+    (full_left || l.is_none()) && (full_right || r.is_none()) && (full_left || full_right)
+}
+
 fn median(it: impl Iterator<Item = f32>) -> f32 {
     let mut v: Vec<f32> = it.collect();
     if v.is_empty() {
@@ -342,7 +418,8 @@ pub(crate) fn reading_order(words: Vec<Word>) -> Vec<Line> {
         }
     }
 
-    let gutters = find_gutters(&rows);
+    let (gutters, found_in) = page_gutters(&rows);
+    let extent = text_extent(&rows[found_in.clone()]);
     let all = rows.iter().flatten();
     let text_x0 = all.clone().map(|w| w.x0).fold(f32::MAX, f32::min);
     let text_x1 = all.map(|w| w.x1).fold(f32::MIN, f32::max);
@@ -368,8 +445,9 @@ pub(crate) fn reading_order(words: Vec<Word>) -> Vec<Line> {
     // author names side by side under a title).
     let mut lines = Vec::new();
     let mut prev_spanning: Option<f32> = None;
-    for row in rows {
-        let spans = row.iter().any(|w| column_of(w).is_none());
+    for (ri, row) in rows.into_iter().enumerate() {
+        let outside = !found_in.contains(&ri) && gutters.len() == 1 && !two_lines(&row, gutters[0], extent);
+        let spans = outside || row.iter().any(|w| column_of(w).is_none());
         let top = row.iter().map(|w| w.top).fold(f32::MAX, f32::min);
         let h = row.iter().map(Word::height).fold(0.0, f32::max);
         let continues_title = prev_spanning.is_some_and(|bottom| top - bottom < 2.5 * h) && {
@@ -455,6 +533,81 @@ mod tests {
         assert_eq!(texts[1], "left L0");
         assert_eq!(texts[30], "left L29");
         assert_eq!(texts[31], "right R0");
+    }
+
+    #[test]
+    fn a_grid_of_authors_over_two_columns_does_not_hide_the_gutter() {
+        let mut words = vec![word("Title", 250.0, 20.0), word("spanning", 290.0, 20.0)];
+        // Twelve rows of three author names side by side, the middle one
+        // across the gutter.
+        for i in 0..12 {
+            let y = 40.0 + 12.0 * i as f32;
+            words.push(word("Author", 60.0, y));
+            words.push(word("Middleperson", 206.0, y));
+            words.push(word("Another", 400.0, y));
+        }
+        for i in 0..30 {
+            let y = 200.0 + 12.0 * i as f32;
+            let mut x = 50.0;
+            for t in ["left", "column", "text", &format!("L{i}")] {
+                words.push(word(t, x, y));
+                x += 6.0 * t.len() as f32 + 4.0;
+            }
+            let mut x = 320.0;
+            for t in ["right", "column", "text", &format!("R{i}")] {
+                words.push(word(t, x, y));
+                x += 6.0 * t.len() as f32 + 4.0;
+            }
+        }
+        let texts: Vec<String> = reading_order(words).iter().map(Line::text).collect();
+        let l0 = texts.iter().position(|t| t == "left column text L0").expect("left");
+        let l29 = texts
+            .iter()
+            .position(|t| t == "left column text L29")
+            .expect("left end");
+        let r0 = texts.iter().position(|t| t == "right column text R0").expect("right");
+        assert!(l0 < l29 && l29 < r0, "{texts:?}");
+        assert_eq!(texts[0], "Title spanning");
+    }
+
+    #[test]
+    fn a_table_with_an_empty_lane_is_not_two_columns() {
+        let mut words = Vec::new();
+        for i in 0..12 {
+            let y = 20.0 + 12.0 * i as f32;
+            let mut x = 50.0;
+            for t in [
+                "Spanning", "prose", "that", "runs", "over", "the", "whole", "width", "of", "the", "page",
+            ]
+            .iter()
+            .cycle()
+            .take(14)
+            {
+                words.push(word(t, x, y));
+                x += 6.0 * t.len() as f32 + 4.0;
+            }
+        }
+        // Short cells far apart below: a table, not two columns of prose.
+        for i in 0..30 {
+            let y = 200.0 + 12.0 * i as f32;
+            words.push(word("ab", 50.0, y));
+            words.push(word("cd", 200.0, y));
+            words.push(word("12", 380.0, y));
+            words.push(word("34", 500.0, y));
+        }
+        let rows: Vec<Vec<Word>> = {
+            let mut by_y: Vec<(i32, Vec<Word>)> = Vec::new();
+            for w in &words {
+                match by_y.iter_mut().find(|(y, _)| *y == w.top as i32) {
+                    Some((_, r)) => r.push(w.clone()),
+                    None => by_y.push((w.top as i32, vec![w.clone()])),
+                }
+            }
+            by_y.into_iter().map(|(_, r)| r).collect()
+        };
+        assert_eq!(page_gutters(&rows).0, Vec::new());
+        let lines = reading_order(words);
+        assert!(lines.iter().all(|l| l.column == Some(0)), "split into columns");
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub(crate) enum Mark {
     Title,
     /// Author, affiliation or e-mail lines under the title.
     Front,
+    /// An entry of a table of contents (a line ending in its page number
+    /// on a page full of such lines): a list item, never a heading.
+    Toc,
     /// The abstract's label; `rest` is text that follows it on the line
     /// ("Abstract—We show…").
     Abstract {
@@ -84,6 +87,7 @@ pub(crate) fn mark(
 ) -> Vec<Mark> {
     let mut marks = vec![Mark::None; lns.len()];
     let after_front = front_matter(lns, heights, body, &mut marks);
+    contents_entries(lns, &mut marks);
 
     // Runs of same-style lines that sit close together: more than a few
     // such lines is a paragraph in that style, not a heading.
@@ -107,7 +111,7 @@ pub(crate) fn mark(
         if letters(t) < 2 || l.line.words.len() > 14 || t.chars().count() > 110 {
             continue;
         }
-        if t.ends_with([',', ';', '-']) {
+        if t.ends_with([',', ';', '-']) || is_caption(t) {
             continue;
         }
         let depth = numbering(t);
@@ -171,6 +175,91 @@ pub(crate) fn mark(
         };
     }
     marks
+}
+
+/// The last word is a bare page number ("… Introduction 2", "… . . 17").
+fn ends_in_page_number(text: &str) -> bool {
+    let mut words = text.split(' ').rev();
+    let last = words.next().unwrap_or("");
+    let before = words.next();
+    !last.is_empty()
+        && last.len() <= 4
+        && last.chars().all(|c| c.is_ascii_digit())
+        && before.is_some()
+        && letters(text) >= 2
+}
+
+/// A figure or table caption ("Table 1: …", "Fig. 3.", "Algorithm 2"):
+/// set in a heading's style by many classes, but a label, not a section.
+fn is_caption(text: &str) -> bool {
+    let mut words = text.split(' ');
+    let first = words.next().unwrap_or("").to_lowercase();
+    let Some(num) = words.next() else {
+        return false;
+    };
+    let labels = [
+        "figure",
+        "fig.",
+        "fig",
+        "table",
+        "tab.",
+        "algorithm",
+        "listing",
+        "scheme",
+        "chart",
+        "plate",
+        "exhibit",
+    ];
+    let num = num.trim_end_matches([':', '.', ')']);
+    let numbered = num.chars().any(|c| c.is_ascii_digit()) || num.chars().all(|c| matches!(c, 'I' | 'V' | 'X'));
+    labels.contains(&first.as_str())
+        && !num.is_empty()
+        && numbered
+        && num
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric()) && p.len() <= 3)
+}
+
+/// A line that names a table of contents.
+fn is_contents_label(text: &str) -> bool {
+    let t = text.trim().trim_end_matches(':').to_lowercase();
+    [
+        "contents",
+        "table of contents",
+        "inhalt",
+        "inhaltsverzeichnis",
+        "table des matières",
+        "sommaire",
+        "índice",
+        "indice",
+    ]
+    .contains(&t.as_str())
+}
+
+/// Table-of-contents entries: on a page that has a "Contents" line, or
+/// follows such a page, where at least four lines, and at least a third of
+/// its lines, end in a bare page number, those lines are contents entries.
+/// A heading that happens to end in a number ("versions 4 and 5") sits on
+/// a page of prose, and a reference list ending lines in years has no
+/// "Contents" label: both stay as they are.
+fn contents_entries(lns: &[Ln<'_>], marks: &mut [Mark]) {
+    let mut start = 0;
+    let mut in_contents = false;
+    while start < lns.len() {
+        let page = lns[start].page;
+        let end = start + lns[start..].iter().take_while(|l| l.page == page).count();
+        let entries: Vec<usize> = (start..end).filter(|&i| ends_in_page_number(&lns[i].text)).collect();
+        let labelled = in_contents || lns[start..end].iter().any(|l| is_contents_label(&l.text));
+        in_contents = labelled && entries.len() >= 4 && entries.len() * 3 >= end - start;
+        if in_contents {
+            for i in entries {
+                if marks[i] == Mark::None {
+                    marks[i] = Mark::Toc;
+                }
+            }
+        }
+        start = end;
+    }
 }
 
 /// Title (the largest line near the top of the first page), the author
@@ -273,5 +362,29 @@ mod tests {
         assert_eq!(numbering("1999 was a year"), None);
         assert_eq!(numbering("2 the rest"), None);
         assert_eq!(numbering("Introduction"), None);
+    }
+
+    #[test]
+    fn page_numbers_end_contents_entries() {
+        assert!(ends_in_page_number("1 Introduction 2"));
+        assert!(ends_in_page_number("Canvas size . . . . . . 32"));
+        assert!(!ends_in_page_number("Chapter"));
+        assert!(!ends_in_page_number("12"));
+        assert!(!ends_in_page_number("as shown in (1)"));
+        assert!(!ends_in_page_number("measured in 20061"));
+        assert!(ends_in_page_number("Cd 87"));
+    }
+
+    #[test]
+    fn captions_are_labels() {
+        assert!(is_caption("Table 1: Frequency of Special Characters"));
+        assert!(is_caption("Figure 3.2. The pipeline"));
+        assert!(is_caption("Fig. 4. Results"));
+        assert!(is_caption("Table A1"));
+        assert!(!is_caption("Tables and Figures"));
+        assert!(!is_caption("Table"));
+        assert!(!is_caption("Table of Contents"));
+        assert!(is_caption("TABLE IV"));
+        assert!(!is_caption("2 Figures of merit"));
     }
 }

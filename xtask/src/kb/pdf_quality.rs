@@ -3,9 +3,10 @@
 //! first use) plus the committed fixtures. Per file and in total it prints:
 //!
 //! - words: share of PDFium's own plain-text words (3+ letters, bag of
-//!   words, case folded) that the Markdown still has. Plain text keeps
-//!   running headers, page numbers and hyphen-split halves, so ~0.96 is the
-//!   practical ceiling, not a defect;
+//!   words, case folded) that the Markdown still has. A word PDFium itself
+//!   marks as broken by a line-end hyphen (U+0002) counts whole. Plain text
+//!   keeps running headers, page numbers and the hyphen-split halves PDFium
+//!   did not mark, so ~0.96 is the practical ceiling, not a defect;
 //! - head%: share of non-empty Markdown lines that are `#` headings (a
 //!   paragraph is one Markdown line, so mending paragraphs raises it);
 //!   head/src: heading lines per text line of the PDF (the layout's lines),
@@ -130,7 +131,9 @@ struct Score {
 pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let explicit: Vec<PathBuf> = args
         .iter()
-        .filter(|a| !a.starts_with("--"))
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && !(*i > 0 && args[i - 1] == "--out"))
+        .map(|(_, a)| a)
         .map(PathBuf::from)
         .collect();
     let files = if explicit.is_empty() {
@@ -145,6 +148,18 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         explicit
     };
     let verbose = args.iter().any(|a| a == "--show-worst");
+    // `--missing`: the words of the plain text the Markdown lost most.
+    let missing_words = args.iter().any(|a| a == "--missing");
+    // `--out DIR`: also write each file's Markdown there, to read what the
+    // figures are about.
+    let out_dir = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
+    if let Some(d) = &out_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("create {}", d.display()))?;
+    }
     let home_dir = tempfile::tempdir().context("temp JARVIS_HOME")?;
     let home = jarvis::paths::JarvisHome::at(home_dir.path());
     let lib = jarvis::runtime::ensure_bundled(&home, jarvis::runtime::PDFIUM_LIB).context("unpack PDFium")?;
@@ -174,7 +189,25 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         };
         let _ = extract_annotations(engine, &name, &bytes);
         let time = start.elapsed();
+        if let Some(d) = &out_dir {
+            let file = short(&name).replace('/', "_").replace(".pdf", ".md");
+            let file = file.trim_start_matches(|c: char| !c.is_alphanumeric());
+            std::fs::write(d.join(file), &converted.markdown)?;
+        }
         let plain = plain_text(engine, &name, &bytes)?.join("\n");
+        if let Some(d) = &out_dir {
+            let file = short(&name).replace('/', "_").replace(".pdf", ".txt");
+            let file = file.trim_start_matches(|c: char| !c.is_alphanumeric());
+            std::fs::write(d.join(file), &plain)?;
+            // The layout's lines in reading order, page by page.
+            let pages: Vec<String> = converted
+                .page_texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!("--- page {}\n{t}", i + 1))
+                .collect();
+            std::fs::write(d.join(file.replace(".txt", ".lines")), pages.join("\n"))?;
+        }
         let mut s = score(&name, &converted.markdown, &plain, converted.page_count, time);
         let src_lines: usize = converted.page_texts.iter().map(|t| t.lines().count()).sum();
         s.heading_per_src = s.heading_lines as f64 / src_lines.max(1) as f64;
@@ -189,6 +222,20 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             s.mid_per_page,
             s.pages_per_s
         );
+        if missing_words {
+            let (want, got) = (bag(&plain), bag(&converted.markdown));
+            let mut lost: Vec<(usize, &String)> = want
+                .iter()
+                .filter_map(|(w, n)| {
+                    n.checked_sub(got.get(w).copied().unwrap_or(0))
+                        .filter(|d| *d > 0)
+                        .map(|d| (d, w))
+                })
+                .collect();
+            lost.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+            let shown: Vec<String> = lost.iter().take(12).map(|(d, w)| format!("{w}×{d}")).collect();
+            println!("      missing {} of {}: {}", s.total - s.hit, s.total, shown.join(" "));
+        }
         if verbose {
             for (a, b) in mid_sentence_examples(&converted.markdown).into_iter().take(3) {
                 println!("      mid: …{a} ¶ {b}…");
@@ -296,9 +343,13 @@ fn median(it: impl Iterator<Item = f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Words of 3+ letters, lower-cased.
+/// Words of 3+ letters, lower-cased. PDFium's plain text marks a hyphen
+/// that breaks a word at a line end with U+0002 (soft hyphens likewise):
+/// the word is whole on both sides of the mark, so "Digi\u{2}tal" counts as
+/// "digital", the word a reader sees, not as "digi" and "tal".
 fn bag(text: &str) -> HashMap<String, usize> {
     let mut m = HashMap::new();
+    let text = text.replace(['\u{2}', '\u{AD}'], "");
     for w in text.split(|c: char| !c.is_alphabetic()) {
         if w.chars().count() >= 3 {
             *m.entry(w.to_lowercase()).or_default() += 1;
@@ -460,5 +511,8 @@ mod tests {
         let s = score("x", md, "decades decades", 1, Duration::from_secs(1));
         assert_eq!(s.heading_lines, 1);
         assert!((s.words - 0.5).abs() < 1e-9);
+        // A word PDFium marked as hyphenated at a line end is one word.
+        let s = score("x", "digital audio", "digi\u{2}tal audio", 1, Duration::from_secs(1));
+        assert!((s.words - 1.0).abs() < 1e-9);
     }
 }
