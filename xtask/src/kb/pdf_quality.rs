@@ -132,7 +132,7 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let explicit: Vec<PathBuf> = args
         .iter()
         .enumerate()
-        .filter(|(i, a)| !a.starts_with("--") && !(*i > 0 && args[i - 1] == "--out"))
+        .filter(|(i, a)| !(a.starts_with("--") || *i > 0 && args[i - 1] == "--out"))
         .map(|(_, a)| a)
         .map(PathBuf::from)
         .collect();
