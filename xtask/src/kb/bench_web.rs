@@ -5,7 +5,9 @@
 //! - start: `serve` bound to `/health` answering;
 //! - page weight: the embedded HTML + CSS + JS;
 //! - one turn whose model streams 1,000 tokens: request → first SSE event,
-//!   the fake's last byte → the `reply` event at the client;
+//!   the fake's last byte → the `reply` event at the client, and the
+//!   server's overhead per token: the fake stamps when it wrote each token
+//!   (same process, same clock), the client when its `text` event arrived;
 //! - stop latency: `POST /chat/stop` sent → the `stopped` event read, and
 //!   → the stop's own answer (rollback done), against a model that would
 //!   stream for 20 s;
@@ -40,6 +42,9 @@ struct Fake {
     url: String,
     /// When the fake wrote the last byte of each answer, in order.
     sent: Arc<Mutex<Vec<Instant>>>,
+    /// When it wrote token `i` of the first `Tokens` answer (its text is
+    /// `t{i} `), for the per-token overhead.
+    token_sent: Arc<Mutex<Vec<Instant>>>,
 }
 
 fn ndjson(content: &str) -> String {
@@ -54,11 +59,13 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
     let url = format!("http://{}", listener.local_addr()?);
     let sent = Arc::new(Mutex::new(Vec::new()));
     let sent2 = sent.clone();
+    let token_sent = Arc::new(Mutex::new(Vec::new()));
+    let token_sent2 = token_sent.clone();
     let plan = Arc::new(plan);
     std::thread::spawn(move || {
         for (n, stream) in listener.incoming().enumerate() {
             let Ok(mut s) = stream else { break };
-            let (plan, sent) = (plan.clone(), sent2.clone());
+            let (plan, sent, stamps) = (plan.clone(), sent2.clone(), token_sent2.clone());
             std::thread::spawn(move || {
                 if read_request(&mut s).is_none() {
                     return;
@@ -73,7 +80,13 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
                     json!({"model":"bench","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"})
                 );
                 let ok = match plan(n) {
-                    Script::Tokens(k) => (0..k).all(|i| chunk(&mut s, &ndjson(&format!("t{i} "))).is_ok()),
+                    Script::Tokens(k) => (0..k).all(|i| {
+                        let ok = chunk(&mut s, &ndjson(&format!("t{i} "))).is_ok();
+                        if n == 0 {
+                            stamps.lock().unwrap_or_else(|p| p.into_inner()).push(Instant::now());
+                        }
+                        ok
+                    }),
                     Script::Tool => chunk(
                         &mut s,
                         &format!("{}\n", json!({"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"kb_stats","arguments":{}}}]},"done":false})),
@@ -96,7 +109,7 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
             });
         }
     });
-    Ok(Fake { url, sent })
+    Ok(Fake { url, sent, token_sent })
 }
 
 fn read_request(s: &mut TcpStream) -> Option<()> {
@@ -341,10 +354,20 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
     )?;
     let mut first = None;
     let mut reply_at = None;
+    let mut token_at: Vec<(usize, Instant)> = Vec::new();
     read_events(&mut r, |v, at| {
         first.get_or_insert(at);
         if v["type"] == "reply" {
             reply_at = Some(at);
+        }
+        if v["type"] == "text" {
+            // One event may carry several tokens if the parser coalesced
+            // them; each counts at this event's arrival.
+            for w in v["text"].as_str().unwrap_or("").split_whitespace() {
+                if let Some(i) = w.strip_prefix('t').and_then(|n| n.parse().ok()) {
+                    token_at.push((i, at));
+                }
+            }
         }
     })?;
     let last_sent = *fake
@@ -355,11 +378,31 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
         .context("the fake sent nothing")?;
     if let (Some(f), Some(rep)) = (first, reply_at) {
         println!(
-            "1,000-token turn: request → first event {:.1} ms; model's last byte → reply event {:.1} ms (parse, save + index the exchange, SSE)",
+            "1,000-token turn: request → first event {:.1} ms; model's last byte → reply event {:.1} ms (parse, save the session file, SSE; the exchange is indexed after)",
             ms(f - t0),
             ms(rep.saturating_duration_since(last_sent))
         );
     }
+    let stamps = fake.token_sent.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let mut gaps: Vec<f64> = token_at
+        .iter()
+        .filter_map(|&(i, at)| stamps.get(i).map(|&s| ms(at.saturating_duration_since(s))))
+        .collect();
+    let (seen, events) = (
+        gaps.len(),
+        token_at
+            .iter()
+            .map(|t| t.1)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+    );
+    println!(
+        "per-token overhead (fake wrote token → its text event read by the client; parse, agent, SSE, loopback): p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms over {seen} of {} tokens in {events} events",
+        pct(&mut gaps, 0.5),
+        pct(&mut gaps, 0.95),
+        gaps.iter().cloned().fold(f64::NAN, f64::max),
+        stamps.len()
+    );
 
     // Stop latency.
     let id = new_session(addr)?;
@@ -481,6 +524,5 @@ pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
         pct(&mut firsts, 0.95)
     );
     println!("RSS peak under the 20-session load: {:.1} MiB", peak as f64 / 1048576.0);
-    println!("note: the agent reports a reply's text when the model's message is complete (not per token), so per-token server overhead is not measurable yet; the figures above time whole events.");
     Ok(())
 }
