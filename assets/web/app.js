@@ -178,6 +178,15 @@ function renderEntries(entries, pending) {
     if (e.role === 'user') kids.push(R.userBubble(e.text));
     else kids.push(R.savedAssistant(e));
   }
+  // A conversation that ends in a failed turn keeps its way out after a
+  // reload or a switch of session.
+  const [q, last] = entries.slice(-2);
+  if (q && q.role === 'user' && last.role !== 'user' && last.error) {
+    kids[kids.length - 1].append(R.errorCard('The model call failed; the message above says why.', {
+      onRetry: () => send(q.text),
+      onSwitch: () => openModelPicker(),
+    }));
+  }
   el.messages.replaceChildren(...kids);
   for (const p of pending || []) el.messages.append(h('li', { class: 'msg assistant' }, R.confirmCard(p, answerConfirm)));
   el.welcome.hidden = kids.length > 0;

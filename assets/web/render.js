@@ -143,10 +143,21 @@ export function confirmCard(ev, onAnswer, { waiting = false } = {}) {
 
 /** A failed turn: what went wrong, with Retry and Switch model. */
 export function errorCard(message, { onRetry, onSwitch }) {
-  return h('div', { class: 'card error', role: 'alert' },
+  const note = h('p', { class: 'note', hidden: true }, 'Asked again below.');
+  const retry = onRetry ? h('button', { type: 'button', class: 'btn small primary' }, 'Retry') : null;
+  const sw = onSwitch ? h('button', { type: 'button', class: 'btn small', onclick: onSwitch }, 'Switch model') : null;
+  const card = h('div', { class: 'card error', role: 'alert' },
     h('h3', {}, 'This turn failed'),
     h('p', { class: 'desc' }, message),
-    h('div', { class: 'row' },
-      onRetry ? h('button', { type: 'button', class: 'btn small primary', onclick: onRetry }, 'Retry') : null,
-      onSwitch ? h('button', { type: 'button', class: 'btn small', onclick: onSwitch }, 'Switch model') : null));
+    h('div', { class: 'row' }, retry, sw), note);
+  if (retry) {
+    // One retry per failure: the card says where the new attempt went.
+    retry.addEventListener('click', (ev) => {
+      retry.disabled = true;
+      if (sw) sw.disabled = true;
+      note.hidden = false;
+      onRetry(ev);
+    });
+  }
+  return card;
 }

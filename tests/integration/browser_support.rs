@@ -28,7 +28,18 @@ fn free_port() -> u16 {
 }
 
 impl Browser {
+    /// Dark colour scheme (`prefers-color-scheme: dark`).
     pub fn start(width: u32, height: u32) -> Browser {
+        Browser::start_with(width, height, true)
+    }
+
+    /// Light colour scheme: headless chromium's own default when dark is
+    /// not forced (the tests check `matchMedia` rather than trust that).
+    pub fn start_light(width: u32, height: u32) -> Browser {
+        Browser::start_with(width, height, false)
+    }
+
+    fn start_with(width: u32, height: u32, dark: bool) -> Browser {
         assert!(
             std::path::Path::new(CHROMIUM).exists() && std::path::Path::new(CHROMEDRIVER).exists(),
             "the browser tests need Debian's chromium and chromium-driver — `cargo xtask test` installs them"
@@ -47,7 +58,7 @@ impl Browser {
             .build()
             .unwrap();
         let netlog = profile.path().join("netlog.json");
-        let caps = json!({
+        let mut caps = json!({
             "goog:chromeOptions": {
                 "binary": CHROMIUM,
                 "args": [
@@ -64,6 +75,10 @@ impl Browser {
                 ],
             }
         });
+        if !dark {
+            let args = caps["goog:chromeOptions"]["args"].as_array_mut().unwrap();
+            args.retain(|a| a != "--force-dark-mode");
+        }
         let caps: serde_json::Map<String, Value> = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(30);

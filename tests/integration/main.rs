@@ -35,6 +35,7 @@ mod support;
 mod sync_jobs;
 mod tidy;
 mod web_browser;
+mod web_browser_ui;
 mod web_chat;
 mod web_draft_pages;
 mod web_drafts;

@@ -16,7 +16,7 @@ use crate::web_support::WebServer;
 const ENTER: &str = "\u{E007}";
 const ESC: &str = "\u{E00C}";
 
-fn slow() -> crate::fake_llm::Reply {
+pub(crate) fn slow() -> crate::fake_llm::Reply {
     let tick = Wire::Ollama.text_events(&[" tick"]).remove(0);
     Wire::Ollama
         .reply(Wire::Ollama.text_events(&["Once"]))
@@ -26,7 +26,7 @@ fn slow() -> crate::fake_llm::Reply {
         })
 }
 
-fn add_paper(s: &WebServer, title: &str, source: &str) {
+pub(crate) fn add_paper(s: &WebServer, title: &str, source: &str) {
     let kb = s.app.kb().unwrap();
     let p = Paper {
         title: title.into(),
@@ -41,7 +41,7 @@ fn add_paper(s: &WebServer, title: &str, source: &str) {
 /// Every request the app's page made went to the app's own origin. The
 /// browser's own background traffic (update checks and the like, which
 /// the flags mostly silence) is listed but is not the page's doing.
-fn assert_only_app_origin(reqs: &[(String, String)], origin: &str) {
+pub(crate) fn assert_only_app_origin(reqs: &[(String, String)], origin: &str) {
     let host = origin.trim_start_matches("http://");
     let internal = |u: &str| ["data:", "about:", "chrome:", "blob:"].iter().any(|p| u.starts_with(p));
     assert!(
@@ -68,7 +68,7 @@ fn assert_only_app_origin(reqs: &[(String, String)], origin: &str) {
     );
 }
 
-fn text_of(b: &Browser, css: &str) -> String {
+pub(crate) fn text_of(b: &Browser, css: &str) -> String {
     b.js_args(
         "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''",
         vec![json!(css)],
