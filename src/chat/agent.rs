@@ -208,9 +208,9 @@ impl ChatAgent {
         if let Some(r) = lock(&self.running).get(id) {
             lock(&r.session).title = title.clone();
         }
-        // No indexing pass in between: one that read the old title would
-        // write chunks carrying it after the propagation.
-        let _x = self.indexer.exclusive();
+        // An indexing pass that read the old title and commits after this
+        // propagation re-reads the file and fixes its chunks (see
+        // `indexer`), so a rename never waits for a pass.
         self.deps.sessions.rename(id, &title)?;
         history::propagate_title(self.kb(), id, &title)?;
         Ok(title)

@@ -4,9 +4,9 @@
 //! thread, so the human never waits for it.
 //!
 //! Owns: the queue of sessions with history to index, the one worker
-//! thread draining it, the exclusion that keeps a rename or delete from
-//! interleaving with an indexing pass, pruning old sessions after a save,
-//! and the catch-up over every session (on start, for exchanges a crash
+//! thread draining it, the exclusion that keeps a delete from interleaving
+//! with an indexing pass (a rename is reconciled after the pass instead),
+//! pruning old sessions after a save, and the catch-up over every session (on start, for exchanges a crash
 //! left unindexed).
 //! Must not: write session files (only turns and the human's own
 //! operations do — an indexing pass that rewrote a file could drop a turn
@@ -39,8 +39,8 @@ struct Shared {
     store: SessionStore,
     queue: Mutex<Queue>,
     idle: Condvar,
-    /// Held for one session's pass, and by rename/delete: a pass that read
-    /// the session before a delete would otherwise re-add its chunks after.
+    /// Held for one session's pass, and by delete: a pass that read the
+    /// session before a delete would otherwise re-add its chunks after.
     exclusive: Mutex<()>,
     /// Cancels a pass's embedding when the agent goes away.
     cancel: Cancel,
@@ -170,7 +170,8 @@ fn pass(shared: &Shared, id: &str) {
     match history::index_pending(&shared.kb, &session, &shared.cancel) {
         Ok(0) => {}
         Ok(n) => {
-            tracing::debug!(session = %id, chunks = n, ms = t.elapsed().as_millis() as u64, "chat history indexed")
+            tracing::debug!(session = %id, chunks = n, ms = t.elapsed().as_millis() as u64, "chat history indexed");
+            retitle_if_renamed(shared, id, &session.title);
         }
         Err(e) => {
             tracing::warn!(session = %id, error = %e, "could not index the chat exchange; the next turn or start retries")
@@ -185,6 +186,21 @@ fn pass(shared: &Shared, id: &str) {
             }
         }
         Err(e) => tracing::warn!(error = %e, "could not prune old sessions"),
+    }
+}
+
+/// A rename does not wait for a pass: if one landed while this pass was
+/// embedding (the file's title is not the one the new chunks carry), give
+/// the session's chunks the new title. Either this re-read sees the
+/// rename, or the rename's own propagation runs after this pass's commit.
+fn retitle_if_renamed(shared: &Shared, id: &str, used: &str) {
+    let Ok(now) = shared.store.load(id).map(|s| s.title) else {
+        return;
+    };
+    if now != used {
+        if let Err(e) = history::propagate_title(&shared.kb, id, &now) {
+            tracing::warn!(session = %id, error = %e, "new chat chunks keep the session's old title");
+        }
     }
 }
 
