@@ -201,18 +201,17 @@ impl ChatAgent {
     }
 
     /// Rename (trimmed, ≤ 120 characters, non-empty): the file, the live
-    /// session if a turn is running, and the indexed chat chunks'
-    /// titles (metadata only).
+    /// session if a turn is running, and then — in the background — the
+    /// indexed chat chunks' titles (metadata only).
     pub fn rename(&self, id: &str, title: &str) -> Result<String, ChatError> {
         let title = clean_title(title)?;
         if let Some(r) = lock(&self.running).get(id) {
             lock(&r.session).title = title.clone();
         }
-        // An indexing pass that read the old title and commits after this
-        // propagation re-reads the file and fixes its chunks (see
-        // `indexer`), so a rename never waits for a pass.
         self.deps.sessions.rename(id, &title)?;
-        history::propagate_title(self.kb(), id, &title)?;
+        // The chunks follow on the indexer's thread, after any pass in
+        // flight — a rename never waits for an embedding.
+        self.indexer.retitle(id);
         Ok(title)
     }
 

@@ -5,7 +5,7 @@
 //!
 //! Owns: the queue of sessions with history to index, the one worker
 //! thread draining it, the exclusion that keeps a delete from interleaving
-//! with an indexing pass (a rename is reconciled after the pass instead),
+//! with an indexing pass, retitling a renamed session's chunks,
 //! pruning old sessions after a save, and the catch-up over every session (on start, for exchanges a crash
 //! left unindexed).
 //! Must not: write session files (only turns and the human's own
@@ -32,6 +32,9 @@ struct Queue {
     worker: bool,
     /// Whether the catch-up is still looking for sessions to queue.
     scanning: bool,
+    /// Sessions renamed since their last pass: their chunks take the
+    /// file's title after the pass's own commit.
+    retitle: BTreeSet<String>,
 }
 
 struct Shared {
@@ -92,6 +95,14 @@ impl Indexer {
             tracing::warn!(error = %e, "cannot start the chat-history catch-up; the next turn of each session indexes it");
             lock(&self.0.queue).scanning = false;
         }
+    }
+
+    /// A session was renamed: its chunks get the new title on a pass, so
+    /// the rename never waits for the knowledge base's write lock (held
+    /// by whatever pass is embedding right now).
+    pub(crate) fn retitle(&self, session_id: &str) {
+        lock(&self.0.queue).retitle.insert(session_id.to_string());
+        self.schedule(session_id);
     }
 
     /// Block until every queued pass has run (tests, shutdown paths).
@@ -170,13 +181,13 @@ fn pass(shared: &Shared, id: &str) {
     match history::index_pending(&shared.kb, &session, &shared.cancel) {
         Ok(0) => {}
         Ok(n) => {
-            tracing::debug!(session = %id, chunks = n, ms = t.elapsed().as_millis() as u64, "chat history indexed");
-            retitle_if_renamed(shared, id, &session.title);
+            tracing::debug!(session = %id, chunks = n, ms = t.elapsed().as_millis() as u64, "chat history indexed")
         }
         Err(e) => {
             tracing::warn!(session = %id, error = %e, "could not index the chat exchange; the next turn or start retries")
         }
     }
+    retitle_if_renamed(shared, id);
     match shared.store.prune(KEEP_UNPINNED, id) {
         Ok(removed) => {
             for old in removed {
@@ -189,18 +200,18 @@ fn pass(shared: &Shared, id: &str) {
     }
 }
 
-/// A rename does not wait for a pass: if one landed while this pass was
-/// embedding (the file's title is not the one the new chunks carry), give
-/// the session's chunks the new title. Either this re-read sees the
-/// rename, or the rename's own propagation runs after this pass's commit.
-fn retitle_if_renamed(shared: &Shared, id: &str, used: &str) {
-    let Ok(now) = shared.store.load(id).map(|s| s.title) else {
+/// After this pass's commit, a renamed session's chunks (the new ones
+/// included) take the title the file has now.
+fn retitle_if_renamed(shared: &Shared, id: &str) {
+    if !lock(&shared.queue).retitle.remove(id) {
         return;
+    }
+    let title = match shared.store.load(id) {
+        Ok(s) => s.title,
+        Err(_) => return,
     };
-    if now != used {
-        if let Err(e) = history::propagate_title(&shared.kb, id, &now) {
-            tracing::warn!(session = %id, error = %e, "new chat chunks keep the session's old title");
-        }
+    if let Err(e) = history::propagate_title(&shared.kb, id, &title) {
+        tracing::warn!(session = %id, error = %e, "the chat chunks keep the session's old title");
     }
 }
 

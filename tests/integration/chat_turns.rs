@@ -321,6 +321,8 @@ fn rename_propagates_to_indexed_chat_chunks_and_delete_removes_them() {
     agent.wait_for_history();
     let title = agent.rename(&id, "  Cooking questions  ").unwrap();
     assert_eq!(title, "Cooking questions");
+    // The chunks take the title on the indexer's thread.
+    agent.wait_for_history();
     let ids = fx.kb.ids_where("source", &format!("session:{id}")).unwrap();
     assert!(!ids.is_empty());
     for c in &ids {
