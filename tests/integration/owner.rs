@@ -291,6 +291,28 @@ fn a_second_owner_is_refused_naming_the_first_and_sigterm_stops_cleanly() {
     assert_eq!(kb(&sb, &["stats", "--json"]).code, 0);
 }
 
+/// The accept loop waits on the socket's readiness and the shutdown switch
+/// together, so a stop never depends on reaching the socket by its path.
+#[test]
+fn sigterm_stops_an_idle_owner_whose_socket_file_was_removed() {
+    let sb = Sandbox::new();
+    let mut owner = start_owner(&sb, &["sync"]);
+    std::fs::remove_file(socket(&sb)).unwrap();
+    signal(owner.id(), "-TERM");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = owner.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "SIGTERM did not stop the owner"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}: {}", owner.stderr());
+}
+
 #[test]
 fn four_one_shot_searches_started_together_all_succeed() {
     let (a, _b, _vault) = seeded_pair();

@@ -129,55 +129,66 @@ impl Owner {
         let running: Arc<Mutex<Vec<(u64, Cancel)>>> = Arc::default();
         let mut threads = Vec::new();
         let mut next_id = 0u64;
-        // The accept blocks: an idle owner sleeps in the kernel until a
-        // client connects, instead of waking on a timer to poll. Stopping
-        // wakes it with one connection of our own; the flag is set before
-        // the hook runs, so that connection is seen as the shutdown and
-        // never handled.
-        let wake = self.path.clone();
-        let _wake = shutdown.on_cancel(move || {
-            if let Err(e) = UnixStream::connect(&wake) {
-                // Only possible when the backlog is full, and then accept
-                // returns anyway.
-                tracing::debug!(error = %e, "owner: wake-up connection failed");
-            }
-        });
-        while !shutdown.is_cancelled() {
-            match self.listener.accept() {
-                Ok(_) if shutdown.is_cancelled() => break,
-                Ok((stream, _)) => {
-                    next_id += 1;
-                    let id = next_id;
-                    let cancel = Cancel::new();
+        // Readiness, not a timer: the loop sleeps until a client connects
+        // or the shutdown switch flips, so an idle owner never wakes here.
+        // A small runtime of its own keeps the socket off the jobs' runtime
+        // (and `serve` runs this on a thread of its own).
+        let sock_err = |source| OwnerError::Socket {
+            path: self.path.clone(),
+            dir: self.path.parent().map(PathBuf::from).unwrap_or_default(),
+            source,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(sock_err)?;
+        let listener = {
+            let _in_rt = rt.enter();
+            self.listener.set_nonblocking(true).map_err(sock_err)?;
+            tokio::net::UnixListener::from_std(self.listener).map_err(sock_err)?
+        };
+        rt.block_on(async {
+            loop {
+                let accepted = tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    r = listener.accept() => r,
+                };
+                let stream = match accepted.and_then(|(s, _)| s.into_std()) {
+                    Ok(s) => s,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        // Out of descriptors and the like: back off rather
+                        // than spin, and try again.
+                        tracing::error!(error = %e, "owner: accept failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                next_id += 1;
+                let id = next_id;
+                let cancel = Cancel::new();
+                running
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((id, cancel.clone()));
+                let (app, handler, running) = (Arc::clone(&app), Arc::clone(&handler), Arc::clone(&running));
+                let (role, started) = (self.role.clone(), self.started);
+                threads.push(std::thread::spawn(move || {
+                    if let Err(e) = connection(stream, &app, &handler, cancel, &role, started) {
+                        tracing::warn!(error = %e, "owner: a client connection failed");
+                    }
                     running
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .push((id, cancel.clone()));
-                    let (app, handler, running) = (Arc::clone(&app), Arc::clone(&handler), Arc::clone(&running));
-                    let (role, started) = (self.role.clone(), self.started);
-                    threads.push(std::thread::spawn(move || {
-                        if let Err(e) = connection(stream, &app, &handler, cancel, &role, started) {
-                            tracing::warn!(error = %e, "owner: a client connection failed");
-                        }
-                        running
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .retain(|(i, _)| *i != id);
-                    }));
-                    threads.retain(|t| !t.is_finished());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    // Out of descriptors and the like: back off rather than
-                    // spin, and try again.
-                    tracing::error!(error = %e, "owner: accept failed");
-                    std::thread::sleep(Duration::from_millis(100));
-                }
+                        .retain(|(i, _)| *i != id);
+                }));
+                threads.retain(|t| !t.is_finished());
             }
-        }
+        });
         // 1. Stop accepting.
         let _ = std::fs::remove_file(&self.path);
-        drop(self.listener);
+        drop(listener);
+        drop(rt);
         // 2. Cancel running work.
         let active: Vec<Cancel> = running
             .lock()
