@@ -138,5 +138,12 @@ impl Drop for Owned {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        // A failing test shows what the owner logged, the end of it.
+        if std::thread::panicking() {
+            let text = self.stderr();
+            let start = text.len().saturating_sub(16 * 1024);
+            let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            eprintln!("--- the owner's stderr (last 16 KiB) ---\n{}", &text[start..]);
+        }
     }
 }
