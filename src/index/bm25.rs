@@ -124,6 +124,9 @@ struct Fields {
     chunk_id: Field,
     text: Field,
     title: Field,
+    /// A title that describes the content rather than names the document
+    /// (a paper's): see [`IndexDoc::headlines`].
+    headline: Field,
     aliases: Field,
     headings: Field,
     authors: Field,
@@ -145,15 +148,25 @@ struct Fields {
 }
 
 /// How much a query word matching each text field counts, relative to the
-/// body. A name is a short, deliberate description of the whole document,
-/// so a word there says more than the same word in a passage; headings
-/// describe a section, less than a title. The defaults were tuned on the
-/// Obsidian help vault's known-item sets (docs/ARCHITECTURE.md, "Retrieval
-/// fields", says what was measured).
+/// body. A name is a short, deliberate handle for the whole document, so a
+/// word there says more than the same word in a passage; headings describe
+/// a section, less than a title. A headline (a paper's title) is different:
+/// it is the authors' one-line summary of the content, already scored once
+/// in the body through the embedded `title — authors` header, so boosting
+/// it again over-weights its words against the abstract (measured on
+/// SciFact). Its default is 0, which leaves it out of the query: the exact
+/// title still finds the paper through the exact-name leg. A zero boost
+/// always drops its field from the query. The defaults were tuned on the
+/// Obsidian help vault's known-item sets and checked on SciFact
+/// (docs/ARCHITECTURE.md, "Retrieval fields", says what was measured).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FieldBoosts {
     pub body: f32,
+    /// A document's names: a note's title and file stem, a chat's or a
+    /// digest's title.
     pub title: f32,
+    /// A paper's title (see the type's docs).
+    pub headline: f32,
     pub aliases: f32,
     pub headings: f32,
     pub authors: f32,
@@ -164,6 +177,7 @@ impl Default for FieldBoosts {
         FieldBoosts {
             body: 1.0,
             title: 3.0,
+            headline: 0.0,
             aliases: 3.0,
             headings: 1.5,
             authors: 2.0,
@@ -172,11 +186,12 @@ impl Default for FieldBoosts {
 }
 
 impl Fields {
-    /// The text fields a query is matched against, with their boosts.
-    fn weighted(&self, b: &FieldBoosts) -> [(Field, f32); 5] {
+    /// Every text field a query can be matched against, with its boost.
+    fn weighted(&self, b: &FieldBoosts) -> [(Field, f32); 6] {
         [
             (self.text, b.body),
             (self.title, b.title),
+            (self.headline, b.headline),
             (self.aliases, b.aliases),
             (self.headings, b.headings),
             (self.authors, b.authors),
@@ -198,6 +213,7 @@ fn build_schema() -> (Schema, Fields) {
     );
     let text = b.add_text_field("text", text_opts.clone());
     let title = b.add_text_field("title", text_opts.clone());
+    let headline = b.add_text_field("headline", text_opts.clone());
     let aliases = b.add_text_field("aliases", text_opts.clone());
     let headings = b.add_text_field("headings", text_opts.clone());
     let authors = b.add_text_field("authors", text_opts);
@@ -206,6 +222,7 @@ fn build_schema() -> (Schema, Fields) {
         chunk_id,
         text,
         title,
+        headline,
         aliases,
         headings,
         authors,
@@ -376,12 +393,23 @@ impl Bm25Index {
             for name in &d.titles {
                 doc.add_text(f.title, name);
             }
+            for headline in &d.headlines {
+                doc.add_text(f.headline, headline);
+            }
             for alias in &d.aliases {
                 doc.add_text(f.aliases, alias);
             }
             doc.add_text(f.headings, &d.headings);
             doc.add_text(f.authors, &d.authors);
-            let mut keys: Vec<String> = d.titles.iter().chain(&d.aliases).flat_map(|n| keys_of(n)).collect();
+            // A headline is matched whole like a name: pasting a paper's exact
+            // title is a known-item query.
+            let mut keys: Vec<String> = d
+                .titles
+                .iter()
+                .chain(&d.headlines)
+                .chain(&d.aliases)
+                .flat_map(|n| keys_of(n))
+                .collect();
             keys.sort();
             keys.dedup();
             for k in keys {
@@ -504,9 +532,10 @@ impl Bm25Index {
     /// parentheses are just words or separators, never syntax.
     ///
     /// Every query word is looked up in each text field (body, title,
-    /// aliases, headings, authors) and the field scores are summed, each
-    /// multiplied by its boost ([`FieldBoosts`]): a word in the title adds
-    /// to the same word in the body rather than replacing it.
+    /// headline, aliases, headings, authors) whose boost is not zero, and
+    /// the field scores are summed, each multiplied by its boost
+    /// ([`FieldBoosts`]): a word in the title adds to the same word in the
+    /// body rather than replacing it.
     pub fn search(&self, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<(ChunkId, f32)>> {
         let words = query_words(query_text);
         if words.is_empty() || limit == 0 {
@@ -514,12 +543,17 @@ impl Bm25Index {
         }
         let searcher = self.reader.searcher();
         let filter_clauses = self.filter_clauses(filter);
-        let weighted = self.fields.weighted(&self.boosts);
+        let weighted: Vec<(Field, f32)> = self
+            .fields
+            .weighted(&self.boosts)
+            .into_iter()
+            .filter(|(_, boost)| *boost > 0.0)
+            .collect();
 
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(words.len() * weighted.len());
         let mut terms = Vec::with_capacity(words.len() * weighted.len());
         for (word, count) in &words {
-            for (field, boost) in weighted {
+            for &(field, boost) in &weighted {
                 let term = Term::from_field_text(field, word);
                 let q: Box<dyn Query> = Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
                 let weight = boost * *count as f32;

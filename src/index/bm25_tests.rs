@@ -433,3 +433,53 @@ fn exact_name_and_heading_legs_rank_exact_before_stemmed_matches() -> Result<()>
     assert!(index.exact_name_matches("windows", &f, 10)?.is_empty());
     Ok(())
 }
+
+/// A headline (a paper's title) is scored as body text by default — the
+/// embedded header already holds it — while a name (a note's title) is
+/// boosted; both are exact names. A positive headline boost brings the
+/// field back into the query.
+#[test]
+fn headlines_count_like_body_by_default_but_are_exact_names() -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Bm25Error::Open {
+        path: PathBuf::new(),
+        source: Box::new(e),
+    })?;
+    let mut index = open(dir.path());
+    let body = "graphene conductivity measured at low temperature";
+    index.add(&[
+        IndexDoc {
+            headlines: vec!["Graphene conductivity".to_owned()],
+            doc_type: "paper".to_owned(),
+            ..doc(1, body)
+        },
+        IndexDoc {
+            titles: vec!["Graphene conductivity".to_owned()],
+            ..doc(2, body)
+        },
+        doc(3, body),
+    ])?;
+    index.commit(1)?;
+    let f = Filter::default();
+    let score = |hits: &[(ChunkId, f32)], id: u64| {
+        hits.iter()
+            .find(|h| h.0 == ChunkId(id))
+            .map_or(f32::NAN, |h| h.1)
+    };
+    let hits = index.search("graphene conductivity", &f, 10)?;
+    assert_eq!(hits.first().map(|h| h.0), Some(ChunkId(2)), "{hits:?}");
+    assert!(score(&hits, 2) > score(&hits, 1));
+    assert!((score(&hits, 1) - score(&hits, 3)).abs() < 1e-6, "{hits:?}");
+
+    index.set_boosts(FieldBoosts {
+        headline: 3.0,
+        ..FieldBoosts::default()
+    });
+    let hits = index.search("graphene conductivity", &f, 10)?;
+    assert!(score(&hits, 1) > score(&hits, 3), "{hits:?}");
+    assert!((score(&hits, 1) - score(&hits, 2)).abs() < 1e-4, "{hits:?}");
+
+    let mut exact = index.exact_name_matches("graphene  CONDUCTIVITY", &f, 10)?;
+    exact.sort();
+    assert_eq!(exact, vec![ChunkId(1), ChunkId(2)]);
+    Ok(())
+}

@@ -109,10 +109,15 @@ pub struct IndexDoc {
     pub chunk_id: ChunkId,
     /// The text to index: the chunk's embedded text, not its stored text.
     pub text: String,
-    /// The document's names: a note's title and file stem, a paper's title.
-    /// Indexed for every chunk of the document (its own boosted field), and
-    /// matched whole for the exact-name signal.
+    /// The document's names: a note's title and file stem, a chat's or a
+    /// digest's title. Indexed for every chunk of the document (its own
+    /// boosted field), and matched whole for the exact-name signal.
     pub titles: Vec<String>,
+    /// Titles that describe the content rather than name the document: a
+    /// paper's title, a sentence its authors wrote about their findings.
+    /// Their own field (boosted apart from names, off by default) and, like
+    /// names, matched whole for the exact-name signal.
+    pub headlines: Vec<String>,
     /// A note's frontmatter aliases, for every chunk of the note; matched
     /// like titles (field and exact name).
     pub aliases: Vec<String>,
@@ -146,6 +151,7 @@ impl Default for IndexDoc {
             chunk_id: ChunkId::default(),
             text: String::new(),
             titles: Vec::new(),
+            headlines: Vec::new(),
             aliases: Vec::new(),
             headings: String::new(),
             authors: String::new(),

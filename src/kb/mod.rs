@@ -51,6 +51,8 @@ pub struct KbSettings {
     pub exact_heading_weight: f32,
     /// How `search_documents` scores a document from its chunks.
     pub doc_aggregation: search::DocAggregation,
+    /// The reciprocal-rank-fusion constant `k` (see `index::fuse`).
+    pub rrf_k: f32,
 }
 
 impl Default for KbSettings {
@@ -64,6 +66,7 @@ impl Default for KbSettings {
             exact_name_weight: search::EXACT_NAME_WEIGHT,
             exact_heading_weight: search::EXACT_HEADING_WEIGHT,
             doc_aggregation: search::DocAggregation::Max,
+            rrf_k: crate::index::fuse::RRF_C,
         }
     }
 }
@@ -549,6 +552,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// What BM25 indexes for a chunk: its embedded text and filter fields.
 pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
     let s = |k: &str| rec.meta_str(k).map(str::to_string);
+    // A paper's title is a headline, not a name (see `IndexDoc::headlines`).
+    let (titles, headlines) = if rec.meta_str("doc_type") == Some("paper") {
+        (Vec::new(), names(rec))
+    } else {
+        (names(rec), Vec::new())
+    };
     IndexDoc {
         chunk_id: ChunkId(rec.id),
         text: if rec.embed_text.is_empty() {
@@ -556,7 +565,8 @@ pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
         } else {
             rec.embed_text.clone()
         },
-        titles: names(rec),
+        titles,
+        headlines,
         aliases: aliases(rec),
         headings: s("section").unwrap_or_default(),
         authors: s("authors").unwrap_or_default(),
@@ -577,8 +587,8 @@ pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
     }
 }
 
-/// A document's names for the title field: its `title`, and for a note
-/// also its file stem (Obsidian's name for it) when that differs.
+/// A document's titles: its `title`, and for a note also its file stem
+/// (Obsidian's name for it) when that differs.
 fn names(rec: &ChunkRecord) -> Vec<String> {
     let mut out: Vec<String> = rec
         .meta_str("title")

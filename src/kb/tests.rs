@@ -642,3 +642,26 @@ fn a_source_shared_by_many_notes_names_no_single_document() {
     assert!(page.chunks.iter().all(|c| c.meta_str("file_path") == Some("otters.md")));
     assert_eq!(kb.get_document_chunks("nothing-here", 1).unwrap().total_chunks, 0);
 }
+
+/// What BM25 indexes as a title follows the document type: a note's title
+/// and file stem are names, a paper's title is a headline (scored as body
+/// text by default, matched whole by the exact-name leg).
+#[test]
+fn a_papers_title_is_a_headline_and_a_notes_title_a_name() {
+    let rec = |doc_type: &str, file: Option<&str>| {
+        let mut meta = own(doc_type, "public", "local", file);
+        meta.insert("title".into(), json!("Graphene under strain"));
+        crate::store::ChunkRecord {
+            id: 1,
+            text: "body".into(),
+            embed_text: String::new(),
+            meta,
+        }
+    };
+    let paper = index_doc(&rec("paper", None));
+    assert!(paper.titles.is_empty(), "{paper:?}");
+    assert_eq!(paper.headlines, ["Graphene under strain"]);
+    let note = index_doc(&rec("note", Some("notes/strain.md")));
+    assert!(note.headlines.is_empty(), "{note:?}");
+    assert_eq!(note.titles, ["Graphene under strain", "strain"]);
+}

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use jarvis::index::bm25::Bm25Index;
-use jarvis::index::fuse::{rrf, RRF_C};
+use jarvis::index::fuse::rrf;
 use jarvis::index::{ChunkId, Filter};
 use jarvis::kb::search::SearchRequest;
 use jarvis::kb::{Document, Kb};
@@ -180,9 +180,11 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     }
     let settings = crate::eval_vault::settings_from_args(args)?;
     println!(
-        "field boosts {:?}, exact-name weight {}, exact-heading weight {}",
-        settings.field_boosts, settings.exact_name_weight, settings.exact_heading_weight
+        "field boosts {:?}, exact-name weight {}, exact-heading weight {}, RRF k {}",
+        settings.field_boosts, settings.exact_name_weight, settings.exact_heading_weight, settings.rrf_k
     );
+    let rrf_k = settings.rrf_k;
+    let boosts = settings.field_boosts;
     let kb = Kb::open(&rag, embedder, None, settings)?;
     if fresh {
         println!("embedding the corpus into {} (cached for reruns)…", rag.display());
@@ -223,7 +225,8 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     }
     let gen = kb.store().generation()?;
     drop(kb);
-    let bm25 = Bm25Index::open_or_create(&rag.join("index").join(format!("g{gen}")).join("bm25"))?;
+    let mut bm25 = Bm25Index::open_or_create(&rag.join("index").join(format!("g{gen}")).join("bm25"))?;
+    bm25.set_boosts(boosts);
     let mut bm25_ids = Vec::new();
     for (_, q) in &data.queries {
         let ids: Vec<ChunkId> = bm25
@@ -242,7 +245,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     rows.insert(
         2,
         (
-            format!("hybrid (Kb::search, RRF k={RRF_C})"),
+            format!("hybrid (Kb::search, RRF k={rrf_k})"),
             score(&data, &hybrid_runs),
         ),
     );

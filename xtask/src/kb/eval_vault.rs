@@ -35,8 +35,12 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     }
     let settings = settings_from_args(args)?;
     println!(
-        "field boosts {:?}, exact-name weight {}, exact-heading weight {}, document aggregation {:?}",
-        settings.field_boosts, settings.exact_name_weight, settings.exact_heading_weight, settings.doc_aggregation
+        "field boosts {:?}, exact-name weight {}, exact-heading weight {}, document aggregation {:?}, RRF k {}",
+        settings.field_boosts,
+        settings.exact_name_weight,
+        settings.exact_heading_weight,
+        settings.doc_aggregation,
+        settings.rrf_k
     );
     let kb = Kb::open(&cache.join("rag"), embedder, None, settings)?;
     let t = Instant::now();
@@ -104,7 +108,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
 }
 
 /// The tuning knobs both evaluations take: `--boosts
-/// body,title,aliases,headings,authors`, `--exact W`, `--heading W`,
+/// body,title,aliases,headings,authors[,headline]`, `--exact W`, `--rrf-k K`, `--heading W`,
 /// `--agg max|decay:W`; anything not given keeps the product's default.
 pub(crate) fn settings_from_args(args: &[&str]) -> Result<KbSettings> {
     let mut settings = KbSettings::default();
@@ -114,19 +118,25 @@ pub(crate) fn settings_from_args(args: &[&str]) -> Result<KbSettings> {
             .map(str::parse)
             .collect::<Result<_, _>>()
             .context("--boosts")?;
-        let [body, title, aliases, headings, authors] = v.as_slice() else {
-            bail!("--boosts takes five numbers: body,title,aliases,headings,authors");
+        let (body, title, aliases, headings, authors, headline) = match *v.as_slice() {
+            [a, b, c, d, e] => (a, b, c, d, e, FieldBoosts::default().headline),
+            [a, b, c, d, e, f] => (a, b, c, d, e, f),
+            _ => bail!("--boosts takes five or six numbers: body,title,aliases,headings,authors[,headline]"),
         };
         settings.field_boosts = FieldBoosts {
-            body: *body,
-            title: *title,
-            aliases: *aliases,
-            headings: *headings,
-            authors: *authors,
+            body,
+            title,
+            headline,
+            aliases,
+            headings,
+            authors,
         };
     }
     if let Some(w) = common::flag(args, "--exact") {
         settings.exact_name_weight = w.parse().context("--exact W")?;
+    }
+    if let Some(k) = common::flag(args, "--rrf-k") {
+        settings.rrf_k = k.parse().context("--rrf-k K")?;
     }
     if let Some(w) = common::flag(args, "--heading") {
         settings.exact_heading_weight = w.parse().context("--heading W")?;
