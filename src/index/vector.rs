@@ -192,6 +192,14 @@ impl Default for SearchParams {
     }
 }
 
+/// How the trees are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BuildParams {
+    /// Number of random-projection trees; `None` lets arroy decide (it
+    /// adds trees until their nodes outnumber the items).
+    pub n_trees: Option<NonZeroUsize>,
+}
+
 /// Changes staged since the last commit.
 #[derive(Debug, Default)]
 struct Pending {
@@ -209,6 +217,7 @@ pub struct VectorIndex {
     dims: usize,
     pending: Pending,
     params: SearchParams,
+    build: BuildParams,
 }
 
 impl std::fmt::Debug for VectorIndex {
@@ -259,6 +268,7 @@ impl VectorIndex {
             dims,
             pending: Pending::default(),
             params: SearchParams::default(),
+            build: BuildParams::default(),
         };
         match index.read_u64(KEY_DIMENSIONS)? {
             Some(stored) if stored as usize != dims => {
@@ -295,6 +305,17 @@ impl VectorIndex {
     /// Changes search effort for later searches.
     pub fn set_search_params(&mut self, params: SearchParams) {
         self.params = params;
+    }
+
+    /// Changes how later commits build the trees.
+    pub fn set_build_params(&mut self, build: BuildParams) {
+        self.build = build;
+    }
+
+    /// Number of trees in the committed index (0 when nothing was built).
+    pub fn n_trees(&self) -> Result<usize> {
+        let rtxn = self.env.read_txn().map_err(lmdb("start a read"))?;
+        Ok(self.open_reader(&rtxn)?.map_or(0, |r| r.n_trees()))
     }
 
     /// Stages vectors for the next commit; an id already present is replaced.
@@ -371,6 +392,9 @@ impl VectorIndex {
         }
         let mut rng = StdRng::seed_from_u64(TREE_SEED ^ seq);
         let mut builder = writer.builder(&mut rng);
+        if let Some(n) = self.build.n_trees {
+            builder.n_trees(n.get());
+        }
         if let Some(cancel) = cancel {
             builder.cancel(cancel);
         }

@@ -16,7 +16,7 @@
 
 use roaring::RoaringBitmap;
 
-use crate::index::fuse::{rrf, RRF_C};
+use crate::index::fuse::rrf;
 use crate::index::{ChunkId, Filter, Visibility};
 use crate::store::ChunkRecord;
 
@@ -104,6 +104,21 @@ impl Kb {
         if req.n == 0 || req.query.trim().is_empty() {
             return Ok(Vec::new());
         }
+        // Embed outside the index lock: it is the slow part.
+        let qv = self.embedder()?.embed_query(&req.query)?;
+        self.search_embedded(req, &qv)
+    }
+
+    /// [`Kb::search`] with the query already embedded by the configured
+    /// model (`query_vector` must be `embed_query(&req.query)`): for callers
+    /// that embed once and search several times, and for benchmarks that
+    /// time the search apart from the model.
+    pub fn search_embedded(&self, req: &SearchRequest, query_vector: &[f32]) -> Result<Vec<Hit>> {
+        self.check_model()?;
+        if req.n == 0 || req.query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let qv = query_vector;
         let hybrid = req.hybrid.unwrap_or(self.settings.hybrid);
         let reranking = req.rerank && self.reranker.is_some();
         let keep = if reranking {
@@ -113,8 +128,6 @@ impl Kb {
         };
         let leg = (keep * 2).max(50);
 
-        // Embed outside the index lock: it is the slow part.
-        let qv = self.embedder()?.embed_query(&req.query)?;
         let (dense, sparse, exact, heading) = {
             let ix = self.indexes();
             let pool: Option<RoaringBitmap> = if req.filter.is_empty() {
@@ -123,7 +136,7 @@ impl Kb {
                 Some(ix.bm25.filter_ids(&req.filter)?)
             };
             let dense = match ix.vectors.as_ref() {
-                Some(v) => v.search(&qv, pool.as_ref(), leg)?,
+                Some(v) => v.search(qv, pool.as_ref(), leg)?,
                 None => Vec::new(),
             };
             let (sparse, exact, heading) = if hybrid {
@@ -151,7 +164,7 @@ impl Kb {
                     (&exact, self.settings.exact_name_weight),
                     (&heading, self.settings.exact_heading_weight),
                 ],
-                RRF_C,
+                self.settings.rrf_k,
             )
         } else {
             dense

@@ -8,7 +8,10 @@
 //! chunks is ingested with real embeddings and compared with raw ONNX
 //! Runtime throughput on the same texts: the ratio is the knowledge base's
 //! overhead (staging, store, both index commits) over embedding alone.
-//! Queries are embedded for real by the bundled model.
+//! Queries are embedded for real by the bundled model. The dense leg is also
+//! measured alone, with synthetic query vectors, against exact search
+//! (`bench_dense`; `--sweep` tries other search budgets, `--trees 8,16`
+//! other tree counts).
 
 use std::path::Path;
 use std::time::Instant;
@@ -103,13 +106,25 @@ impl Corpus {
         (doc, v)
     }
 
-    /// A 2–4 word query of mid-frequency words.
-    fn query(&self, rng: &mut StdRng) -> String {
+    /// A 2–4 word query of mid-frequency words, and its synthetic vector
+    /// (made like a chunk's, so its neighbours share its words).
+    fn query(&self, rng: &mut StdRng) -> (String, Vec<f32>) {
         let n = rng.random_range(2..=4);
-        (0..n)
-            .map(|_| self.words[rng.random_range(50..2000)].as_str())
+        let ids: Vec<usize> = (0..n).map(|_| rng.random_range(50..2000)).collect();
+        let text = ids
+            .iter()
+            .map(|&w| self.words[w].as_str())
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" ");
+        let mut v = vec![0f32; self.word_vecs[0].len()];
+        for &w in &ids {
+            for (a, b) in v.iter_mut().zip(&self.word_vecs[w]) {
+                *a += b;
+            }
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+        v.iter_mut().for_each(|x| *x /= norm);
+        (text, v)
     }
 }
 
@@ -126,7 +141,12 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let dims = embedder.dims();
     let corpus = Corpus::new(dims);
     let mut qrng = StdRng::seed_from_u64(42);
-    let queries: Vec<String> = (0..nq).map(|_| corpus.query(&mut qrng)).collect();
+    let (queries, query_vecs): (Vec<String>, Vec<Vec<f32>>) = (0..nq).map(|_| corpus.query(&mut qrng)).unzip();
+    let sweep = args.contains(&"--sweep");
+    let trees: Vec<usize> = match common::flag(args, "--trees") {
+        Some(s) => s.split(',').map(|x| x.trim().parse()).collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
     println!(
         "kb bench: model {} ({} dims), {} chunks of {WORDS_PER_CHUNK} synthetic words; {nq} queries, top 10",
         embedder.model_id(),
@@ -137,9 +157,10 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
 
     // Query embedding alone, to separate model time from index time.
     let mut embed_ms = Vec::new();
+    let mut embedded = Vec::with_capacity(queries.len());
     for q in &queries {
         let t = Instant::now();
-        embedder.embed_query(q)?;
+        embedded.push(embedder.embed_query(q)?);
         embed_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let (e50, e95) = percentiles(&mut embed_ms);
@@ -199,7 +220,29 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         };
         let (d50, d95) = lat(false)?;
         let (h50, h95) = lat(true)?;
+        // The same searches with the query vectors computed beforehand.
+        let lat_embedded = |hybrid: bool| -> Result<(f64, f64)> {
+            let mut ms = Vec::new();
+            for (q, qv) in queries.iter().zip(&embedded) {
+                let mut req = SearchRequest::new(q.clone(), 10);
+                req.rerank = false;
+                req.hybrid = Some(hybrid);
+                let t = Instant::now();
+                kb.search_embedded(&req, qv)?;
+                ms.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok(percentiles(&mut ms))
+        };
+        let (dn50, dn95) = lat_embedded(false)?;
+        let (hn50, hn95) = lat_embedded(true)?;
         let agreement = kb.agreement()?;
+        // Every stored vector, for exact search in the dense report.
+        let mut all = Vec::with_capacity(n + sample);
+        for id in kb.store().all_ids()? {
+            if let Some(v) = kb.store().vector(id)? {
+                all.push((jarvis::index::ChunkId(id), v));
+            }
+        }
         let gen = kb.store().generation()?;
         embedder = Some(kb.into_embedder()?);
 
@@ -218,7 +261,20 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         println!("query latency (ms)     p50      p95");
         println!("  bm25 (index only) {b50:>7.2}  {b95:>7.2}");
         println!("  dense (kb.search) {d50:>7.2}  {d95:>7.2}   includes query embedding");
-        println!("  hybrid (kb.search){h50:>7.2}  {h95:>7.2}   includes query embedding, both legs, RRF, store reads");
+        println!("  hybrid (kb.search){h50:>7.2}  {h95:>7.2}   includes query embedding, every leg, RRF, store reads");
+        println!("  dense  (embedded) {dn50:>7.2}  {dn95:>7.2}   kb.search_embedded: query vector computed beforehand");
+        println!("  hybrid (embedded) {hn50:>7.2}  {hn95:>7.2}   kb.search_embedded: query vector computed beforehand");
+        // kb.search asks the dense leg for max(2 × n, 50) neighbours.
+        crate::bench_dense::report(
+            &index.join("vectors"),
+            dims,
+            &all,
+            &query_vecs,
+            50,
+            sweep,
+            &trees,
+            &work,
+        )?;
         let store = common::disk_usage(&rag.join("store"));
         let b = common::disk_usage(&index.join("bm25"));
         let v = common::disk_usage(&index.join("vectors"));
