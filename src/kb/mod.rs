@@ -66,7 +66,7 @@ impl Default for KbSettings {
             exact_name_weight: search::EXACT_NAME_WEIGHT,
             exact_heading_weight: search::EXACT_HEADING_WEIGHT,
             doc_aggregation: search::DocAggregation::Max,
-            rrf_k: crate::index::fuse::RRF_C,
+            rrf_k: search::RRF_K,
         }
     }
 }
