@@ -460,11 +460,7 @@ fn headlines_count_like_body_by_default_but_are_exact_names() -> Result<()> {
     ])?;
     index.commit(1)?;
     let f = Filter::default();
-    let score = |hits: &[(ChunkId, f32)], id: u64| {
-        hits.iter()
-            .find(|h| h.0 == ChunkId(id))
-            .map_or(f32::NAN, |h| h.1)
-    };
+    let score = |hits: &[(ChunkId, f32)], id: u64| hits.iter().find(|h| h.0 == ChunkId(id)).map_or(f32::NAN, |h| h.1);
     let hits = index.search("graphene conductivity", &f, 10)?;
     assert_eq!(hits.first().map(|h| h.0), Some(ChunkId(2)), "{hits:?}");
     assert!(score(&hits, 2) > score(&hits, 1));

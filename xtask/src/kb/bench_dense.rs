@@ -61,7 +61,13 @@ fn sweep(index: &mut VectorIndex, queries: &[Vec<f32>], truth: &[Vec<ChunkId>], 
                 oversampling: NonZeroUsize::new(over).unwrap_or(NonZeroUsize::MIN),
                 ..product
             });
-            row(index, queries, truth, count, &format!("count {count}, oversampling {over}"))?;
+            row(
+                index,
+                queries,
+                truth,
+                count,
+                &format!("count {count}, oversampling {over}"),
+            )?;
         }
     }
     index.set_search_params(product);
@@ -94,7 +100,13 @@ pub fn report(
         index.n_trees()?,
         mib(disk_usage(dir))
     );
-    row(&index, queries, &truth, leg, &format!("product settings (count {leg}, as kb.search asks)"))?;
+    row(
+        &index,
+        queries,
+        &truth,
+        leg,
+        &format!("product settings (count {leg}, as kb.search asks)"),
+    )?;
     if do_sweep {
         sweep(&mut index, queries, &truth, leg)?;
     }
@@ -117,7 +129,13 @@ pub fn report(
             t.elapsed().as_secs_f64(),
             mib(disk_usage(&path))
         );
-        row(&index, queries, &truth, leg, &format!("product search params (count {leg})"))?;
+        row(
+            &index,
+            queries,
+            &truth,
+            leg,
+            &format!("product search params (count {leg})"),
+        )?;
         if do_sweep {
             sweep(&mut index, queries, &truth, leg)?;
         }
