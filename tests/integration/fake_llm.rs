@@ -208,13 +208,19 @@ fn serve(mut stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>, c
     }
 }
 
+/// How long a hanging reply stays open at most.
+const HANG_FOR: Duration = Duration::from_secs(120);
+
 /// Keeps a stream open and reports the moment the client closes it.
 fn hang(stream: &mut TcpStream, trickle: Option<&str>, every: Duration, closed: &Sender<Instant>) {
     let _ = stream.set_read_timeout(Some(Duration::from_millis(5)));
     let started = Instant::now();
     let mut last = Instant::now();
     let mut buf = [0u8; 64];
-    while started.elapsed() < Duration::from_secs(20) {
+    // Long enough that a test on a loaded machine stops the turn itself:
+    // at 20 s, a browser test typing into a second session under a load of
+    // 14 saw the first session's hanging turn end on its own.
+    while started.elapsed() < HANG_FOR {
         match stream.read(&mut buf) {
             Ok(0) => {
                 let _ = closed.send(Instant::now());

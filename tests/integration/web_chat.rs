@@ -12,7 +12,7 @@ use crate::fake_wires::Wire;
 use crate::web_support::WebServer;
 
 /// An Ollama stream that sends `first`, then one more token every `every`
-/// for 20 s (a slow model that would take far longer than any stop).
+/// for up to two minutes (a slow model that would take far longer than any stop).
 fn slow_stream(first: &str, every: Duration) -> crate::fake_llm::Reply {
     let tick = Wire::Ollama.text_events(&[" tick"]).remove(0);
     Wire::Ollama
@@ -68,7 +68,7 @@ fn a_turn_streams_incrementally_and_its_reply_is_rendered_and_saved() {
 
 #[test]
 fn events_arrive_as_they_happen_and_stop_ends_the_stream_at_once_with_a_rollback() {
-    // A tool round, then a model that streams for 20 s.
+    // A tool round, then a model that streams for up to two minutes.
     let llm = FakeServer::start(vec![
         Wire::Ollama.tool_calls(&[("c1", "kb_stats", vec!["{}"])]),
         slow_stream("Once", Duration::from_millis(150)),
@@ -79,7 +79,7 @@ fn events_arrive_as_they_happen_and_stop_ends_the_stream_at_once_with_a_rollback
     let mut st = s.chat(&id, "Tell me a long story");
     assert_eq!(st.status, 200, "{:?}", st.error);
     // Not buffered to the end: status and the tool box's events arrive
-    // while the model is still streaming (the turn cannot end for 20 s).
+    // while the model is still streaming (the turn cannot end on its own for minutes).
     // Read up to the first streamed text: only then is the second model
     // request certainly open at the fake, so the stop below must close a
     // live connection (stopping earlier races the request being sent, and
@@ -101,7 +101,7 @@ fn events_arrive_as_they_happen_and_stop_ends_the_stream_at_once_with_a_rollback
             .status,
         409
     );
-    // Stop: the stream ends with `stopped`, long before the fake's 20 s.
+    // Stop: the stream ends with `stopped`, long before the fake would end it.
     let t0 = Instant::now();
     let r = s.post("/chat/stop", &json!({ "session_id": id }));
     let stop_latency = t0.elapsed();
