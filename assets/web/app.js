@@ -179,9 +179,10 @@ function renderEntries(entries, pending) {
     else kids.push(R.savedAssistant(e));
   }
   // A conversation that ends in a failed turn keeps its way out after a
-  // reload or a switch of session.
+  // reload or a switch of session. (A turn still running has only its
+  // question saved: `last` is then missing.)
   const [q, last] = entries.slice(-2);
-  if (q && q.role === 'user' && last.role !== 'user' && last.error) {
+  if (q && last && q.role === 'user' && last.role !== 'user' && last.error) {
     kids[kids.length - 1].append(R.errorCard('The model call failed; the message above says why.', {
       onRetry: () => send(q.text),
       onSwitch: () => openModelPicker(),
