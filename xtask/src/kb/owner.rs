@@ -209,9 +209,14 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     // The model is unloaded once unused for the keep-alive; the log says when.
     let log = home.join("logs/sync.log");
     let waited = Instant::now();
+    // Only lines this owner wrote count: the log outlives earlier runs.
+    let seen = std::fs::read_to_string(&log).map_or(0, |t| t.len());
     let released = loop {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        if text.contains("embedding model unloaded while idle") {
+        if text
+            .get(seen..)
+            .is_some_and(|t| t.contains("embedding model unloaded while idle"))
+        {
             break true;
         }
         if waited.elapsed() > Duration::from_secs(KEEP_ALIVE_SECS + 90) {
