@@ -540,19 +540,24 @@ fn a_commit_indexes_what_it_committed_even_if_reads_fail() {
     assert_eq!(hits[0].bm25_rank, Some(1), "{hits:?}");
 }
 
+/// A loader that counts how often it is called.
+fn counting_loader() -> (EmbedderLoader, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let loads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&loads);
+    let loader: EmbedderLoader = Box::new(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(embedder())
+    });
+    (loader, loads)
+}
+
 /// Start-up cost: opening, counting and listing never load the model; the
 /// first search does, once.
 #[test]
 fn the_embedder_is_loaded_only_when_something_embeds() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
     let t = tempfile::tempdir().unwrap();
-    let loads = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&loads);
-    let loader: EmbedderLoader = Box::new(move || {
-        counter.fetch_add(1, Ordering::SeqCst);
-        Ok(embedder())
-    });
+    let (loader, loads) = counting_loader();
     let spec = lookup(DEFAULT_MODEL_ID).unwrap().clone();
     let kb = Kb::open_lazy(t.path(), spec, loader, None, KbSettings::default()).unwrap();
     assert_eq!(kb.store().count().unwrap(), 0);
@@ -571,16 +576,10 @@ fn the_embedder_is_loaded_only_when_something_embeds() {
 /// answers.
 #[test]
 fn an_idle_embedder_is_released_and_reloaded_on_the_next_search() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
     use std::time::Duration;
     let t = tempfile::tempdir().unwrap();
-    let loads = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&loads);
-    let loader: EmbedderLoader = Box::new(move || {
-        counter.fetch_add(1, Ordering::SeqCst);
-        Ok(embedder())
-    });
+    let (loader, loads) = counting_loader();
     let spec = lookup(DEFAULT_MODEL_ID).unwrap().clone();
     let kb = Kb::open_lazy(t.path(), spec, loader, None, KbSettings::default()).unwrap();
     assert!(

@@ -312,6 +312,7 @@ fn sessions_in_parallel_reload_resume_library_prompts_models_and_a_narrow_screen
         "return !!document.querySelector('.working') && !document.querySelector('#stop').hidden",
     );
     assert!(text_of(&b, "#messages").contains("another long question"));
+    b.screenshot("05b-resumed-after-reload-desktop");
     b.click("#stop");
     b.wait(
         "rolled back after stop",
