@@ -10,11 +10,14 @@
 //! pictures per build.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::disk::Disk;
 use super::DraftsError;
+
+/// A staged build is `<tmp>/jarvis-build-XXXX.pdf`.
+pub const STAGED_PREFIX: &str = "jarvis-build-";
 
 /// Builds held at once (the oldest goes first).
 pub const MAX_BUILDS: usize = 8;
@@ -87,11 +90,21 @@ pub struct Builds {
     /// One page drawn at a time: each draw is a child process, and a preview
     /// scrolled fast asks for many.
     drawing: Mutex<()>,
+    /// Stages each build (the drafts writer, so a write log sees it).
+    disk: Disk,
 }
 
 impl Builds {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Builds staged through `disk` (the workspace's, sharing its log).
+    pub fn with_disk(disk: Disk) -> Self {
+        Builds {
+            disk,
+            ..Self::default()
+        }
     }
 
     /// Hold `pdf` as the newest build of `filename` in draft `draft_id`
@@ -106,14 +119,7 @@ impl Builds {
                 return Ok(id);
             }
         }
-        let mut file = tempfile::Builder::new()
-            .prefix("jarvis-build-")
-            .suffix(".pdf")
-            .tempfile()
-            .map_err(|e| DraftsError::io("stage the built PDF in", &std::env::temp_dir(), e))?;
-        file.write_all(pdf)
-            .and_then(|()| file.flush())
-            .map_err(|e| DraftsError::io("write", file.path(), e))?;
+        let file = self.disk.temp_file(STAGED_PREFIX, ".pdf", pdf)?;
         held.retain(|(k, _)| *k != key);
         held.push((
             key,

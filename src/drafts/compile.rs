@@ -31,6 +31,8 @@ use super::workspace::Workspace;
 use super::DraftsError;
 use crate::sandbox::{self, ChildSpec, Ending};
 
+/// A build's temporary directory is `<tmp>/jarvis-build-XXXX/`.
+pub const BUILD_DIR_PREFIX: &str = "jarvis-build-";
 /// Keep at most this much of a failed build's log.
 const LOG_TAIL_BYTES: usize = 64 * 1024;
 /// Address-space cap for a build (TeX's own pools are far below it).
@@ -102,8 +104,7 @@ fn seed(ws: &Workspace, draft_id: &str, dest: &Path) -> Result<(), DraftsError> 
             Ok(m) if m.is_file() => {}
             _ => continue,
         }
-        let to = dest.join(&name);
-        std::fs::copy(&from, &to).map_err(|e| DraftsError::io("copy", &from, e))?;
+        ws.disk().copy(&from, &dest.join(&name))?;
     }
     Ok(())
 }
@@ -116,15 +117,12 @@ struct BuildDir {
 }
 
 fn build_dir(ws: &Workspace, draft_id: &str) -> Result<BuildDir, DraftsError> {
-    let root = tempfile::Builder::new()
-        .prefix("jarvis-build-")
-        .tempdir()
-        .map_err(|e| DraftsError::io("create a build directory in", &std::env::temp_dir(), e))?;
+    let root = ws.disk().temp_dir(BUILD_DIR_PREFIX)?;
     let work = root.path().join("work");
     let home = root.path().join("home");
     let tmp = root.path().join("tmp");
     for d in [&work, &home, &tmp] {
-        std::fs::create_dir(d).map_err(|e| DraftsError::io("create", d, e))?;
+        ws.disk().create_dir(d).map_err(|e| DraftsError::io("create", d, e))?;
     }
     seed(ws, draft_id, &work)?;
     let s = |p: &Path| p.to_string_lossy().into_owned();

@@ -8,13 +8,15 @@
 //! ([`proposals`], [`hunks`]), snapshots and restore ([`versions`]),
 //! retention (the one deletion in the codebase, by draft id only), Markdown
 //! preview ([`render`]) and LaTeX / pandoc builds through the sandbox
-//! ([`compile`]).
+//! ([`compile`]). Every write goes through [`disk`], which a test can
+//! watch.
 //! Must not: index anything (drafts never reach the knowledge base), write
 //! outside the drafts root, delete anything but a whole draft chosen by id,
 //! spawn a process except through `sandbox`, or know HTTP.
 
 pub mod builds;
 pub mod compile;
+pub mod disk;
 pub mod hunks;
 pub mod proposals;
 pub mod render;
@@ -47,11 +49,20 @@ pub struct DraftsHandle {
 
 impl DraftsHandle {
     pub fn open(settings: DraftSettings) -> Result<Self, DraftsError> {
+        let workspace = Workspace::open(settings)?;
+        let builds = builds::Builds::with_disk(workspace.disk().clone());
         Ok(DraftsHandle {
-            workspace: Arc::new(Workspace::open(settings)?),
+            workspace: Arc::new(workspace),
             proposals: Arc::new(proposals::Proposals::new()),
-            builds: Arc::new(builds::Builds::new()),
+            builds: Arc::new(builds),
         })
+    }
+
+    /// Record every later write of this drafts root (files, bookkeeping,
+    /// snapshots, deletions, build directories, staged builds) in `log`.
+    /// Returns whether it was attached (only the first log counts).
+    pub fn record_writes(&self, log: disk::WriteLog) -> bool {
+        self.workspace.disk().attach(log)
     }
 }
 

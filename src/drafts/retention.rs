@@ -93,7 +93,7 @@ fn remove(ws: &Workspace, id: &str) -> Result<(), DraftsError> {
             name: String::new(),
         });
     }
-    std::fs::remove_dir_all(&dir).map_err(|e| DraftsError::io("remove", &dir, e))?;
+    ws.disk().remove_dir_all(&dir)?;
     tracing::info!(draft = %id, "draft removed");
     Ok(())
 }

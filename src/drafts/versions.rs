@@ -8,7 +8,6 @@
 //! Must not: build a path from anything not checked by
 //! `resolve_in_draft` (file names) or [`valid_version`] (version ids).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -40,8 +39,8 @@ pub fn valid_version(v: &str) -> bool {
 }
 
 /// A real directory (not a link) at `path`, created if missing.
-fn own_dir(path: &Path) -> Result<(), DraftsError> {
-    match std::fs::create_dir(path) {
+fn own_dir(ws: &Workspace, path: &Path) -> Result<(), DraftsError> {
+    match ws.disk().create_dir(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(DraftsError::io("create", path, e)),
@@ -67,9 +66,9 @@ fn file_versions_dir(ws: &Workspace, draft_id: &str, filename: &str) -> Result<P
 pub fn snapshot(ws: &Workspace, draft_id: &str, filename: &str, bytes: &[u8]) -> Result<String, DraftsError> {
     let dir = file_versions_dir(ws, draft_id, filename)?;
     if let Some(parent) = dir.parent() {
-        own_dir(parent)?;
+        own_dir(ws, parent)?;
     }
-    own_dir(&dir)?;
+    own_dir(ws, &dir)?;
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -77,13 +76,8 @@ pub fn snapshot(ws: &Workspace, draft_id: &str, filename: &str, bytes: &[u8]) ->
     for n in 0..1000u32 {
         let version = format!("{ms:013}-{n}");
         let path = dir.join(&version);
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut f) => {
-                f.write_all(bytes)
-                    .and_then(|_| f.sync_all())
-                    .map_err(|e| DraftsError::io("write", &path, e))?;
-                return Ok(version);
-            }
+        match ws.disk().create_new(&path, bytes) {
+            Ok(()) => return Ok(version),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(DraftsError::io("create", &path, e)),
         }

@@ -4,7 +4,7 @@
 //! and nowhere else — plus `draft.json`, creating drafts and files (free
 //! writes: nothing existed to overwrite), reading, and the human's own save
 //! guarded by `expect_hash`. Writes are atomic (temp file in the same
-//! folder, then rename) and owner-only.
+//! folder, then rename), owner-only, and all go through [`Disk`].
 //! Must not: overwrite on create, write without resolving first, or follow a
 //! link out of the drafts root.
 
@@ -12,6 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::disk::Disk;
 use super::{content_hash, DraftSettings, DraftsError, IMAGE_EXTENSIONS};
 
 /// The bookkeeping file in each draft folder; never a draft file itself.
@@ -213,39 +214,14 @@ pub struct Workspace {
     settings: DraftSettings,
     /// Canonical form of `settings.root`.
     root: PathBuf,
+    /// Every write goes through it.
+    disk: Disk,
 }
 
 pub(crate) fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
-}
-
-/// Write `bytes` to `path` atomically (temp file beside it, then rename),
-/// owner-only. `path` must come from [`resolve_in_draft`] or be the
-/// draft's own bookkeeping.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DraftsError> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .ok_or_else(|| DraftsError::io("write", path, std::io::Error::other("no parent folder")))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(|e| DraftsError::io("create a temporary file in", dir, e))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| DraftsError::io("write", path, e))?;
-    tmp.persist(path)
-        .map_err(|e| DraftsError::io("replace", path, e.error))?;
-    Ok(())
-}
-
-fn make_private_dir(path: &Path) -> Result<(), DraftsError> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(path).map_err(|e| DraftsError::io("create", path, e))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| DraftsError::io("set permissions on", path, e))
 }
 
 /// A readable, unique draft id: date, a slug of the title, 4 random hex digits.
@@ -276,9 +252,16 @@ fn new_id(title: &str) -> String {
 impl Workspace {
     /// Open (creating, owner-only) the drafts root.
     pub fn open(settings: DraftSettings) -> Result<Self, DraftsError> {
-        make_private_dir(&settings.root)?;
+        let disk = Disk::default();
+        disk.create_private_dir_all(&settings.root)?;
         let root = std::fs::canonicalize(&settings.root).map_err(|e| DraftsError::io("resolve", &settings.root, e))?;
-        Ok(Workspace { settings, root })
+        Ok(Workspace { settings, root, disk })
+    }
+
+    /// The writer every drafts write goes through (attach a
+    /// [`super::disk::WriteLog`] to it to see them).
+    pub fn disk(&self) -> &Disk {
+        &self.disk
     }
 
     pub fn settings(&self) -> &DraftSettings {
@@ -339,8 +322,10 @@ impl Workspace {
         let title = title.trim();
         let id = new_id(if title.is_empty() { filename } else { title });
         let dir = self.root.join(&id);
-        std::fs::create_dir(&dir).map_err(|e| DraftsError::io("create", &dir, e))?;
-        make_private_dir(&dir)?;
+        self.disk
+            .create_dir(&dir)
+            .map_err(|e| DraftsError::io("create", &dir, e))?;
+        self.disk.set_mode(&dir, 0o700)?;
         let now = now_rfc3339();
         let meta = DraftMeta {
             id: id.clone(),
@@ -358,7 +343,7 @@ impl Workspace {
         };
         self.write_meta(&meta)?;
         let path = self.resolve(&id, filename)?;
-        write_atomic(&path, text.as_bytes())?;
+        self.disk.write_atomic(&path, text.as_bytes())?;
         Ok(meta)
     }
 
@@ -372,7 +357,7 @@ impl Workspace {
                 name: filename.into(),
             });
         }
-        write_atomic(&path, text.as_bytes())?;
+        self.disk.write_atomic(&path, text.as_bytes())?;
         self.touch(draft_id)?;
         Ok(DraftFile {
             draft_id: draft_id.into(),
@@ -459,7 +444,7 @@ impl Workspace {
             None => None,
         };
         let path = self.resolve(draft_id, filename)?;
-        write_atomic(&path, text.as_bytes())?;
+        self.disk.write_atomic(&path, text.as_bytes())?;
         self.touch(draft_id)?;
         Ok((content_hash(text.as_bytes()), snapshot))
     }
@@ -490,7 +475,7 @@ impl Workspace {
             path: dir.join(META_FILE).display().to_string(),
             detail: e.to_string(),
         })?;
-        write_atomic(&dir.join(META_FILE), &bytes)
+        self.disk.write_atomic(&dir.join(META_FILE), &bytes)
     }
 
     fn touch(&self, draft_id: &str) -> Result<(), DraftsError> {

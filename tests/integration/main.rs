@@ -39,6 +39,7 @@ mod web_browser_ui;
 mod web_chat;
 mod web_draft_pages;
 mod web_drafts;
+mod web_drafts_spy;
 mod web_editor;
 mod web_editor_menu;
 mod web_http;

@@ -226,3 +226,72 @@ fn library_files_stay_reviewable() {
         long.join("\n")
     );
 }
+
+/// What writes to the filesystem: `std::fs` / `tokio::fs` calls that
+/// create, change or remove, open options, temporary files and folders.
+const WRITES: &[&str] = &[
+    "fs::write",
+    "fs::create_dir",
+    "fs::rename",
+    "fs::copy",
+    "fs::remove_",
+    "fs::hard_link",
+    "fs::symlink(",
+    "set_permissions",
+    "OpenOptions",
+    "File::create",
+    "File::options",
+    "tokio::fs",
+    "use std::fs",
+    "tempfile::Builder",
+    "tempfile::tempdir",
+    "tempfile::tempfile",
+    "NamedTempFile::",
+    "TempDir::new",
+    ".persist(",
+];
+
+/// Writes in a `src/drafts` file other than `drafts/disk.rs` (the one
+/// writer, which records every path for the write spy in
+/// web_drafts_spy.rs). Test code may plant files directly.
+fn drafts_write_violations(rel: &str, text: &str) -> Vec<String> {
+    if !rel.starts_with("drafts/") || rel == "drafts/disk.rs" || is_test_file(rel) {
+        return Vec::new();
+    }
+    let code: String = non_test_code(text)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    WRITES
+        .iter()
+        .filter(|w| code.contains(**w))
+        .map(|w| format!("src/{rel} writes with {w} instead of drafts::disk"))
+        .collect()
+}
+
+/// Every filesystem write in `src/drafts` goes through `drafts::disk`, so
+/// the write spy cannot be bypassed silently.
+#[test]
+fn drafts_write_only_through_their_disk_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("drafts"), &mut files);
+    assert!(files.len() > 5, "src/drafts moved? {files:?}");
+    let mut violations = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        violations.extend(drafts_write_violations(&rel, &std::fs::read_to_string(f).unwrap()));
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+    // The detector itself.
+    let bad = "fn f(p: &Path) { std::fs::write(p, b\"x\").unwrap(); }\n#[cfg(test)]\nmod tests { fn g() { std::fs::rename(a, b); } }\n";
+    assert_eq!(
+        drafts_write_violations("drafts/x.rs", bad),
+        vec!["src/drafts/x.rs writes with fs::write instead of drafts::disk"]
+    );
+    assert!(drafts_write_violations("drafts/disk.rs", bad).is_empty());
+    assert!(drafts_write_violations("kb/x.rs", bad).is_empty());
+    let tmp = "let d = tempfile::Builder::new().tempdir()?;";
+    assert_eq!(drafts_write_violations("drafts/y.rs", tmp).len(), 1);
+}
