@@ -282,7 +282,9 @@ fn render(pages: &[PageLines]) -> (String, Option<String>) {
                 continue;
             }
             Mark::Toc => {
-                out.push(Block::Item("- ".into(), vec![text]));
+                // Dot leaders between the entry and its page number go.
+                let words: Vec<&str> = text.split(' ').filter(|w| !w.chars().all(|c| c == '.')).collect();
+                out.push(Block::Item("- ".into(), vec![words.join(" ")]));
                 prev = None;
                 continue;
             }

@@ -16,6 +16,12 @@ fn golden(pdf: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/pdf")
         .join(pdf.replace(".pdf", ".md"));
+    compare_golden(pdf, md, &path)
+}
+
+/// `md` against the committed golden file at `path` (rewritten first under
+/// `JARVIS_BLESS`); a difference panics naming the first differing line.
+pub(super) fn compare_golden(pdf: &str, md: String, path: &std::path::Path) -> String {
     if std::env::var_os("JARVIS_BLESS").is_some() {
         std::fs::write(&path, &md).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
@@ -37,7 +43,7 @@ fn golden(pdf: &str) -> String {
     md
 }
 
-fn paragraph_with<'a>(md: &'a str, needle: &str) -> &'a str {
+pub(super) fn paragraph_with<'a>(md: &'a str, needle: &str) -> &'a str {
     md.split("\n\n")
         .find(|p| p.contains(needle))
         .unwrap_or_else(|| panic!("{needle:?} not in:\n{md}"))

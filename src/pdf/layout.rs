@@ -325,7 +325,22 @@ pub(crate) fn find_gutters(rows: &[Vec<Word>]) -> Vec<(f32, f32)> {
 /// rows.
 fn page_gutters(rows: &[Vec<Word>]) -> (Vec<(f32, f32)>, std::ops::Range<usize>) {
     let whole = find_gutters(rows);
-    if !whole.is_empty() || rows.len() < 16 {
+    if rows.len() < 16 {
+        // On a short page an empty lane is not yet a gutter: a page of
+        // contents entries and their page numbers, or a table alone on its
+        // page, has one too. Prose fills the width of at least one side,
+        // and a column is not a sliver of page numbers.
+        if let [one] = whole[..] {
+            let (_, left, right) = sides_filled(rows, one);
+            let (minx, maxx) = text_extent(rows);
+            let wide = |w: f32| w >= 0.3 * (maxx - minx);
+            if !(left && wide(one.0 - minx) || right && wide(maxx - one.1)) {
+                return (Vec::new(), 0..rows.len());
+            }
+        }
+        return (whole, 0..rows.len());
+    }
+    if !whole.is_empty() {
         return (whole, 0..rows.len());
     }
     // The first cut past the spanning block wins: sixteenths of the page,
@@ -367,6 +382,13 @@ fn text_extent(rows: &[Vec<Word>]) -> (f32, f32) {
 /// to the column's edge; table cells, contents entries and their page
 /// numbers do not).
 fn prose_both_sides(rows: &[Vec<Word>], gutter: (f32, f32)) -> bool {
+    let (both, left, right) = sides_filled(rows, gutter);
+    both && left && right
+}
+
+/// Whether most rows have text on both sides of the gutter, and whether
+/// the typical row fills three quarters of the left / right side's width.
+fn sides_filled(rows: &[Vec<Word>], gutter: (f32, f32)) -> (bool, bool, bool) {
     let (minx, maxx) = text_extent(rows);
     let (mut left, mut right, mut both) = (Vec::new(), Vec::new(), 0usize);
     for row in rows {
@@ -376,7 +398,11 @@ fn prose_both_sides(rows: &[Vec<Word>], gutter: (f32, f32)) -> bool {
         right.extend(r);
     }
     let filled = |widths: Vec<f32>, side: f32| median(widths.into_iter()) >= 0.75 * side;
-    both * 2 >= rows.len() && filled(left, gutter.0 - minx) && filled(right, maxx - gutter.1)
+    (
+        both * 2 >= rows.len(),
+        filled(left, gutter.0 - minx),
+        filled(right, maxx - gutter.1),
+    )
 }
 
 /// A row outside the part of the page where the gutter was found is split

@@ -407,3 +407,5 @@ fn bold_name(font: &str) -> bool {
 mod golden;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tex_tests;

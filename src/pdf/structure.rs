@@ -272,6 +272,8 @@ fn front_matter(lns: &[Ln<'_>], heights: &[f32], body: f32, marks: &mut [Mark]) 
         .iter()
         .copied()
         .filter(|&i| lns[i].line.top < height * 0.5 && letters(&lns[i].text) >= 3)
+        // A contents page opening the document has no title on it.
+        .filter(|&i| !is_contents_label(&lns[i].text))
         .collect();
     let Some(&t0) = top
         .iter()

@@ -1,0 +1,156 @@
+//! Golden-file tests on PDFs the test suite makes itself: each
+//! `tests/fixtures/pdf/tex/NAME.tex` is compiled with the installed pdfTeX
+//! (`cargo xtask test` installs it, see xtask/src/setup.rs), converted, and
+//! compared with the committed `NAME.md` next to it; assertions then name
+//! the rule each document exercises, so a failure says which rule broke.
+//!
+//! After an intended change of output: `JARVIS_BLESS=1 cargo test --lib
+//! pdf::tex_tests`, then review the diff of the `.md` files.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::golden::{compare_golden, paragraph_with};
+use super::tests::engine;
+use super::*;
+
+fn tex_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf/tex")
+}
+
+/// The PDF pdfTeX makes of `NAME.tex` (compiled once per test run; twice
+/// over, so a table of contents is filled in).
+fn tex_pdf(name: &str) -> Arc<Vec<u8>> {
+    type Cache = Mutex<HashMap<String, Arc<OnceLock<Arc<Vec<u8>>>>>>;
+    static BUILT: OnceLock<Cache> = OnceLock::new();
+    let cell = {
+        let mut map = BUILT
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        map.entry(name.to_string()).or_default().clone()
+    };
+    cell.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir for pdflatex");
+        let src = tex_dir().join(format!("{name}.tex"));
+        std::fs::copy(&src, dir.path().join(format!("{name}.tex")))
+            .unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        for _ in 0..2 {
+            let out = std::process::Command::new("pdflatex")
+                .args(["-interaction=nonstopmode", "-halt-on-error", &format!("{name}.tex")])
+                .current_dir(dir.path())
+                // The same bytes every run (no creation date in the file).
+                .env("SOURCE_DATE_EPOCH", "1700000000")
+                .env("FORCE_SOURCE_DATE", "1")
+                .output()
+                .expect("run pdflatex (installed by `cargo xtask test`: texlive-latex-base)");
+            assert!(
+                out.status.success(),
+                "pdflatex {name}.tex failed:\n{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        Arc::new(std::fs::read(dir.path().join(format!("{name}.pdf"))).expect("pdflatex wrote the PDF"))
+    })
+    .clone()
+}
+
+fn converted(name: &str) -> Converted {
+    let bytes = tex_pdf(name);
+    pdf_to_markdown(engine(), &format!("{name}.pdf"), &bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn golden_tex(name: &str) -> String {
+    let md = converted(name).markdown;
+    compare_golden(&format!("{name}.pdf"), md, &tex_dir().join(format!("{name}.md")))
+}
+
+fn headings(md: &str) -> Vec<&str> {
+    md.lines().filter(|l| l.starts_with('#')).collect()
+}
+
+#[test]
+fn a_running_header_goes_but_a_body_line_repeated_at_page_tops_stays() {
+    let md = golden_tex("journal");
+    // The header (with its page number) stands apart from the body in the
+    // top margin of every page: dropped.
+    assert!(!md.contains("PROCEEDINGS OF THE FIXTURE WORKSHOP"), "{md}");
+    // The body line that opens pages 2–4 repeats as often, inside the top
+    // 12 % of the page, but follows the next line at the body's spacing.
+    assert_eq!(
+        md.matches("Logbook entry: every figure below comes from one machine.")
+            .count(),
+        3,
+        "{md}"
+    );
+}
+
+#[test]
+fn text_that_looks_like_markdown_is_escaped() {
+    let md = golden_tex("journal");
+    assert!(md.contains("\n\\#include <stdio.h> is the line"), "{md}");
+    assert!(md.contains("\n\\> marks a quoted reply"), "{md}");
+    assert!(md.contains("\n1999\\. The year the format was fixed"), "{md}");
+    assert!(
+        !md.lines().any(|l| l.starts_with("#include") || l.starts_with("> ")),
+        "{md}"
+    );
+}
+
+#[test]
+fn contents_entries_are_list_items_read_in_rows() {
+    let md = golden_tex("journal");
+    // The contents page: entries (bold section lines set like headings,
+    // and dotted subsection lines) are list items with their page numbers,
+    // read in rows — a short page of entries and page numbers is not two
+    // columns.
+    let contents = paragraph_with(&md, "- 1 Introduction");
+    assert!(
+        contents.starts_with("- 1 Introduction 2\n- 2 Method 2\n- 2.1 Setup 2\n"),
+        "{md}"
+    );
+    assert!(contents.contains("\n- 4 Conclusion 4"), "{md}");
+}
+
+#[test]
+fn a_caption_set_like_a_heading_is_not_one() {
+    let md = golden_tex("journal");
+    assert!(md.contains("\nTable 2: Speeds on one machine\n"), "{md}");
+    // Headings are the sections of the body, once each; the caption set in
+    // large bold ("Table 2: …") is not one.
+    assert_eq!(
+        headings(&md),
+        [
+            "# Contents",
+            "# 1 Introduction",
+            "# 2 Method",
+            "## 2.1 Setup",
+            "## 2.2 Measurements",
+            "# 3 Results",
+            "# 4 Conclusion",
+        ],
+        "{md}"
+    );
+}
+
+#[test]
+fn a_gutter_hidden_by_a_spanning_author_grid_is_found_below_it() {
+    let md = golden_tex("gutter");
+    // The left column is finished before the right one starts: the claims
+    // come out in the order they were written, each sentence whole.
+    let mut at = 0;
+    for n in 1..=80 {
+        let claim = format!("Claim {n} holds for every column of the page.");
+        let pos = md[at..]
+            .find(&claim)
+            .unwrap_or_else(|| panic!("{claim:?} missing or out of order:\n{md}"));
+        at += pos + claim.len();
+    }
+    // The grid itself is front matter under the title, not a table.
+    assert!(
+        md.starts_with("# Columns Under a Grid of Authors\n\nAda Example Ben Sample Cleo Fixture\n"),
+        "{md}"
+    );
+    assert!(!md.contains('|'), "{md}");
+}
