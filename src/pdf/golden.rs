@@ -23,9 +23,9 @@ fn golden(pdf: &str) -> String {
 /// `JARVIS_BLESS`); a difference panics naming the first differing line.
 pub(super) fn compare_golden(pdf: &str, md: String, path: &std::path::Path) -> String {
     if std::env::var_os("JARVIS_BLESS").is_some() {
-        std::fs::write(&path, &md).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        std::fs::write(path, &md).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let want = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if md != want {
         let line = md
             .lines()
