@@ -109,6 +109,27 @@ fn a_failed_turn_offers_retry_and_switch_model_and_both_recover() {
     assert_eq!(models[3], "small:1b", "the retry used the new model: {models:?}");
     assert_ne!(models[2], "small:1b", "the failed call was on the old one: {models:?}");
     b.screenshot("15-error-recovered-desktop");
+    // The dark scheme (the default) meets AA too, including the faint text
+    // (session times, the composer hint) that is small by design.
+    let dark = contrast_of(
+        &b,
+        &[
+            ("reply text", ".msg.assistant .md p"),
+            ("user bubble", ".msg.user .bubble"),
+            ("session title", "#session-title"),
+            ("sidebar entry", "#session-list .session-name"),
+            ("error card text", ".card.error .desc"),
+            ("primary button", ".card.error .btn.primary"),
+            ("model pill", "#model-label"),
+            ("composer", "#input"),
+        ],
+    );
+    let faint = faint_contrast(&b);
+    eprintln!("dark-scheme contrast: {dark} faint: {faint}");
+    for (what, ratio) in dark.as_object().unwrap().iter().chain(faint.as_object().unwrap()) {
+        let r = ratio.as_f64().unwrap();
+        assert!(r >= 4.5, "{what}: contrast {r:.2} < 4.5 in the dark scheme");
+    }
     // The server agrees: the session's model is the new one.
     let sessions = s.get("/sessions").json();
     let listed = sessions["sessions"].as_array().unwrap();
@@ -163,6 +184,12 @@ fn the_light_scheme_and_a_phone_width_look_right() {
             r >= 4.5,
             "{what}: contrast {r:.2} < 4.5 in the light scheme ({contrast})"
         );
+    }
+    let faint = faint_contrast(&b);
+    eprintln!("light-scheme faint contrast: {faint}");
+    for (what, ratio) in faint.as_object().unwrap() {
+        let r = ratio.as_f64().unwrap();
+        assert!(r >= 4.5, "{what}: contrast {r:.2} < 4.5 in the light scheme");
     }
     b.screenshot("17-chat-light");
     b.click("#open-library");
@@ -282,6 +309,17 @@ fn contrast_report(b: &Browser) -> Value {
             ("primary button", ".card.error .btn.primary"),
             ("model pill", "#model-label"),
             ("composer", "#input"),
+        ],
+    )
+}
+
+/// Text drawn in `--faint`: the smallest, least prominent text on the page.
+fn faint_contrast(b: &Browser) -> Value {
+    contrast_of(
+        b,
+        &[
+            ("session time", "#session-list .session-when"),
+            ("composer hint", "#composer-hint"),
         ],
     )
 }
