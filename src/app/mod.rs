@@ -316,13 +316,14 @@ impl App {
                 .is_some_and(|kb| kb.release_idle_embedder(Duration::from_secs(secs)))
     }
 
-    /// Until shutdown, applies [`App::release_idle_model`] a few times per
-    /// keep-alive period (at most once a minute, at least every 5 s), on a
-    /// blocking thread since dropping a session frees a lot of memory.
+    /// Until shutdown, applies [`App::release_idle_model`] ten times per
+    /// keep-alive period (every 5–30 s), so the model goes within a tenth of
+    /// the period after it is due; on a blocking thread since dropping a
+    /// session frees a lot of memory.
     pub async fn keep_model_alive_only_while_used(self: Arc<Self>) {
         loop {
             let secs = u64::try_from(self.config().int("runtime.model_keep_alive_secs")).unwrap_or(0);
-            let period = Duration::from_secs(if secs == 0 { 60 } else { (secs / 4).clamp(5, 60) });
+            let period = Duration::from_secs(if secs == 0 { 60 } else { (secs / 10).clamp(5, 30) });
             tokio::select! {
                 () = self.shutdown.cancelled() => return,
                 () = tokio::time::sleep(period) => {}

@@ -115,6 +115,22 @@ pub fn index_pending(kb: &Kb, session: &Session, cancel: &crate::cancel::Cancel)
     Ok(n)
 }
 
+/// Mark a session's indexed exchanges private at once, metadata only (no
+/// re-embedding), the moment the session turns private: a public-only
+/// search must not see them in the time before the next pass.
+pub fn mark_private(kb: &Kb, session_id: &str) -> Result<usize, KbError> {
+    let ids = kb.ids_where("source", &source_of(session_id))?;
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let mut f = Metadata::new();
+    f.insert(
+        "visibility".into(),
+        crate::visibility::Visibility::Private.as_str().into(),
+    );
+    kb.update_chunks_metadata(&ids, &f)
+}
+
 /// Remove a session's chat chunks.
 pub fn delete_chunks(kb: &Kb, session_id: &str) -> Result<usize, KbError> {
     kb.delete_by_metadata("source", &source_of(session_id))

@@ -256,6 +256,7 @@ impl ChatAgent {
             }
             Err(CallError::Cancelled(_)) => return Err(ChatError::Cancelled),
         };
+        let turned_private = saw_private && !cloud && !s.private;
         if saw_private && !cloud {
             s.mark_private();
         }
@@ -291,6 +292,20 @@ impl ChatAgent {
             error,
         };
         drop(s);
+        if turned_private {
+            // Before `reply`: from the moment the session is private, none
+            // of its earlier exchanges may answer a public-only search.
+            match super::history::mark_private(&self.deps.tools.kb, &id) {
+                Ok(n) => {
+                    tracing::info!(session = %id, chunks = n, "session turned private; its indexed exchanges are private now")
+                }
+                // The history pass sees the public chunks and replaces them
+                // private; say that it has to.
+                Err(e) => {
+                    tracing::error!(session = %id, error = %e, "could not mark the session's indexed exchanges private at once; the history pass will")
+                }
+            }
+        }
         events(ChatEvent::Reply(reply.clone()));
         Ok(Some(reply))
     }

@@ -186,6 +186,13 @@ fn a_session_turning_private_reindexes_its_public_exchanges_private() {
         .unwrap()
         .unwrap();
     assert!(r.private);
+    // Already when `reply` comes: no public chunk of the session is left,
+    // though the history pass may not have run yet.
+    let now = vis(&fx);
+    assert!(
+        !now.is_empty() && now.iter().all(|v| v == "private"),
+        "private at once, before the history pass: {now:?}"
+    );
     agent.wait_for_history();
     let v = vis(&fx);
     assert_eq!(v.len(), 2, "both exchanges indexed once each: {v:?}");

@@ -2,7 +2,9 @@
 //! save → searchable latency (p50/p95 over N edits, through the file
 //! watcher and `kb search` delegated to the owner), the cost of a burst of
 //! 1,000 changed notes (wall time to the last one searchable, and how many
-//! refreshes it took), and the owner's idle CPU and RSS over a quiet window.
+//! refreshes it took), and the owner's idle CPU and RSS over a quiet window
+//! (`--idle-secs`, default 360: five minutes and the minute in which the
+//! default 300 s model keep-alive lets go of the embedding model).
 //! Figures only; nothing is asserted.
 //!
 //! `--bin PATH` uses that jarvis binary instead of building the release one
@@ -54,8 +56,20 @@ fn status(bin: &Path, home: &Path) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
-/// (user + system CPU seconds, RSS bytes) of `pid`.
-fn cpu_and_rss(pid: u32) -> (f64, u64) {
+/// CPU seconds and memory of one process, from `/proc`.
+/// Where the owner logs (`$JARVIS_HOME/logs/`).
+const LOG_FILE: &str = "sync.log";
+
+struct Usage {
+    /// User + system CPU seconds.
+    cpu: f64,
+    /// Resident set, and its anonymous and file-backed parts, in bytes.
+    rss: u64,
+    anon: u64,
+    file: u64,
+}
+
+fn usage(pid: u32) -> Usage {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let f: Vec<&str> = after.split_whitespace().collect();
@@ -63,13 +77,21 @@ fn cpu_and_rss(pid: u32) -> (f64, u64) {
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     let hz = 100.0;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let rss_kb = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
-    ((ticks(11) + ticks(12)) / hz, rss_kb * 1024)
+    let kb = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    Usage {
+        cpu: (ticks(11) + ticks(12)) / hz,
+        rss: kb("VmRSS:"),
+        anon: kb("RssAnon:"),
+        file: kb("RssFile:"),
+    }
 }
 
 struct Owner(Child);
@@ -96,7 +118,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         .map(str::parse)
         .transpose()
         .context("--idle-secs N")?
-        .unwrap_or(300);
+        .unwrap_or(360);
     let bin: PathBuf = match flag(args, "--bin") {
         Some(b) => PathBuf::from(b),
         None => crate::owner::jarvis_bin(root)?,
@@ -200,18 +222,45 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
 
     // Let the last refresh settle, then measure a quiet window.
     std::thread::sleep(Duration::from_secs(5));
-    let (cpu0, _) = cpu_and_rss(pid);
+    let before = usage(pid);
     let t = Instant::now();
-    std::thread::sleep(Duration::from_secs(idle_secs));
-    let (cpu1, rss) = cpu_and_rss(pid);
+    // A sample a minute, so the model's release shows in the figures.
+    let mut samples = Vec::new();
+    while t.elapsed() < Duration::from_secs(idle_secs) {
+        let left = Duration::from_secs(idle_secs).saturating_sub(t.elapsed());
+        std::thread::sleep(left.min(Duration::from_secs(60)));
+        let u = usage(pid);
+        samples.push(format!(
+            "{:.0} s: {:.0} MiB ({:.0} anon)",
+            t.elapsed().as_secs_f64(),
+            mib(u.rss),
+            mib(u.anon)
+        ));
+    }
+    let after = usage(pid);
     let wall = t.elapsed().as_secs_f64();
+    let cpu = after.cpu - before.cpu;
     println!(
-        "idle over {wall:.0} s: CPU {:.2} s = {:.3}% of one core, RSS {:.0} MiB (load average after: {})",
-        cpu1 - cpu0,
-        100.0 * (cpu1 - cpu0) / wall,
-        mib(rss),
+        "idle over {wall:.0} s: CPU {cpu:.2} s = {:.3}% of one core (load average after: {})",
+        100.0 * cpu / wall,
         crate::common::load_average()
     );
+    // The owner lets go of the embedding model after
+    // `runtime.model_keep_alive_secs` (default 300 s) unused, so a window
+    // longer than that ends with the model released.
+    let released = std::fs::read_to_string(home.join("logs").join(LOG_FILE))
+        .map(|l| l.contains("unloaded"))
+        .unwrap_or(false);
+    println!(
+        "  RSS at the start of the window {:.0} MiB ({:.0} anonymous); at the end {:.0} MiB = {:.0} anonymous + {:.0} file-backed; model released by then: {}",
+        mib(before.rss),
+        mib(before.anon),
+        mib(after.rss),
+        mib(after.anon),
+        mib(after.file),
+        if released { "yes" } else { "no" }
+    );
+    println!("  RSS over the window: {}", samples.join(" · "));
     drop(owner);
     Ok(())
 }
