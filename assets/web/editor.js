@@ -8,57 +8,22 @@
 // - Saving is explicit (Ctrl/⌘+S, the Save button, and implicitly before a
 //   preview or build). Every save carries the hash the text was loaded at;
 //   a refused save leaves the tab dirty and says why. No idle autosave.
-// - A review lives in a Doc of its own (review.js); saves read tab.doc only.
-// - The preview frame never gets the script permission. Its sandbox is set per
-//   render by setSandbox() to one of the two constants below, nowhere else.
+// - A review lives in a Doc of its own (review.js, editor-review.js); saves
+//   read tab.doc only.
+// The preview pane is preview.js; shared state is editor-state.js.
 
-import { $, h, toast, relTime, openModal } from './dom.js';
+import { $, h, toast, relTime } from './dom.js';
 import { get, post, del, ApiError } from './api.js';
-import { buildReview, WIDE } from './review.js';
 import { withMenu } from './filemenu.js';
 import { showHistory } from './history.js';
-
-const SANDBOX_PDF = '';
-const SANDBOX_MARKDOWN = 'allow-same-origin';
-
-const E = {
-  tabs: [],              // {key, draft_id, filename, doc, hash, cleanGen, status, review, scroll}
-  current: null,         // the tab on screen
-  drafts: [],            // GET /drafts
-  tools: { latex: false, pandoc: false },
-  proposals: [],         // GET /proposals, plus live edit_proposal events
-  cm: null,
-  anchors: null,         // {key, list: [{line, top}]} measured in the preview
-  started: false,
-  wide: null,
-};
-
-const el = {};
-
-function modeFor(name) {
-  const ext = name.toLowerCase().split('.').pop();
-  return {
-    md: 'markdown', tex: 'stex', bib: 'stex', yaml: 'yaml', yml: 'yaml',
-    json: { name: 'javascript', json: true },
-  }[ext] || null;
-}
-
-const isMd = (name) => name.toLowerCase().endsWith('.md');
-const isTex = (name) => name.toLowerCase().endsWith('.tex');
-const keyOf = (id, name) => `${id}/${name}`;
-const isDirty = (t) => !t.doc.isClean(t.cleanGen);
-const proposalFor = (t) => E.proposals.find((p) => p.draft_id === t.draft_id && p.filename === t.filename);
-
-// ---------- the preview frame's sandbox ----------
-/** The one place the preview frame's sandbox is set. */
-function setSandbox(kind) {
-  const frame = el.frame;
-  if (kind === 'pdf') frame.setAttribute('sandbox', SANDBOX_PDF);
-  else frame.setAttribute('sandbox', SANDBOX_MARKDOWN);
-}
+import { E, el, hooks, modeFor, isMd, isTex, keyOf, isDirty, proposalFor, isWide } from './editor-state.js';
+import { clearPreview, renderPreview, measureAnchors, syncScroll } from './preview.js';
+import { build, showPages, showFailed, watchPaneWidth } from './build.js';
+import { openReview, answerAll, discardReview } from './editor-review.js';
 
 // ---------- lifecycle ----------
 export function initEditor() {
+  Object.assign(hooks, { save, showTab, refreshDrafts, reloadFromDisk });
   el.root = $('#editor');
   el.list = $('#draft-list');
   el.tabs = $('#editor-tabs');
@@ -75,6 +40,14 @@ export function initEditor() {
   el.empty = $('#editor-empty');
   el.pdfLink = $('#preview-download');
   el.pages = $('#preview-pages');
+  el.failed = $('#build-failed');
+  el.failedTitle = $('#build-failed-title');
+  el.failedMessage = $('#build-failed-message');
+  el.failedError = $('#build-error');
+  el.failedLog = $('#build-log');
+  el.failedBack = $('#build-back');
+  el.failedGoto = $('#build-goto');
+  watchPaneWidth();
   $('#ed-new').addEventListener('click', newDraft);
   el.save.addEventListener('click', () => saveAndRefresh());
   el.preview.addEventListener('click', () => renderPreview());
@@ -98,12 +71,6 @@ export function initEditor() {
   window.addEventListener('beforeunload', (e) => {
     if (E.tabs.some(isDirty)) { e.preventDefault(); e.returnValue = ''; }
   });
-}
-
-function isWide() {
-  // The source pane, not the editor host: the host is hidden until a first
-  // tab exists, and a review can be what opens that tab.
-  return el.host.parentElement.getBoundingClientRect().width >= WIDE;
 }
 
 function ensureCm() {
@@ -377,7 +344,8 @@ async function showTab(t) {
   updateStatus();
   updateComposerContext();
   E.cm.refresh();
-  if (!t.review && isMd(t.filename)) renderPreview({ saveFirst: false });
+  if (!t.review && t.failed) showFailed(t);
+  else if (!t.review && isMd(t.filename)) renderPreview({ saveFirst: false });
   else if (!t.review && t.build) showPages(t, t.build);
   else if (!t.review) clearPreview(isTex(t.filename) ? 'Compile to see the PDF.' : 'No preview for this file type.');
   else clearPreview('The preview returns once the review is answered.');
@@ -455,274 +423,6 @@ async function saveAndRefresh() {
   if (await save(t)) {
     if (isMd(t.filename)) renderPreview({ saveFirst: false });
   }
-}
-
-// ---------- preview ----------
-function clearPreview(note = 'Open a draft to see it here.') {
-  setSandbox('pdf');
-  el.frame.removeAttribute('src');
-  el.frame.srcdoc = '';
-  el.frame.hidden = true;
-  el.pages.hidden = true;
-  el.pages.replaceChildren();
-  el.pdfLink.hidden = true;
-  el.previewNote.textContent = note;
-  el.previewNote.hidden = false;
-  E.anchors = null;
-}
-
-async function renderPreview({ saveFirst = true } = {}) {
-  const t = E.current;
-  if (!t || t.review || !isMd(t.filename)) return;
-  if (saveFirst && !(await save(t))) return;
-  let r;
-  try {
-    r = await post('/preview', { draft_id: t.draft_id, filename: t.filename });
-  } catch (e) { clearPreview(e.message); return; }
-  if (E.current !== t) return;
-  setSandbox('markdown');
-  el.frame.removeAttribute('src');
-  el.pages.hidden = true;
-  el.pages.replaceChildren();
-  el.pdfLink.hidden = true;
-  const key = t.key;
-  el.frame.onload = () => { measureAnchors(key); syncScroll(); };
-  // The HTML is the server's escaped render: no script, no raw markup.
-  el.frame.srcdoc = `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="stylesheet" href="/static/preview.css"></head><body>${r.html}</body></html>`;
-  el.frame.hidden = false;
-  el.previewNote.hidden = true;
-}
-
-function measureAnchors(key = E.anchors && E.anchors.key) {
-  if (!key || !E.current || E.current.key !== key) return;
-  let doc;
-  try { doc = el.frame.contentDocument; } catch { doc = null; }
-  if (!doc) return;
-  const list = [...doc.querySelectorAll('[data-line]')]
-    .map((n) => ({ line: Number(n.getAttribute('data-line')), top: n.getBoundingClientRect().top + doc.defaultView.scrollY }))
-    .filter((a) => Number.isFinite(a.line))
-    .sort((a, b) => a.line - b.line);
-  E.anchors = { key, list };
-}
-
-/** Editor → preview: interpolate between the anchors around the top line. */
-function syncScroll() {
-  const t = E.current;
-  if (!t || t.review || !E.anchors || E.anchors.key !== t.key || !E.anchors.list.length) return;
-  const win = el.frame.contentWindow;
-  if (!win) return;
-  const info = E.cm.getScrollInfo();
-  const top = E.cm.lineAtHeight(info.top, 'local');
-  const lineTop = E.cm.heightAtLine(top, 'local');
-  const lineH = Math.max(1, E.cm.heightAtLine(top + 1, 'local') - lineTop);
-  const pos = top + Math.min(1, Math.max(0, (info.top - lineTop) / lineH));
-  const list = E.anchors.list;
-  let a = list[0];
-  let b = null;
-  for (const x of list) { if (x.line <= pos) a = x; else { b = x; break; } }
-  let y;
-  if (pos < a.line) y = a.top * (pos / Math.max(1, a.line));
-  else if (b) y = a.top + (b.top - a.top) * ((pos - a.line) / Math.max(1, b.line - a.line));
-  else y = a.top;
-  win.scrollTo(0, Math.max(0, y - 8));
-}
-
-async function build(path, button, verb) {
-  const t = E.current;
-  if (!t || t.review) return;
-  if (!(await save(t))) return;
-  const label = button.textContent;
-  const started = Date.now();
-  button.disabled = true;
-  // Neither latexmk nor pandoc says how far along it is: the seconds are
-  // the honest measure. Past 20 s, the usual reason a build is slow.
-  const tick = () => {
-    const s = Math.floor((Date.now() - started) / 1000);
-    button.textContent = `${verb}… ${s} s`;
-    button.title = s >= 20 ? 'A first build can take minutes while TeX makes its fonts and caches; later ones are quick.' : '';
-  };
-  tick();
-  const timer = setInterval(tick, 250);
-  try {
-    const resp = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ draft_id: t.draft_id, filename: t.filename }) });
-    const secs = ((Date.now() - started) / 1000).toFixed(1);
-    if (!resp.ok) {
-      let data = null;
-      try { data = await resp.json(); } catch { data = null; }
-      const msg = (data && data.error) || `${resp.status} ${resp.statusText}`;
-      toast(`${verb} failed after ${secs} s: ${msg}`, true);
-      showLog(msg, data && data.log);
-      return;
-    }
-    const blob = await resp.blob();
-    // Chromium shows no PDF in a frame sandboxed to nothing, and a PDF is
-    // active content built from text the model may have written: it never
-    // goes into a frame. The server draws its pages as pictures instead;
-    // the file itself is the Download link.
-    if (t.build) URL.revokeObjectURL(t.build.url);
-    t.build = { id: resp.headers.get('x-build-id'), url: URL.createObjectURL(blob), size: blob.size, secs, info: null };
-    toast(`${verb === 'Compiling' ? 'Compiled' : 'Exported'} in ${secs} s`);
-    if (E.current === t) await showPages(t, t.build);
-  } catch (e) {
-    toast(e.message, true);
-  } finally {
-    clearInterval(timer);
-    button.textContent = label;
-    button.title = '';
-    button.disabled = false;
-  }
-}
-
-/** Pictures of the build's pages, drawn by the server, loaded lazily. */
-async function showPages(t, b) {
-  setSandbox('pdf');
-  el.frame.removeAttribute('srcdoc');
-  el.frame.removeAttribute('src');
-  el.frame.onload = null;
-  el.frame.hidden = true;
-  E.anchors = null;
-  el.pdfLink.href = b.url;
-  el.pdfLink.download = t.filename.replace(/\.[^.]+$/, '.pdf');
-  el.pdfLink.hidden = false;
-  const kb = Math.max(1, Math.round(b.size / 1024));
-  el.previewNote.hidden = false;
-  // Pictures a little wider than the pane, in the server's 100 px steps,
-  // so a sharp screen gets sharp text.
-  const paneW = el.pages.parentElement.getBoundingClientRect().width - 24;
-  const width = Math.min(2400, Math.ceil((Math.min(900, paneW) * (window.devicePixelRatio || 1)) / 100) * 100);
-  const q = (extra) => `/drafts/${encodeURIComponent(t.draft_id)}/${extra}name=${encodeURIComponent(t.filename)}&build=${encodeURIComponent(b.id || '')}&width=${width}`;
-  if (!b.info || b.info.width_asked !== width) {
-    el.previewNote.textContent = `PDF built in ${b.secs} s (${kb} KB) — drawing its pages…`;
-    try {
-      b.info = await get(q('pages?'));
-      b.info.width_asked = width;
-    } catch (e) {
-      if (E.current !== t) return;
-      el.pages.hidden = true;
-      el.previewNote.textContent = `PDF built in ${b.secs} s (${kb} KB), but its pages cannot be shown here: ${e.message} Use Download PDF.`;
-      return;
-    }
-  }
-  if (E.current !== t || t.build !== b) return;
-  const info = b.info;
-  el.previewNote.textContent = `PDF built in ${b.secs} s · ${info.pages} page${info.pages === 1 ? '' : 's'} · ${kb} KB`;
-  const imgs = [];
-  for (let n = 1; n <= info.drawable; n += 1) {
-    imgs.push(h('img', {
-      src: `${q(`page?n=${n}&`)}`,
-      alt: `Page ${n} of ${info.pages}`,
-      width: String(info.width),
-      height: String(info.height),
-      loading: n === 1 ? 'eager' : 'lazy',
-      decoding: 'async',
-      dataset: { page: String(n) },
-    }));
-  }
-  if (info.pages > info.drawable) {
-    imgs.push(h('p', { class: 'page-more' }, `Pages ${info.drawable + 1}–${info.pages} are not drawn here; use Download PDF.`));
-  }
-  el.pages.replaceChildren(...imgs);
-  el.pages.hidden = false;
-}
-
-function showLog(message, log) {
-  const dlg = $('#log-dialog');
-  $('#log-message').textContent = message;
-  $('#log-text').textContent = log || '(no log)';
-  openModal(dlg);
-}
-
-// ---------- review ----------
-async function openReview(t, p) {
-  if (!t.review || t.review.token !== p.token || t.review.wide !== isWide()) {
-    let f;
-    try {
-      f = await get(`/drafts/${encodeURIComponent(t.draft_id)}/file?name=${encodeURIComponent(t.filename)}`);
-    } catch (e) { toast(e.message, true); return; }
-    if (f.hash !== p.base_hash) {
-      toast('This suggestion was made against an older version of the file; it can only be discarded. Ask for a fresh one.', true);
-    }
-    const answers = t.review && t.review.token === p.token ? t.review.answers : new Map();
-    t.review = { token: p.token, proposal: p, base: f.text, answers, wide: isWide(), stale: f.hash !== p.base_hash };
-  }
-  buildReviewDoc(t);
-}
-
-function buildReviewDoc(t) {
-  const r = t.review;
-  const scroll = r.doc ? E.cm.getScrollInfo() : null;
-  r.wide = isWide();
-  const built = buildReview(r.base, r.proposal, r.answers, {
-    wide: r.wide,
-    mode: modeFor(t.filename),
-    onAnswer: (i, yes) => answer(t, i, yes),
-  });
-  r.doc = built.doc;
-  E.cm.swapDoc(built.doc);
-  E.cm.setOption('readOnly', true);
-  // The whole review is in the page (every control reachable by Tab and
-  // by find-in-page), not only the lines in view.
-  E.cm.setOption('viewportMargin', Infinity);
-  built.attach(E.cm);
-  if (scroll) E.cm.scrollTo(scroll.left, scroll.top);
-  updateProgress(t);
-}
-
-function updateProgress(t) {
-  const r = t.review;
-  const n = r.proposal.hunks.length;
-  const done = r.answers.size;
-  const acc = [...r.answers.values()].filter(Boolean).length;
-  $('#rv-progress').textContent = `${done} of ${n} answered · ${acc} accepted`;
-  $('#rv-file').textContent = `Suggested change to ${t.filename}`;
-  $('#rv-accept-all').disabled = r.stale;
-}
-
-function answer(t, index, yes) {
-  const r = t.review;
-  if (!r || r.busy || (r.stale && yes)) return;
-  r.answers.set(index, yes);
-  buildReviewDoc(t);
-  maybeFinish(t);
-}
-
-function answerAll(yes) {
-  const t = E.current;
-  if (!t || !t.review || (t.review.stale && yes)) return;
-  for (const hk of t.review.proposal.hunks) t.review.answers.set(hk.index, yes);
-  buildReviewDoc(t);
-  maybeFinish(t);
-}
-
-async function maybeFinish(t) {
-  const r = t.review;
-  if (r.answers.size < r.proposal.hunks.length || r.busy) return;
-  r.busy = true;
-  const indices = [...r.answers.entries()].filter(([, yes]) => yes).map(([i]) => i).sort((a, b) => a - b);
-  try {
-    const res = await post('/apply-edit', { token: r.token, indices });
-    toast(indices.length ? `Applied ${indices.length} of ${r.proposal.hunks.length} changes` : 'Suggestion rejected; the file is unchanged');
-    void res;
-  } catch (e) {
-    toast(e.message, true);
-  }
-  await finishReview(t);
-}
-
-async function discardReview() {
-  const t = E.current;
-  if (!t || !t.review) return;
-  try { await post('/discard-edit', { token: t.review.token }); } catch (e) { toast(e.message, true); }
-  await finishReview(t);
-}
-
-/** Drop the review and reload the file's Doc from disk. */
-async function finishReview(t) {
-  E.proposals = E.proposals.filter((p) => p.token !== t.review.token);
-  t.review = null;
-  await reloadFromDisk(t);
-  await refreshDrafts();
-  if (E.current === t) await showTab(t);
 }
 
 async function reloadFromDisk(t) {

@@ -39,7 +39,16 @@ impl Browser {
         Browser::start_with(width, height, false)
     }
 
+    /// Dark, with `scale` device pixels per CSS pixel (a HiDPI screen).
+    pub fn start_scaled(width: u32, height: u32, scale: u32) -> Browser {
+        Browser::start_full(width, height, true, Some(scale))
+    }
+
     fn start_with(width: u32, height: u32, dark: bool) -> Browser {
+        Browser::start_full(width, height, dark, None)
+    }
+
+    fn start_full(width: u32, height: u32, dark: bool, scale: Option<u32>) -> Browser {
         assert!(
             std::path::Path::new(CHROMIUM).exists() && std::path::Path::new(CHROMEDRIVER).exists(),
             "the browser tests need Debian's chromium and chromium-driver — `cargo xtask test` installs them"
@@ -75,9 +84,12 @@ impl Browser {
                 ],
             }
         });
+        let args = caps["goog:chromeOptions"]["args"].as_array_mut().unwrap();
         if !dark {
-            let args = caps["goog:chromeOptions"]["args"].as_array_mut().unwrap();
             args.retain(|a| a != "--force-dark-mode");
+        }
+        if let Some(scale) = scale {
+            args.push(json!(format!("--force-device-scale-factor={scale}")));
         }
         let caps: serde_json::Map<String, Value> = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");

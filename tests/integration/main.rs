@@ -41,6 +41,7 @@ mod web_draft_pages;
 mod web_drafts;
 mod web_drafts_spy;
 mod web_editor;
+mod web_editor_build;
 mod web_editor_menu;
 mod web_http;
 mod web_library;

@@ -286,7 +286,7 @@ fn the_preview_frame_never_gets_allow_scripts() {
                 "the frame ships with the empty sandbox: {frame}"
             );
         }
-        if name == "editor.js" {
+        if name == "preview.js" {
             assert!(text.contains("const SANDBOX_PDF = '';"), "SANDBOX_PDF changed");
             assert!(
                 text.contains("const SANDBOX_MARKDOWN = 'allow-same-origin';"),
@@ -313,7 +313,7 @@ fn the_preview_frame_never_gets_allow_scripts() {
         ],
         "every sandbox assignment: {sets:?}"
     );
-    assert!(sets.iter().all(|(f, _)| f == "editor.js"), "{sets:?}");
+    assert!(sets.iter().all(|(f, _)| f == "preview.js"), "{sets:?}");
 }
 
 /// `POST /chat` with the editor's open file: a hostile id or name is a 400
