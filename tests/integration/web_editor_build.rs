@@ -18,7 +18,8 @@ use crate::browser_support::Browser;
 use crate::web_support::WebServer;
 
 /// What build.js should ask for at the pane's current width.
-const EXPECTED_WIDTH: &str = "const pane = document.querySelector('.preview-pane').getBoundingClientRect().width - 24; \
+const EXPECTED_WIDTH: &str =
+    "const pane = document.querySelector('.preview-pane').getBoundingClientRect().width - 24; \
      const css = Math.max(0, Math.min(900, pane)); \
      return Math.min(2400, Math.max(200, Math.ceil(css * devicePixelRatio / 200) * 200));";
 
@@ -169,7 +170,9 @@ fn pages_follow_the_pane_width_and_a_failed_build_shows_its_log_in_the_pane() {
 
     b.click("#build-goto");
     assert_eq!(
-        b.js("const cm = document.querySelector('.CodeMirror').CodeMirror; return [cm.getCursor().line, cm.hasFocus()]"),
+        b.js(
+            "const cm = document.querySelector('.CodeMirror').CodeMirror; return [cm.getCursor().line, cm.hasFocus()]"
+        ),
         json!([4, true]),
         "the cursor is on the line TeX names"
     );
