@@ -191,10 +191,9 @@ pub fn fetch_category(
         let page = client.request(&format!("{name} listing"), &url, |r| match r {
             Err(e) => Attempt::Retry(e),
             Ok((s, _)) if s == 429 || s >= 500 => Attempt::Retry(format!("HTTP {s}")),
-            Ok((s, _)) if s != 200 => Attempt::Fail(ArxivError::Fetch {
-                what: name.clone(),
-                attempts: 1,
-                reason: format!("HTTP {s}"),
+            Ok((s, _)) if s != 200 => Attempt::Fail(ArxivError::Rejected {
+                what: format!("{name} listing"),
+                status: s,
             }),
             Ok((_, body)) => match parse_page(&String::from_utf8_lossy(&body)) {
                 // A listing is never empty: an empty page here is arXiv's

@@ -29,10 +29,22 @@ pub enum ArxivError {
         attempts: u32,
         reason: String,
     },
+    /// A definite answer, not a network failure: retrying or checking the
+    /// connection would not help, so the message says what would.
+    #[error("arXiv answered HTTP {status} for the {what} — {}", rejected_hint(*.status))]
+    Rejected { what: String, status: u16 },
     #[error("arXiv returned something that is not a PDF for {0}")]
     NotPdf(String),
     #[error("arXiv's feed for {id} could not be read: {reason}")]
     BadFeed { id: String, reason: String },
+}
+
+fn rejected_hint(status: u16) -> &'static str {
+    match status {
+        404 | 410 => "arXiv has nothing there (a withdrawn paper, one not published yet, or a mistyped id or category); check it, or try again later",
+        403 => "arXiv is refusing this client for now; wait an hour before trying again",
+        _ => "arXiv refused the request; check the id and try again later",
+    }
 }
 
 impl ArxivError {
@@ -42,6 +54,8 @@ impl ArxivError {
         match self {
             ArxivError::NotAnId(_) => ErrorKind::User,
             ArxivError::NotFound(..) => ErrorKind::NotFound,
+            ArxivError::Rejected { status: 404 | 410, .. } => ErrorKind::NotFound,
+            ArxivError::Rejected { .. } => ErrorKind::Unavailable,
             ArxivError::Fetch { .. } | ArxivError::NotPdf(_) | ArxivError::BadFeed { .. } => ErrorKind::Unavailable,
         }
     }
@@ -274,10 +288,9 @@ impl ArxivClient {
         let result = self.with_retries(&format!("metadata of {}", id.id), || match self.get(&url) {
             Err(e) => Attempt::Retry(e),
             Ok((s, _)) if s == 429 || s >= 500 => Attempt::Retry(format!("HTTP {s}")),
-            Ok((s, _)) if s != 200 => Attempt::Fail(ArxivError::Fetch {
+            Ok((s, _)) if s != 200 => Attempt::Fail(ArxivError::Rejected {
                 what: format!("metadata of {}", id.id),
-                attempts: 1,
-                reason: format!("HTTP {s}"),
+                status: s,
             }),
             Ok((_, body)) => match parse_feed(&String::from_utf8_lossy(&body)) {
                 Ok(Some(p)) => Attempt::Done(p),
@@ -312,10 +325,9 @@ impl ArxivClient {
             Ok((200, body)) if body.is_empty() => Attempt::Retry("empty response".into()),
             Ok((200, body)) if body.starts_with(b"%PDF") => Attempt::Done(body),
             Ok((200, _)) => Attempt::Fail(ArxivError::NotPdf(id.versioned())),
-            Ok((s, _)) => Attempt::Fail(ArxivError::Fetch {
+            Ok((s, _)) => Attempt::Fail(ArxivError::Rejected {
                 what: format!("PDF of {}", id.id),
-                attempts: 1,
-                reason: format!("HTTP {s}"),
+                status: s,
             }),
         })
     }

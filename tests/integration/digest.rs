@@ -499,10 +499,10 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
     );
     assert_eq!(report.indexed_summaries, 1);
     assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("nopdf") && w.contains("summary from the scoring run")),
+        report.warnings.iter().any(|w| w.contains("nopdf")
+            && w.contains("summary from the scoring run")
+            && w.contains("HTTP 404")
+            && !w.contains("check your connection")),
         "{:?}",
         report.warnings
     );

@@ -162,7 +162,12 @@ fn pdf_downloads_check_what_they_get() {
     let id = parse_arxiv_url("hep-ex/0307015v1").unwrap();
     assert!(c.download_pdf(&id).unwrap().starts_with(b"%PDF"));
     assert!(matches!(c.download_pdf(&id), Err(ArxivError::NotPdf(_))));
-    let err = c.download_pdf(&id).unwrap_err().to_string();
-    assert!(err.contains("HTTP 404"), "{err}");
+    let err = c.download_pdf(&id).unwrap_err();
+    // A definite answer: no "check your connection", and nothing retried.
+    assert_eq!(err.kind(), crate::error_kind::ErrorKind::NotFound);
+    let err = err.to_string();
+    assert!(err.contains("HTTP 404") && err.contains("check it"), "{err}");
+    assert!(!err.contains("connection"), "{err}");
+    assert_eq!(f.log.lock().unwrap().len(), 3, "the 404 was asked once");
     assert_eq!(f.log.lock().unwrap()[0].0, "/pdf/hep-ex/0307015v1");
 }
