@@ -80,6 +80,9 @@ pub struct DraftSettings {
     pub pdf_engine: String,
     pub compile_timeout: Duration,
     pub pdf_margin: String,
+    /// The vault, if one is configured: the drafts root must not be inside
+    /// it (a vault refresh would index the drafts).
+    pub vault: Option<PathBuf>,
 }
 
 impl DraftSettings {
@@ -98,6 +101,7 @@ impl DraftSettings {
                     .max(1),
             ),
             pdf_margin: cfg.str("drafts.pdf_margin"),
+            vault: cfg.path("vault.path"),
         }
     }
 
@@ -115,6 +119,7 @@ impl DraftSettings {
             pdf_engine: "pdflatex".into(),
             compile_timeout: Duration::from_secs(180),
             pdf_margin: "2cm".into(),
+            vault: None,
         }
     }
 }
@@ -206,6 +211,9 @@ pub enum DraftsError {
         #[source]
         source: std::io::Error,
     },
+    /// The drafts root is inside the vault, so drafts would be indexed.
+    #[error("the drafts folder {root} is inside the vault {vault}, so the vault's refresh would index drafts — set `drafts.dir` to a folder outside the vault (the default is $JARVIS_HOME/drafts)")]
+    InsideVault { root: String, vault: String },
     /// `draft.json` is damaged.
     #[error("{path} is damaged ({detail}) — fix or remove that file")]
     BadMeta { path: String, detail: String },
@@ -221,7 +229,8 @@ impl DraftsError {
             | DraftsError::NotText { .. }
             | DraftsError::NoChange { .. }
             | DraftsError::BadHunk { .. }
-            | DraftsError::CannotBuild { .. } => ErrorKind::User,
+            | DraftsError::CannotBuild { .. }
+            | DraftsError::InsideVault { .. } => ErrorKind::User,
             DraftsError::NoDraft { .. }
             | DraftsError::NoFile { .. }
             | DraftsError::NoVersion { .. }

@@ -449,3 +449,27 @@ fn one_renderer_two_presets() {
     assert!(preview.contains("<img src=\"fig.png\""), "{preview}");
     assert!(!safe_link("\\\\evil.example\\x"));
 }
+
+#[test]
+fn a_drafts_root_inside_the_vault_is_refused_before_anything_is_made() {
+    let t = tempfile::tempdir().unwrap();
+    let vault = t.path().join("vault");
+    std::fs::create_dir(&vault).unwrap();
+    let with_vault = |root: std::path::PathBuf| {
+        let mut s = DraftSettings::with_root(root);
+        s.vault = Some(vault.clone());
+        s
+    };
+    let inside = vault.join("notes/drafts");
+    let e = Workspace::open(with_vault(inside.clone())).unwrap_err();
+    assert!(matches!(e, DraftsError::InsideVault { .. }), "{e}");
+    assert!(e.to_string().contains("drafts.dir"), "{e}");
+    assert!(!vault.join("notes").exists(), "nothing was created");
+    // Reached through a link, it is still inside.
+    std::os::unix::fs::symlink(&vault, t.path().join("alias")).unwrap();
+    let e = Workspace::open(with_vault(t.path().join("alias/drafts"))).unwrap_err();
+    assert!(matches!(e, DraftsError::InsideVault { .. }), "{e}");
+    // Beside the vault (even with a name that starts like it) is fine.
+    Workspace::open(with_vault(t.path().join("vault-drafts"))).expect("outside the vault");
+    Workspace::open(with_vault(t.path().join("drafts"))).expect("outside the vault");
+}

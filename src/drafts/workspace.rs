@@ -252,6 +252,29 @@ fn new_id(title: &str) -> String {
 impl Workspace {
     /// Open (creating, owner-only) the drafts root.
     pub fn open(settings: DraftSettings) -> Result<Self, DraftsError> {
+        // Drafts are never indexed: a root inside the vault would be, by
+        // the vault's own refresh. Checked before anything is created.
+        if let Some(vault) = settings.vault.as_deref().and_then(|v| std::fs::canonicalize(v).ok()) {
+            let mut probe = settings.root.clone();
+            let mut tail = Vec::new();
+            while std::fs::canonicalize(&probe).is_err() {
+                match (probe.file_name().map(|n| n.to_os_string()), probe.parent()) {
+                    (Some(n), Some(p)) => {
+                        tail.push(n);
+                        probe = p.to_path_buf();
+                    }
+                    _ => break,
+                }
+            }
+            let mut root = std::fs::canonicalize(&probe).unwrap_or(probe);
+            root.extend(tail.iter().rev());
+            if root.starts_with(&vault) {
+                return Err(DraftsError::InsideVault {
+                    root: settings.root.display().to_string(),
+                    vault: vault.display().to_string(),
+                });
+            }
+        }
         let disk = Disk::default();
         disk.create_private_dir_all(&settings.root)?;
         let root = std::fs::canonicalize(&settings.root).map_err(|e| DraftsError::io("resolve", &settings.root, e))?;
