@@ -240,6 +240,26 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
         spy.nothing(&format!("propose_draft_edit through {name}"));
     }
 
+    // An over-long name, and a draft folder that is itself a planted link
+    // out of the root.
+    let long = format!("{}.md", "x".repeat(300));
+    std::os::unix::fs::symlink(&outside, spy.root.join("planted-link")).unwrap();
+    for args in [
+        json!({"draft_id": a, "filename": long, "content": "x"}),
+        json!({"draft_id": "planted-link", "filename": "x.md", "content": "x"}),
+        json!({"draft_id": "planted-link", "filename": "target.md", "content": "x"}),
+    ] {
+        let (ok, out) = call(&mut tb, "add_draft_file", args.clone());
+        assert!(!ok, "add_draft_file {args}: {out}");
+        spy.nothing(&format!("add_draft_file {args}"));
+        let (ok, out) = call(&mut tb, "propose_draft_edit", args.clone());
+        assert!(!ok, "propose_draft_edit {args}: {out}");
+        spy.nothing(&format!("propose_draft_edit {args}"));
+    }
+    let (ok, out) = call(&mut tb, "create_draft", json!({"filename": long, "content": "x"}));
+    assert!(!ok, "{out}");
+    spy.nothing("create_draft with an over-long name");
+
     for (name, args) in [
         ("list_drafts", json!({})),
         ("read_draft", json!({"draft_id": a})),
@@ -341,6 +361,8 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
             .map(|id| json!({"draft_id": id, "filename": "notes.md", "text": "x"})),
     );
     hostile_saves.push(json!({"draft_id": a, "filename": "link.md", "text": "pwned"}));
+    hostile_saves.push(json!({"draft_id": "planted-link", "filename": "target.md", "text": "pwned"}));
+    hostile_saves.push(json!({"draft_id": n, "filename": long, "text": "x"}));
     hostile_saves.push(json!({"draft_id": a, "filename": "dangling.md", "text": "pwned"}));
     for body in &hostile_saves {
         let r = s.post("/drafts/save", body);
@@ -369,7 +391,7 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
     let r = s.post("/drafts/keep", &json!({"draft_id": n, "keep": true}));
     assert_eq!(r.status, 200, "{}", r.text());
     spy.inside(&n, "/drafts/keep");
-    for id in HOSTILE_IDS {
+    for id in HOSTILE_IDS.iter().chain(&["planted-link"]) {
         assert!(s.post("/drafts/keep", &json!({"draft_id": id, "keep": true})).status >= 400);
         spy.nothing(&format!("/drafts/keep {id:?}"));
     }
@@ -428,7 +450,7 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
     }
 
     // Delete: the draft's own folder and nothing else.
-    for id in HOSTILE_IDS.iter().chain(&["nonexistent-draft"]) {
+    for id in HOSTILE_IDS.iter().chain(&["nonexistent-draft", "planted-link"]) {
         let r = s.delete(&format!("/drafts/{}", id.replace('/', "%2F").replace('\0', "%00")));
         assert!(r.status >= 400, "DELETE {id:?}: {}", r.text());
         spy.nothing(&format!("DELETE /drafts/{id:?}"));
@@ -443,4 +465,9 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
         "not yours\n",
         "removing the draft removed the link, not its target"
     );
+    assert!(
+        spy.root.join("planted-link").exists(),
+        "a linked folder is never removed"
+    );
+    assert!(!outside.join("x.md").exists() && !outside.join("draft.json").exists());
 }
