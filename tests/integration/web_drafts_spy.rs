@@ -5,6 +5,9 @@
 //! route that writes is driven with normal and hostile arguments, and each
 //! recorded path must lie in `$JARVIS_HOME/drafts/<the id it named>/` or in
 //! a build's temporary directory; a refused call records nothing at all.
+//! The retention sweep is driven the same way. Not seen here: what
+//! latexmk and pandoc write in their own process (drafts_build.rs checks
+//! that nothing lands outside the build's temporary directory).
 
 use std::path::{Path, PathBuf};
 
@@ -470,4 +473,26 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
         "a linked folder is never removed"
     );
     assert!(!outside.join("x.md").exists() && !outside.join("draft.json").exists());
+
+    // The retention sweep (draft_gc): by id, inside the draft only.
+    let ws = &drafts.workspace;
+    for id in HOSTILE_IDS.iter().chain(&["planted-link"]) {
+        assert!(
+            jarvis::drafts::retention::prune_drafts(ws, &[id.to_string()]).is_err(),
+            "{id:?}"
+        );
+        spy.nothing(&format!("prune_drafts {id:?}"));
+    }
+    assert_eq!(
+        jarvis::drafts::retention::prune_drafts(ws, std::slice::from_ref(&t)).unwrap(),
+        vec![t.clone()]
+    );
+    assert_eq!(spy.inside(&t, "prune_drafts").len(), 1);
+    assert!(
+        jarvis::drafts::retention::prune_drafts(ws, std::slice::from_ref(&n))
+            .unwrap()
+            .is_empty(),
+        "a kept draft is skipped"
+    );
+    spy.nothing("prune_drafts of a kept draft");
 }
