@@ -359,6 +359,20 @@ fn page_gutters(rows: &[Vec<Word>]) -> (Vec<(f32, f32)>, std::ops::Range<usize>)
     (Vec::new(), 0..n)
 }
 
+/// A row of table cells: on one side of the gutter, words stand further
+/// apart than word spaces (more than twice their size) — lines of prose in
+/// a column never do.
+fn cells_apart(row: &[Word], (g0, g1): (f32, f32)) -> bool {
+    let mut ws: Vec<&Word> = row.iter().collect();
+    ws.sort_by(|a, b| a.x0.total_cmp(&b.x0));
+    ws.windows(2).any(|p| {
+        let gap = p[1].x0 - p[0].x1;
+        // The gutter itself is not a gap between cells.
+        let across_gutter = p[0].x1 <= g0 + 1.0 && p[1].x0 >= g1 - 1.0;
+        !across_gutter && gap > 2.0 * p[0].size.max(p[1].size).max(1.0)
+    })
+}
+
 /// The width of a row's text left of `g0` and right of `g1`.
 fn side_widths(row: &[Word], (g0, g1): (f32, f32)) -> (Option<f32>, Option<f32>) {
     let side = |keep: &dyn Fn(&Word) -> bool| {
@@ -469,11 +483,33 @@ pub(crate) fn reading_order(words: Vec<Word>) -> Vec<Line> {
     // Split each row at the gutters unless one of its words spans one, or
     // it continues a spanning block as a row of short centred pieces (the
     // author names side by side under a title).
+    let mut spanning: Vec<bool> = rows
+        .iter()
+        .enumerate()
+        .map(|(ri, row)| {
+            let outside = !found_in.contains(&ri) && gutters.len() == 1 && !two_lines(row, gutters[0], extent);
+            outside || row.iter().any(|w| column_of(w).is_none())
+        })
+        .collect();
+    // A wide table: some of its rows cross the gutter, and the rows next to
+    // them whose cells stand apart (its empty lane lines up with the
+    // gutter) are rows of the same table, not two column lines.
+    if let [gutter] = gutters[..] {
+        for ri in 1..rows.len() {
+            if spanning[ri - 1] && !spanning[ri] && cells_apart(&rows[ri], gutter) {
+                spanning[ri] = true;
+            }
+        }
+        for ri in (0..rows.len().saturating_sub(1)).rev() {
+            if spanning[ri + 1] && !spanning[ri] && cells_apart(&rows[ri], gutter) {
+                spanning[ri] = true;
+            }
+        }
+    }
     let mut lines = Vec::new();
     let mut prev_spanning: Option<f32> = None;
     for (ri, row) in rows.into_iter().enumerate() {
-        let outside = !found_in.contains(&ri) && gutters.len() == 1 && !two_lines(&row, gutters[0], extent);
-        let spans = outside || row.iter().any(|w| column_of(w).is_none());
+        let spans = spanning[ri];
         let top = row.iter().map(|w| w.top).fold(f32::MAX, f32::min);
         let h = row.iter().map(Word::height).fold(0.0, f32::max);
         let continues_title = prev_spanning.is_some_and(|bottom| top - bottom < 2.5 * h) && {

@@ -115,6 +115,9 @@ pub(crate) fn mark(
             continue;
         }
         let depth = numbering(t);
+        if depth.is_none() && !heading_words(t) {
+            continue;
+        }
         let ratio = l.size / body.max(1.0);
         // Numbering lets a smaller step count (\large over 11 pt body).
         let bigger = ratio >= 1.12 || (ratio >= 1.06 && depth.is_some());
@@ -174,7 +177,139 @@ pub(crate) fn mark(
             cont: prev_heading,
         };
     }
+    labels_are_not_headings(lns, &mut marks);
     marks
+}
+
+/// What an unnumbered heading's words must look like: at least one word
+/// of three letters or more (a line of math — "Ey Z 0 tε Lx,yx(s)ϕ(x) ds",
+/// set large by its integral sign — or a row of panel letters "A B" has
+/// none); not a theorem-like run-in label ("Theorem 1 (Main)", "Lemma
+/// 3.2"), whose text follows as a paragraph; not a keywords line; not an
+/// author or affiliation line (an e-mail address, a university or
+/// department, names with footnote marks between commas).
+fn heading_words(t: &str) -> bool {
+    let words: Vec<&str> = t.split(' ').collect();
+    // A run of three letters ("data/version.csv" has one; "Lx,yx(s)ϕ(x)"
+    // has none), or one word of letters ("Do", a manual's command name).
+    let wordy = t
+        .split(|c: char| !c.is_alphabetic())
+        .any(|run| run.chars().count() >= 3);
+    let one_word = words.len() == 1 && t.chars().count() >= 2 && t.chars().all(char::is_alphabetic);
+    if !(wordy || one_word) {
+        return false;
+    }
+    const RUN_IN: &[&str] = &[
+        "theorem",
+        "lemma",
+        "proposition",
+        "corollary",
+        "definition",
+        "proof",
+        "remark",
+        "example",
+        "claim",
+        "conjecture",
+        "assumption",
+        "observation",
+        "fact",
+        "problem",
+        "exercise",
+        "property",
+        "hypothesis",
+        "notation",
+        "algorithm",
+    ];
+    let first = words[0].trim_end_matches(['.', ':']).to_lowercase();
+    if RUN_IN.contains(&first.as_str()) {
+        let next = words.get(1).copied().unwrap_or("");
+        let labelled = next.starts_with('(')
+            || next.chars().next().is_some_and(|c| c.is_ascii_digit())
+            || numbering(&format!("{next} X")).is_some();
+        if labelled || words[0].ends_with(['.', ':']) {
+            return false;
+        }
+    }
+    let lower = t.to_lowercase();
+    // "Keywords: a, b, c" (a bare "KEYWORDS" over them is a heading).
+    let keywords = ["keywords", "key words", "index terms"].iter().any(|k| {
+        lower.starts_with(k)
+            && !lower[k.len()..]
+                .trim_start_matches([':', '.', ' ', '-', '\u{2014}'])
+                .is_empty()
+    });
+    if keywords {
+        return false;
+    }
+    let affiliation = words.iter().any(|w| {
+        let w = w.trim_matches(|c: char| matches!(c, ',' | ';' | '(' | ')'));
+        w.contains('@')
+            || [
+                "University",
+                "Univ.",
+                "Universit\u{e9}",
+                "Institute",
+                "Department",
+                "Dept.",
+                "Laboratory",
+                "Laboratories",
+                "College",
+            ]
+            .contains(&w)
+    });
+    let marked_names = t.matches(',').count() >= 2 && t.contains(['∗', '†', '‡', '*']);
+    !(affiliation || marked_names)
+}
+
+/// Headings that the rest of the page shows to be labels: the same
+/// unnumbered text set as a heading three or more times on one page (the
+/// panel titles of a figure; a chapter's "Introduction" repeats across a
+/// book, not on one page), and a heading followed at once by a figure or
+/// table caption (a label inside the figure).
+fn labels_are_not_headings(lns: &[Ln<'_>], marks: &mut [Mark]) {
+    let key = |l: &Ln<'_>| -> (usize, String) {
+        let text = l
+            .text
+            .chars()
+            .filter(|c| c.is_alphabetic())
+            .flat_map(char::to_lowercase)
+            .collect();
+        (l.page, text)
+    };
+    let mut counts: std::collections::HashMap<(usize, String), usize> = std::collections::HashMap::new();
+    for (i, m) in marks.iter().enumerate() {
+        if let Mark::Heading {
+            depth: None,
+            cont: false,
+            ..
+        } = m
+        {
+            *counts.entry(key(&lns[i])).or_default() += 1;
+        }
+    }
+    for i in 0..lns.len() {
+        let Mark::Heading {
+            depth: None,
+            cont: false,
+            ..
+        } = marks[i]
+        else {
+            continue;
+        };
+        let repeated = counts.get(&key(&lns[i])).copied().unwrap_or(0) >= 3;
+        let captioned = lns
+            .get(i + 1)
+            .is_some_and(|n| n.page == lns[i].page && is_caption(n.text.trim()));
+        if repeated || captioned {
+            marks[i] = Mark::None;
+            // A wrapped continuation goes with it.
+            let mut j = i + 1;
+            while j < lns.len() && matches!(marks[j], Mark::Heading { cont: true, .. }) {
+                marks[j] = Mark::None;
+                j += 1;
+            }
+        }
+    }
 }
 
 /// The last word is a bare page number ("… Introduction 2", "… . . 17").
@@ -375,6 +510,35 @@ mod tests {
         assert!(!ends_in_page_number("as shown in (1)"));
         assert!(!ends_in_page_number("measured in 20061"));
         assert!(ends_in_page_number("Cd 87"));
+    }
+
+    #[test]
+    fn headings_are_words_not_labels_math_or_bylines() {
+        assert!(heading_words("Related Work"));
+        assert!(heading_words("Proof of the Main Theorem"));
+        assert!(heading_words("Examples"));
+        assert!(heading_words("Acknowledgements"));
+        assert!(heading_words("3.1 data/version.csv"));
+        assert!(heading_words("Do"));
+        assert!(heading_words("Example"));
+        assert!(heading_words("KEYWORDS"));
+        assert!(heading_words("Seeking-assistance"));
+        // A line of math, panel letters.
+        assert!(!heading_words("Ey Z 0 t\u{3b5} Lx,yx(s)\u{3d5}(x) ds"));
+        assert!(!heading_words("A B"));
+        // Theorem-like run-in heads.
+        assert!(!heading_words("Theorem 1"));
+        assert!(!heading_words("Lemma 3.2 (Key lemma)"));
+        assert!(!heading_words("Definition (Gutter)"));
+        assert!(!heading_words("Proof:"));
+        assert!(!heading_words("Keywords: layout, headings"));
+        // Bylines.
+        assert!(!heading_words("Univ. of Universe, Sun"));
+        assert!(!heading_words("Institute of Reading, University of Examples"));
+        assert!(!heading_words("ada@example.org"));
+        assert!(!heading_words(
+            "Sir J.K. Krishnana,c,\u{2217},1 (Researcher), Han Thaneb,d , William"
+        ));
     }
 
     #[test]

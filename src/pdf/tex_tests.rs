@@ -157,3 +157,59 @@ fn a_gutter_hidden_by_a_spanning_author_grid_is_found_below_it() {
     );
     assert!(!md.contains('|'), "{md}");
 }
+
+#[test]
+fn lines_set_like_headings_that_are_labels_are_not_headings() {
+    let md = golden_tex("headings");
+    // Only the sections are headings: not a theorem's head on its own line,
+    // a keywords line, a formula made large by its integral sign, the same
+    // bold label over three panels of a figure, a label straight above a
+    // caption, or an affiliation line.
+    assert_eq!(
+        headings(&md),
+        [
+            "# Evidence",
+            "## 1 Results",
+            "### 1.1 Discussion",
+            "## Acknowledgements"
+        ],
+        "{md}"
+    );
+    for line in ["Keywords: layout analysis, headings, evidence", "Example Image"] {
+        assert!(md.contains(&format!("\n{line}\n")), "{line}:\n{md}");
+    }
+    // The theorem's head opens its paragraph; the affiliation is text.
+    assert!(
+        paragraph_with(&md, "Theorem 1").starts_with("Theorem 1 Every heading"),
+        "{md}"
+    );
+    assert!(
+        paragraph_with(&md, "Institute of Reading").starts_with("Institute of Reading, University"),
+        "{md}"
+    );
+    assert_eq!(md.matches("\nPanel Result\n").count(), 3, "{md}");
+}
+
+#[test]
+fn a_full_width_table_above_two_columns_keeps_its_rows() {
+    let md = golden_tex("widetable");
+    // The table's empty lane lines up with the gutter below it; its rows
+    // are cells apart, so they stay whole rows of one table.
+    assert!(
+        md.contains(
+            "| Ion | First setting | Second setting | Third setting | Fourth setting |\n| --- | --- | --- | --- | --- |\n| K | (2e) + (2f) | (4i) | (2c) + (2d) | (4f) |\n"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("\n| Ag | (1a) | (4k) | (3b) | (4h) |\n"), "{md}");
+    assert_eq!(md.lines().filter(|l| l.starts_with("| --- |")).count(), 1, "{md}");
+    // And the columns under it still read one after the other.
+    let mut at = 0;
+    for n in 1..=160 {
+        let claim = format!("Claim {n} holds for every column of the page.");
+        let pos = md[at..]
+            .find(&claim)
+            .unwrap_or_else(|| panic!("{claim:?} missing or out of order:\n{md}"));
+        at += pos + claim.len();
+    }
+}
