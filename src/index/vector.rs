@@ -158,25 +158,19 @@ fn lmdb(action: &'static str) -> impl FnOnce(heed::Error) -> VectorError {
 /// How hard a search looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SearchParams {
-    /// Multiplies arroy's default search budget (`limit × number of trees`
-    /// leaf visits). Higher means better recall and slower queries.
-    ///
-    /// Measured with `timing_and_recall_10k` (10k clustered 384-d vectors,
-    /// top-10, 100 queries) in a *debug* build on the 2-core dev VM:
-    ///
-    /// | oversampling | recall@10 | p50 (debug) |
-    /// |---|---|---|
-    /// | 1 | 0.65 | 13 ms |
-    /// | 2 | 0.83 | 16 ms |
-    /// | 4 | 0.95 | 40 ms |
-    /// | 8 | 0.99 | 62 ms |
-    /// | 16 | 1.00 | 82 ms |
-    ///
-    /// Release builds are roughly an order of magnitude faster (the brief
-    /// measured 8.6 ms at recall 0.99 on 10k). The default, 8, keeps recall
-    /// near 0.99; 4 is the cheaper choice if latency matters more. Filtered
-    /// searches over less than half the index are exact whatever this is:
-    /// arroy then scores the candidates directly instead of walking trees.
+    /// Multiplies arroy's default search budget (`count × number of trees`
+    /// leaf items visited, where `count` is what the caller asks for — the
+    /// knowledge base asks for 50 for its dense leg). Higher means better
+    /// recall and slower queries. The default, 16, with [`DEFAULT_TREES`]
+    /// (64) keeps the budget of arroy's own ~129 trees at 8 that SciFact's
+    /// hybrid nDCG@10 (0.7207) was measured with: at 64 trees and 8 it fell
+    /// to 0.7194, under the 0.72 floor. At equal budget fewer trees cost
+    /// about the same per query (SciFact, real vectors: 129 trees × 8 →
+    /// recall@10 0.999 in 4.9 ms; 32 × 32 → 0.999 in 4.6 ms; 16 × 32 →
+    /// 0.999 in 3.9 ms), so the saving is in build time and index size.
+    /// `cargo xtask bench kb --sweep` prints the whole trade-off. Filtered searches over less than half
+    /// the index are exact whatever this is: arroy then scores the
+    /// candidates directly instead of walking trees.
     pub oversampling: NonZeroUsize,
     /// Searches ask arroy for at least this many neighbours (then truncate),
     /// so tiny limits still get a reasonable search budget.
@@ -186,18 +180,81 @@ pub struct SearchParams {
 impl Default for SearchParams {
     fn default() -> Self {
         Self {
-            oversampling: NonZeroUsize::new(8).unwrap_or(NonZeroUsize::MIN),
+            oversampling: NonZeroUsize::new(16).unwrap_or(NonZeroUsize::MIN),
             min_count: 10,
         }
     }
 }
 
+/// Trees the index keeps once it holds more vectors than fit one tree leaf
+/// (see [`BuildParams::n_trees`]).
+///
+/// Left to itself arroy adds trees until their nodes outnumber the items;
+/// with leaves of up to `dims` items that is ~100–130 trees at *any* size
+/// (129 for SciFact's 5,183 vectors, 96 at 100k), which costs build time on
+/// every commit and index size for little recall. Measured with `cargo
+/// xtask bench kb` (release, busy 2-core machine), recall@10 against exact
+/// search at the product's search settings (count 50, oversampling 8):
+///
+/// | vectors | trees | recall@10 | p50 / p95 ms | index |
+/// |---|---|---|---|---|
+/// | SciFact 5,183 real | auto (129) | 0.999 | 4.9 / 9.2 | 40.5 MiB |
+/// | SciFact 5,183 real | 32 | 0.991 | 2.2 / 2.7 | 22.6 MiB |
+/// | SciFact 5,183 real | 16 | 0.976 | 1.7 / 2.6 | 21.4 MiB |
+/// | 100k synthetic | auto (96) | 0.601 | 25.7 / 45.5 | 750 MiB |
+/// | 100k synthetic | 64 | 0.533 | 12.7 / 17.3 | 500 MiB |
+/// | 100k synthetic | 32 | 0.420 | 12.9 / 19.8 | 447 MiB |
+///
+/// At 100k, 64 trees at oversampling 8 beat 96 trees at oversampling 4
+/// (0.481 at 16.5 / 26.6 ms) and 32 trees at 8, so 64 is on the measured
+/// front; no arroy setting reaches the 0.95 goal on the synthetic 100k set
+/// within 20 ms (see docs/ARCHITECTURE.md). The shipped oversampling is
+/// 16, not 8 (see [`SearchParams::oversampling`]).
+pub const DEFAULT_TREES: usize = 64;
+
 /// How the trees are built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BuildParams {
-    /// Number of random-projection trees; `None` lets arroy decide (it
-    /// adds trees until their nodes outnumber the items).
+    /// Number of random-projection trees. `None` is the shipped rule: one
+    /// tree while every vector fits a single leaf (any more would be copies
+    /// of it), else [`DEFAULT_TREES`]. arroy adds or drops trees at the next
+    /// commit when the number changes.
     pub n_trees: Option<NonZeroUsize>,
+}
+
+impl BuildParams {
+    /// Trees to build for an index of `items` vectors of `dims` dimensions.
+    pub fn trees_for(&self, items: u64, dims: usize) -> usize {
+        match self.n_trees {
+            Some(n) => n.get(),
+            // arroy keeps up to `dims` items in one leaf.
+            None if items <= dims as u64 => 1,
+            None => DEFAULT_TREES,
+        }
+    }
+}
+
+/// Where the vector index's bytes go (`bench kb` prints it; see
+/// [`VectorIndex::space`]). Payload sizes are what arroy stores per entry;
+/// the page counts are LMDB's, so the difference is page overhead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpaceReport {
+    /// Stored vectors and their payload bytes (vector + norm + tag).
+    pub items: u64,
+    pub item_bytes: u64,
+    /// Tree split planes (one dimension-sized normal each) and their bytes.
+    pub split_nodes: u64,
+    pub split_bytes: u64,
+    /// Tree leaves (a bitmap of up to `dims` item ids each) and their bytes.
+    pub descendant_nodes: u64,
+    pub descendant_bytes: u64,
+    /// LMDB page size.
+    pub page_size: u64,
+    /// Pages holding the vectors database (branch + leaf + overflow).
+    pub data_pages: u64,
+    /// Pages in the file (the high-water mark; the rest are free pages left
+    /// by earlier commits, which LMDB reuses but never returns).
+    pub file_pages: u64,
 }
 
 /// Changes staged since the last commit.
@@ -378,6 +435,16 @@ impl VectorIndex {
     fn commit_inner(&mut self, seq: u64, cancel: Option<&(dyn Fn() -> bool + Sync)>) -> Result<()> {
         let started = std::time::Instant::now();
         let mut wtxn = self.env.write_txn().map_err(lmdb("start a transaction"))?;
+        // About the size the index will have after this commit, for the tree
+        // rule (read before staging: a reader refuses an unbuilt index).
+        let before = if self.pending.clear {
+            0
+        } else {
+            self.open_reader(&wtxn)?.map_or(0, |r| r.n_items())
+        };
+        let added = self.pending.ops.values().filter(|v| v.is_some()).count() as u64;
+        let removed = self.pending.ops.len() as u64 - added;
+        let items = (before + added).saturating_sub(removed);
         let writer = Writer::<Cosine>::new(self.vectors, ARROY_INDEX, self.dims);
         if self.pending.clear {
             writer.clear(&mut wtxn).map_err(engine("clear the vectors"))?;
@@ -392,9 +459,7 @@ impl VectorIndex {
         }
         let mut rng = StdRng::seed_from_u64(TREE_SEED ^ seq);
         let mut builder = writer.builder(&mut rng);
-        if let Some(n) = self.build.n_trees {
-            builder.n_trees(n.get());
-        }
+        builder.n_trees(self.build.trees_for(items, self.dims));
         if let Some(cancel) = cancel {
             builder.cancel(cancel);
         }
@@ -442,6 +507,46 @@ impl VectorIndex {
     /// Bytes the LMDB file occupies on disk.
     pub fn disk_size(&self) -> Result<u64> {
         self.env.real_disk_size().map_err(lmdb("measure the index"))
+    }
+
+    /// Counts where the index's bytes go: vectors, tree split planes, tree
+    /// leaves, and LMDB pages in use versus in the file. Reads every entry,
+    /// so it is for benchmarks and diagnostics, not for every call.
+    pub fn space(&self) -> Result<SpaceReport> {
+        // arroy's key: index (u16 BE), mode (u8: 2 = tree node, 3 = item),
+        // item (u32 BE), padding; a tree node's value starts with its tag
+        // (1 = descendants, 2 = split plane).
+        const MODE_TREE: u8 = 2;
+        const MODE_ITEM: u8 = 3;
+        const TAG_DESCENDANTS: u8 = 1;
+        const TAG_SPLIT: u8 = 2;
+        let rtxn = self.env.read_txn().map_err(lmdb("start a read"))?;
+        let raw = self.vectors.remap_types::<Bytes, Bytes>();
+        let mut r = SpaceReport::default();
+        for entry in raw.iter(&rtxn).map_err(lmdb("read the index"))? {
+            let (key, value) = entry.map_err(lmdb("read the index"))?;
+            let len = value.len() as u64;
+            match (key.get(2), value.first()) {
+                (Some(&MODE_ITEM), _) => {
+                    r.items += 1;
+                    r.item_bytes += len;
+                }
+                (Some(&MODE_TREE), Some(&TAG_SPLIT)) => {
+                    r.split_nodes += 1;
+                    r.split_bytes += len;
+                }
+                (Some(&MODE_TREE), Some(&TAG_DESCENDANTS)) => {
+                    r.descendant_nodes += 1;
+                    r.descendant_bytes += len;
+                }
+                _ => {}
+            }
+        }
+        let stat = raw.stat(&rtxn).map_err(lmdb("read the index statistics"))?;
+        r.page_size = u64::from(stat.page_size);
+        r.data_pages = (stat.branch_pages + stat.leaf_pages + stat.overflow_pages) as u64;
+        r.file_pages = self.disk_size()? / r.page_size.max(1);
+        Ok(r)
     }
 
     /// The `limit` committed chunks most similar to `query`, best first, as

@@ -323,3 +323,33 @@ fn timing_and_recall_10k() -> Result<()> {
     println!("vector: incremental +100/-100 commit in {:?}", t.elapsed());
     Ok(())
 }
+
+#[test]
+fn tree_count_follows_the_shipped_rule_and_an_override() -> Result<()> {
+    let dir = tmp();
+    let mut index = open(dir.path(), D);
+    let mut rng = Lcg(11);
+    let batch = |rng: &mut Lcg, from: u64, n: u64| -> Vec<(ChunkId, Vec<f32>)> {
+        (from..from + n).map(|i| (ChunkId(i), rng.vector(D))).collect()
+    };
+    // Everything fits one leaf (≤ dims items): one tree, not copies of it.
+    index.add(&batch(&mut rng, 0, D as u64))?;
+    index.commit(1)?;
+    assert_eq!(index.n_trees()?, 1);
+    // Past one leaf: the default count.
+    index.add(&batch(&mut rng, 100, 40))?;
+    index.commit(2)?;
+    assert_eq!(index.n_trees()?, DEFAULT_TREES);
+    // An override shrinks an existing forest at the next commit, and
+    // searches still find an item's own vector.
+    index.set_build_params(BuildParams {
+        n_trees: NonZeroUsize::new(4),
+    });
+    let probe = rng.vector(D);
+    index.add(&[(ChunkId(500), probe.clone())])?;
+    index.commit(3)?;
+    assert_eq!(index.n_trees()?, 4);
+    let hits = index.search(&probe, None, 1)?;
+    assert_eq!(hits.first().map(|h| h.0), Some(ChunkId(500)));
+    Ok(())
+}

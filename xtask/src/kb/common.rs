@@ -100,3 +100,28 @@ pub fn load_average() -> String {
         Err(_) => "?".into(),
     }
 }
+
+/// Brings a cached knowledge base's vector trees to the shipped tree rule
+/// with an empty commit (arroy adds or drops whole trees; the vectors are
+/// untouched), so an evaluation reusing a cache built under an older rule
+/// measures today's index. Must run before the knowledge base is opened.
+pub fn retree(rag: &Path, dims: usize) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(rag.join("index")) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let dir = e.path().join("vectors");
+        if !dir.is_dir() {
+            continue;
+        }
+        let mut index = jarvis::index::vector::VectorIndex::open_or_create(&dir, dims)?;
+        let Some(seq) = index.committed_seq()? else { continue };
+        let before = index.n_trees()?;
+        index.commit(seq)?;
+        let after = index.n_trees()?;
+        if before != after {
+            println!("(cached vector index {}: {before} → {after} trees)", dir.display());
+        }
+    }
+    Ok(())
+}

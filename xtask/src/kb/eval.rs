@@ -185,6 +185,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     );
     let rrf_k = settings.rrf_k;
     let boosts = settings.field_boosts;
+    common::retree(&rag, embedder.dims())?;
     let kb = Kb::open(&rag, embedder, None, settings)?;
     if fresh {
         println!("embedding the corpus into {} (cached for reruns)…", rag.display());

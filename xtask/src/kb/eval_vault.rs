@@ -42,6 +42,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         settings.doc_aggregation,
         settings.rrf_k
     );
+    common::retree(&cache.join("rag"), embedder.dims())?;
     let kb = Kb::open(&cache.join("rag"), embedder, None, settings)?;
     let t = Instant::now();
     let opts = VaultOptions {
