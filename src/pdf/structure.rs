@@ -177,7 +177,7 @@ pub(crate) fn mark(
             cont: prev_heading,
         };
     }
-    labels_are_not_headings(lns, &mut marks);
+    labels_are_not_headings(lns, heights, &mut marks);
     marks
 }
 
@@ -195,7 +195,7 @@ fn heading_words(t: &str) -> bool {
     let wordy = t
         .split(|c: char| !c.is_alphabetic())
         .any(|run| run.chars().count() >= 3);
-    let one_word = words.len() == 1 && t.chars().count() >= 2 && t.chars().all(char::is_alphabetic);
+    let one_word = words.len() == 1 && letters(t) >= 2 && t.chars().all(char::is_alphanumeric);
     if !(wordy || one_word) {
         return false;
     }
@@ -262,11 +262,13 @@ fn heading_words(t: &str) -> bool {
 }
 
 /// Headings that the rest of the page shows to be labels: the same
-/// unnumbered text set as a heading three or more times on one page (the
-/// panel titles of a figure; a chapter's "Introduction" repeats across a
-/// book, not on one page), and a heading followed at once by a figure or
-/// table caption (a label inside the figure).
-fn labels_are_not_headings(lns: &[Ln<'_>], marks: &mut [Mark]) {
+/// unnumbered text set as a heading three or more times within a few
+/// inches of one page (the panel titles of a figure; a chapter's
+/// "Introduction" repeats across a book, a manual's "Synopsis" once per
+/// entry), and a heading followed at once by a figure's caption (a label
+/// inside the figure; a table's caption goes above the table, so it may
+/// follow a section heading).
+fn labels_are_not_headings(lns: &[Ln<'_>], heights: &[f32], marks: &mut [Mark]) {
     let key = |l: &Ln<'_>| -> (usize, String) {
         let text = l
             .text
@@ -276,7 +278,7 @@ fn labels_are_not_headings(lns: &[Ln<'_>], marks: &mut [Mark]) {
             .collect();
         (l.page, text)
     };
-    let mut counts: std::collections::HashMap<(usize, String), usize> = std::collections::HashMap::new();
+    let mut tops: std::collections::HashMap<(usize, String), Vec<f32>> = std::collections::HashMap::new();
     for (i, m) in marks.iter().enumerate() {
         if let Mark::Heading {
             depth: None,
@@ -284,7 +286,7 @@ fn labels_are_not_headings(lns: &[Ln<'_>], marks: &mut [Mark]) {
             ..
         } = m
         {
-            *counts.entry(key(&lns[i])).or_default() += 1;
+            tops.entry(key(&lns[i])).or_default().push(lns[i].line.top);
         }
     }
     for i in 0..lns.len() {
@@ -296,10 +298,14 @@ fn labels_are_not_headings(lns: &[Ln<'_>], marks: &mut [Mark]) {
         else {
             continue;
         };
-        let repeated = counts.get(&key(&lns[i])).copied().unwrap_or(0) >= 3;
+        let height = heights.get(lns[i].page).copied().unwrap_or(792.0);
+        let repeated = tops.get(&key(&lns[i])).is_some_and(|t| {
+            let span = t.iter().fold(f32::MIN, |a, &b| a.max(b)) - t.iter().fold(f32::MAX, |a, &b| a.min(b));
+            t.len() >= 3 && span < 0.4 * height
+        });
         let captioned = lns
             .get(i + 1)
-            .is_some_and(|n| n.page == lns[i].page && is_caption(n.text.trim()));
+            .is_some_and(|n| n.page == lns[i].page && is_figure_caption(n.text.trim()));
         if repeated || captioned {
             marks[i] = Mark::None;
             // A wrapped continuation goes with it.
@@ -353,6 +359,18 @@ fn is_caption(text: &str) -> bool {
         && num
             .split('.')
             .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric()) && p.len() <= 3)
+}
+
+/// A figure's caption: "Figure 1: …", "FIG. 2. …" — the number followed
+/// by its punctuation, unlike a sentence about the figure ("Figure 2
+/// shows …", "Table 1 summarizes …").
+fn is_figure_caption(text: &str) -> bool {
+    let mut words = text.split(' ');
+    let first = words.next().unwrap_or("").to_lowercase();
+    let num = words.next().unwrap_or("");
+    ["figure", "fig.", "fig", "plate", "chart", "scheme"].contains(&first.as_str())
+        && num.ends_with([':', '.'])
+        && is_caption(text)
 }
 
 /// A line that names a table of contents.
@@ -523,6 +541,7 @@ mod tests {
         assert!(heading_words("Example"));
         assert!(heading_words("KEYWORDS"));
         assert!(heading_words("Seeking-assistance"));
+        assert!(heading_words("Hp500c"));
         // A line of math, panel letters.
         assert!(!heading_words("Ey Z 0 t\u{3b5} Lx,yx(s)\u{3d5}(x) ds"));
         assert!(!heading_words("A B"));
@@ -552,5 +571,9 @@ mod tests {
         assert!(!is_caption("Table of Contents"));
         assert!(is_caption("TABLE IV"));
         assert!(!is_caption("2 Figures of merit"));
+        assert!(is_figure_caption("Figure 1: Example Image"));
+        assert!(is_figure_caption("FIG. 2. Use the figure* environment"));
+        assert!(!is_figure_caption("Figure 2 shows the pipeline"));
+        assert!(!is_figure_caption("Table 1: Speeds"));
     }
 }
