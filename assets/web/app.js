@@ -8,7 +8,22 @@ import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
-import { initEditor, showEditor, onProposal, openFile, openFileForChat, updateComposerContext, discardAllProposals } from './editor.js';
+
+// The editor (about a third of our script) loads the first time it is
+// needed — the Editor view, a suggested change, a menu action — so a chat
+// page load never pays for it. `ed` is the module once it has loaded.
+let ed = null;
+let edLoading = null;
+function editor() {
+  edLoading ??= import('./editor.js').then((m) => { m.initEditor(); ed = m; return m; }, (e) => {
+    edLoading = null;
+    toast(`The editor could not load (${e.message}); reload the page`, true);
+    throw e;
+  });
+  return edLoading;
+}
+// A failed load was already said by editor(); a failure inside `f` is said here.
+const withEditor = (f) => editor().then(f, () => {}).catch((e) => toast(e.message, true));
 
 const S = {
   session: null,          // the viewed session: {id, title, private, model, kb_only, ...}
@@ -313,7 +328,7 @@ export async function send(textArg) {
   try {
     // In the Editor view the question is about the file on screen.
     const body = { message: text, session_id: sid };
-    const open = openFileForChat();
+    const open = ed ? ed.openFileForChat() : null;
     if (open) body.open_file = open;
     await stream('/chat', body, (ev) => {
       if (!turn.listed) {
@@ -336,9 +351,9 @@ export async function send(textArg) {
         case 'tool_start': R.toolStarted(shell, ev); if (viewing()) scrollDown(); break;
         case 'tool_finish': R.toolFinished(shell, ev); break;
         case 'edit_proposal': {
-          onProposal(ev);
+          withEditor((m) => m.onProposal(ev));
           const open = h('button', { type: 'button', class: 'btn small primary' }, 'Review in the editor');
-          open.addEventListener('click', () => { setView('editor'); openFile(ev.draft_id, ev.filename); });
+          open.addEventListener('click', () => { setView('editor'); withEditor((m) => m.openFile(ev.draft_id, ev.filename)); });
           shell.after.before(h('div', { class: 'card proposal-card', role: 'group', 'aria-label': 'Suggested change' },
             h('p', {}, `✎ A suggested change to ${ev.filename} (${(ev.hunks || []).length} ${(ev.hunks || []).length === 1 ? 'change' : 'changes'}) waits for your review.`),
             h('p', { class: 'muted' }, ev.message || ''),
@@ -444,8 +459,8 @@ export function setView(view) {
   el.app.classList.toggle('editing', editing);
   $('#editor').hidden = !editing;
   try { localStorage.setItem('jarvis.view', view); } catch { /* private mode */ }
-  if (editing) showEditor();
-  updateComposerContext();
+  if (editing) withEditor(async (m) => { await m.showEditor(); m.updateComposerContext(); });
+  else if (ed) ed.updateComposerContext();
 }
 
 function closeSidebar() {
@@ -500,7 +515,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, palette: openPalette, 'discard-suggestions': discardAllProposals })[a.dataset.action]();
+    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
@@ -513,7 +528,6 @@ function wire() {
 async function boot() {
   wire();
   initLibrary();
-  initEditor();
   // The last view comes back at once, before the network answers.
   let view = 'chat';
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
