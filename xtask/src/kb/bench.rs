@@ -11,7 +11,10 @@
 //! Queries are embedded for real by the bundled model. The dense leg is also
 //! measured alone, with synthetic query vectors, against exact search
 //! (`bench_dense`; `--sweep` tries other search budgets, `--trees 8,16`
-//! other tree counts).
+//! other tree counts, and an exact flat scan is timed beside it as the
+//! measured alternative to arroy). `--scifact` adds the same dense report
+//! on real embeddings (the index `eval scifact` caches, its real queries);
+//! `--sizes 0` skips the synthetic sizes.
 
 use std::path::Path;
 use std::time::Instant;
