@@ -75,14 +75,28 @@ function setDbOnly(on) {
 }
 
 // ---------- sidebar ----------
-export async function loadSessions() {
-  try {
-    const r = await get('/sessions');
-    S.sessions = r.sessions || [];
-    S.busy = new Set(r.busy || []);
-  } catch (e) { toast(e.message, true); }
-  renderSidebar();
-  updateComposer();
+// Listings overlap (a new chat, a turn's first event, a poll): only the
+// latest one asked for may draw, or a slow older answer paints a sidebar
+// without the session that just started. An older call resolves when the
+// latest has drawn, so whoever awaits it sees the fresh list.
+let listing = 0;
+let newestListing = Promise.resolve();
+export function loadSessions() {
+  const mine = ++listing;
+  newestListing = (async () => {
+    let r = null;
+    let failure = null;
+    try { r = await get('/sessions'); } catch (e) { failure = e; }
+    if (mine !== listing) return newestListing;
+    if (failure) toast(failure.message, true);
+    else {
+      S.sessions = r.sessions || [];
+      S.busy = new Set(r.busy || []);
+    }
+    renderSidebar();
+    updateComposer();
+  })();
+  return newestListing;
 }
 
 function sessionRow(m) {

@@ -172,19 +172,20 @@ impl App {
 
     pub fn stats(&self) -> Result<Stats, OpError> {
         let kb = self.kb()?;
-        let docs = kb.list_documents(&Filter::default(), usize::MAX)?;
+        let o = kb.overview()?;
+        let docs = o.documents;
         let mut s = Stats {
             documents: docs.len(),
-            chunks: kb.count()?,
+            chunks: o.chunks,
             docs_by_type: BTreeMap::new(),
-            chunks_by_type: kb.metadata_value_counts("doc_type")?,
+            chunks_by_type: o.chunks_by_type,
             categories: BTreeMap::new(),
             statuses: BTreeMap::new(),
             configured_model: kb.model_id(),
             recorded_model: kb.store().meta_string("embed_model").map_err(KbError::from)?,
             mismatch: kb.check_model().err().map(|e| e.to_string()),
             usage: kb.disk_usage()?,
-            legacy_private_papers: legacy_private_papers(&kb)?,
+            legacy_private_papers: o.private_papers,
         };
         for d in &docs {
             *s.docs_by_type.entry(d.doc_type.clone()).or_default() += 1;

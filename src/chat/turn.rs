@@ -176,12 +176,10 @@ impl ChatAgent {
                 }
             }
         }
-        events(ChatEvent::Status {
-            state: TurnState::Thinking,
-        });
-
         // The question is on disk before the first model request, so a
-        // crash or a closed browser never loses it.
+        // crash or a closed browser never loses it — and before the first
+        // `thinking` event, so a client that lists sessions when it sees
+        // that event finds a new session there.
         let (mut transcript, base_len) = {
             let mut s = lock(session);
             cancel.check().map_err(|_| ChatError::Cancelled)?;
@@ -189,6 +187,9 @@ impl ChatAgent {
             self.deps.sessions.save(&s)?;
             (s.messages.clone(), s.messages.len())
         };
+        events(ChatEvent::Status {
+            state: TurnState::Thinking,
+        });
         let mut system = build_system_prompt(&self.deps.home, kb_only, &settings.response_style)?;
         if let Some(note) = self.open_file_note(context, cloud) {
             system.push_str("\n\n");

@@ -83,6 +83,46 @@ fn doc_key(rec: &ChunkRecord) -> String {
     }
 }
 
+/// What [`Kb::overview`] counts.
+#[derive(Debug, Clone)]
+pub struct Overview {
+    /// As [`Kb::list_documents`] with no filter.
+    pub documents: Vec<DocumentSummary>,
+    pub chunks: usize,
+    /// Chunks per `doc_type` value.
+    pub chunks_by_type: BTreeMap<String, usize>,
+    /// Papers with a private chunk: papers are always public, so these
+    /// predate that invariant.
+    pub private_papers: Vec<String>,
+}
+
+fn add_to_documents(docs: &mut BTreeMap<String, DocumentSummary>, rec: &ChunkRecord) {
+    let key = doc_key(rec);
+    let s = |k: &str| rec.meta_str(k).unwrap_or("").to_string();
+    let entry = docs.entry(key.clone()).or_insert_with(|| DocumentSummary {
+        key,
+        title: s("title"),
+        doc_type: s("doc_type"),
+        visibility: rec.visibility(),
+        source: s("source"),
+        file_path: rec.meta_str("file_path").map(str::to_string),
+        chunks: 0,
+        date_added: s("date_added"),
+        meta: rec.meta.clone(),
+    });
+    entry.chunks += 1;
+    if entry.title.is_empty() {
+        entry.title = s("title");
+    }
+}
+
+fn newest_first(docs: BTreeMap<String, DocumentSummary>, limit: usize) -> Vec<DocumentSummary> {
+    let mut out: Vec<_> = docs.into_values().collect();
+    out.sort_by(|a, b| b.date_added.cmp(&a.date_added).then(a.key.cmp(&b.key)));
+    out.truncate(limit);
+    out
+}
+
 impl Kb {
     /// Chunk ids whose metadata `key` equals `value` (any scalar, compared
     /// as a string).
@@ -92,7 +132,7 @@ impl Kb {
             "file_path" => Ok(self.store.ids_by(LookupField::FilePath, value)?),
             _ => {
                 let mut out = Vec::new();
-                for rec in self.store.iter_chunks() {
+                for rec in self.store.iter_chunk_meta() {
                     let rec = rec?;
                     if rec.meta.get(key).map(scalar_string).as_deref() == Some(value) {
                         out.push(rec.id);
@@ -203,7 +243,7 @@ impl Kb {
     /// Distinct documents (papers by source, notes by file path).
     pub fn count_unique_documents(&self) -> Result<usize> {
         let mut keys = std::collections::BTreeSet::new();
-        for rec in self.store.iter_chunks() {
+        for rec in self.store.iter_chunk_meta() {
             keys.insert(doc_key(&rec?));
         }
         Ok(keys.len())
@@ -213,33 +253,39 @@ impl Kb {
     /// narrowed by a filter.
     pub fn list_documents(&self, filter: &crate::index::Filter, limit: usize) -> Result<Vec<DocumentSummary>> {
         let mut docs: BTreeMap<String, DocumentSummary> = BTreeMap::new();
-        for rec in self.store.iter_chunks() {
+        for rec in self.store.iter_chunk_meta() {
             let rec = rec?;
-            if !super::search::matches(filter, &rec) {
-                continue;
-            }
-            let key = doc_key(&rec);
-            let s = |k: &str| rec.meta_str(k).unwrap_or("").to_string();
-            let entry = docs.entry(key.clone()).or_insert_with(|| DocumentSummary {
-                key,
-                title: s("title"),
-                doc_type: s("doc_type"),
-                visibility: rec.visibility(),
-                source: s("source"),
-                file_path: rec.meta_str("file_path").map(str::to_string),
-                chunks: 0,
-                date_added: s("date_added"),
-                meta: rec.meta.clone(),
-            });
-            entry.chunks += 1;
-            if entry.title.is_empty() {
-                entry.title = s("title");
+            if super::search::matches(filter, &rec) {
+                add_to_documents(&mut docs, &rec);
             }
         }
-        let mut out: Vec<_> = docs.into_values().collect();
-        out.sort_by(|a, b| b.date_added.cmp(&a.date_added).then(a.key.cmp(&b.key)));
-        out.truncate(limit);
-        Ok(out)
+        Ok(newest_first(docs, limit))
+    }
+
+    /// Everything `kb stats` counts, in one pass over the chunks' metadata
+    /// (it used to take three, each copying every chunk's text).
+    pub fn overview(&self) -> Result<Overview> {
+        let mut docs: BTreeMap<String, DocumentSummary> = BTreeMap::new();
+        let mut chunks = 0;
+        let mut chunks_by_type = BTreeMap::new();
+        let mut private_papers = std::collections::BTreeSet::new();
+        for rec in self.store.iter_chunk_meta() {
+            let rec = rec?;
+            chunks += 1;
+            if let Some(v) = rec.meta.get("doc_type") {
+                *chunks_by_type.entry(scalar_string(v)).or_insert(0) += 1;
+            }
+            if rec.meta_str("doc_type") == Some("paper") && rec.visibility().is_private() {
+                private_papers.insert(doc_key(&rec));
+            }
+            add_to_documents(&mut docs, &rec);
+        }
+        Ok(Overview {
+            documents: newest_first(docs, usize::MAX),
+            chunks,
+            chunks_by_type,
+            private_papers: private_papers.into_iter().collect(),
+        })
     }
 
     /// One document's chunks in reading order — body by chunk_index, then
@@ -299,7 +345,7 @@ impl Kb {
     /// Every metadata key with the number of chunks carrying it.
     pub fn metadata_key_counts(&self) -> Result<BTreeMap<String, usize>> {
         let mut out = BTreeMap::new();
-        for rec in self.store.iter_chunks() {
+        for rec in self.store.iter_chunk_meta() {
             for k in rec?.meta.keys() {
                 *out.entry(k.clone()).or_insert(0) += 1;
             }
@@ -310,7 +356,7 @@ impl Kb {
     /// Distinct values of one key with chunk counts (tags split).
     pub fn metadata_value_counts(&self, key: &str) -> Result<BTreeMap<String, usize>> {
         let mut out = BTreeMap::new();
-        for rec in self.store.iter_chunks() {
+        for rec in self.store.iter_chunk_meta() {
             let rec = rec?;
             let Some(v) = rec.meta.get(key) else { continue };
             let values = if key == "tags" {
@@ -332,7 +378,7 @@ impl Kb {
         }
         let want = normalise_title(title);
         if !want.is_empty() {
-            for rec in self.store.iter_chunks() {
+            for rec in self.store.iter_chunk_meta() {
                 let rec = rec?;
                 if rec.meta_str("doc_type") == Some("paper")
                     && rec.meta_str("title").map(normalise_title).as_deref() == Some(want.as_str())

@@ -381,6 +381,31 @@ impl Store {
         })
     }
 
+    /// [`Store::iter_chunks`] without the text: each record's `text` is
+    /// empty (serde skips it unallocated), for passes that only read
+    /// metadata — `kb stats`, `kb list` — and would otherwise copy every
+    /// chunk's text out of the store.
+    pub fn iter_chunk_meta(&self) -> impl Iterator<Item = Result<ChunkRecord, StoreError>> + '_ {
+        #[derive(Deserialize)]
+        struct MetaOnly {
+            id: ChunkId,
+            meta: Metadata,
+        }
+        self.chunks.iter().map(|g| {
+            let (_, v) = g.into_inner()?;
+            let m: MetaOnly = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
+                id: "?".into(),
+                reason: e.to_string(),
+            })?;
+            Ok(ChunkRecord {
+                id: m.id,
+                text: String::new(),
+                embed_text: String::new(),
+                meta: m.meta,
+            })
+        })
+    }
+
     pub fn all_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
         let mut out = Vec::new();
         for g in self.chunks.iter() {

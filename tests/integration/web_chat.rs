@@ -84,7 +84,21 @@ fn events_arrive_as_they_happen_and_stop_ends_the_stream_at_once_with_a_rollback
     // request certainly open at the fake, so the stop below must close a
     // live connection (stopping earlier races the request being sent, and
     // the fake would never see a connection to close).
-    let mut seen = Vec::new();
+    // The question is saved before the first event, so a page that lists
+    // sessions when it sees that event finds this new one (under load the
+    // sidebar used to miss it for the whole first turn).
+    let first = st.next().expect("a first event");
+    assert_eq!(first.data["type"], "status", "{:?}", first.data);
+    let listed = s.get("/sessions").json();
+    assert!(
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["id"] == id.as_str()),
+        "listed at the first event: {listed}"
+    );
+    let mut seen = vec!["status".to_string()];
     while !seen.contains(&"text".to_string()) {
         let a = st.next().expect("stream ended early");
         seen.push(a.data["type"].as_str().unwrap().to_string());
