@@ -76,12 +76,7 @@ pub use crate::sandbox::{ChildOutcome, Ending};
 
 /// Papers are always public; a private one predates that invariant.
 pub fn legacy_private_papers(kb: &Kb) -> Result<Vec<String>, KbError> {
-    let f = Filter {
-        doc_types: vec!["paper".into()],
-        visibility: Some(crate::visibility::Visibility::Private),
-        ..Filter::default()
-    };
-    Ok(kb.list_documents(&f, usize::MAX)?.into_iter().map(|d| d.key).collect())
+    kb.legacy_private_papers()
 }
 
 impl App {

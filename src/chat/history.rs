@@ -119,16 +119,12 @@ pub fn index_pending(kb: &Kb, session: &Session, cancel: &crate::cancel::Cancel)
 /// re-embedding), the moment the session turns private: a public-only
 /// search must not see them in the time before the next pass.
 pub fn mark_private(kb: &Kb, session_id: &str) -> Result<usize, KbError> {
-    let ids = kb.ids_where("source", &source_of(session_id))?;
-    if ids.is_empty() {
-        return Ok(0);
-    }
-    let mut f = Metadata::new();
-    f.insert(
-        "visibility".into(),
-        crate::visibility::Visibility::Private.as_str().into(),
-    );
-    kb.update_chunks_metadata(&ids, &f)
+    set_on_chunks(
+        kb,
+        session_id,
+        "visibility",
+        crate::visibility::Visibility::Private.as_str(),
+    )
 }
 
 /// Remove a session's chat chunks.
@@ -138,11 +134,16 @@ pub fn delete_chunks(kb: &Kb, session_id: &str) -> Result<usize, KbError> {
 
 /// New title on a session's indexed chunks, metadata only.
 pub fn propagate_title(kb: &Kb, session_id: &str, title: &str) -> Result<usize, KbError> {
+    set_on_chunks(kb, session_id, "title", title)
+}
+
+/// One metadata field set on every indexed chunk of a session.
+fn set_on_chunks(kb: &Kb, session_id: &str, key: &str, value: &str) -> Result<usize, KbError> {
     let ids = kb.ids_where("source", &source_of(session_id))?;
     if ids.is_empty() {
         return Ok(0);
     }
     let mut f = Metadata::new();
-    f.insert("title".into(), title.into());
+    f.insert(key.into(), value.into());
     kb.update_chunks_metadata(&ids, &f)
 }

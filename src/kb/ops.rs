@@ -96,6 +96,11 @@ pub struct Overview {
     pub private_papers: Vec<String>,
 }
 
+/// Papers are always public; a private paper chunk predates that invariant.
+fn is_legacy_private_paper(rec: &ChunkRecord) -> bool {
+    rec.meta_str("doc_type") == Some("paper") && rec.visibility().is_private()
+}
+
 fn add_to_documents(docs: &mut BTreeMap<String, DocumentSummary>, rec: &ChunkRecord) {
     let key = doc_key(rec);
     let s = |k: &str| rec.meta_str(k).unwrap_or("").to_string();
@@ -262,6 +267,18 @@ impl Kb {
         Ok(newest_first(docs, limit))
     }
 
+    /// Keys of the papers stored private (see [`Overview::private_papers`]).
+    pub fn legacy_private_papers(&self) -> Result<Vec<String>> {
+        let mut keys = std::collections::BTreeSet::new();
+        for rec in self.store.iter_chunk_meta() {
+            let rec = rec?;
+            if is_legacy_private_paper(&rec) {
+                keys.insert(doc_key(&rec));
+            }
+        }
+        Ok(keys.into_iter().collect())
+    }
+
     /// Everything `kb stats` counts, in one pass over the chunks' metadata
     /// (it used to take three, each copying every chunk's text).
     pub fn overview(&self) -> Result<Overview> {
@@ -275,7 +292,7 @@ impl Kb {
             if let Some(v) = rec.meta.get("doc_type") {
                 *chunks_by_type.entry(scalar_string(v)).or_insert(0) += 1;
             }
-            if rec.meta_str("doc_type") == Some("paper") && rec.visibility().is_private() {
+            if is_legacy_private_paper(&rec) {
                 private_papers.insert(doc_key(&rec));
             }
             add_to_documents(&mut docs, &rec);
