@@ -2,7 +2,7 @@
 //! libraries, which model, which settings.
 
 use crate::config::Config;
-use crate::embed::{self, Embedder, ModelFiles};
+use crate::embed::{self, Embedder, ModelFiles, SessionProfile};
 use crate::kb::{Kb, KbSettings};
 use crate::runtime;
 
@@ -73,8 +73,15 @@ pub fn ensure_model(
     Ok(Some(embed::registry::download_model(spec, &dir, None, progress)?))
 }
 
-/// Load the configured embedding model (blocking, ~0.5 s).
+/// Load the configured embedding model for throughput (blocking, ~0.5 s):
+/// what benches, tests and bulk work want.
 pub fn load_embedder(cfg: &Config) -> Result<Embedder, OpenError> {
+    load_embedder_with(cfg, SessionProfile::Throughput)
+}
+
+/// [`load_embedder`] with the session prepared for `profile` (under
+/// [`SessionProfile::QuickStart`] well under 0.1 s, slower per vector).
+pub fn load_embedder_with(cfg: &Config, profile: SessionProfile) -> Result<Embedder, OpenError> {
     let mut o = crate::app::runtime_check::overrides(cfg);
     let model_id = cfg.str("rag.embed_model");
     let spec = embed::lookup(&model_id)?;
@@ -96,12 +103,13 @@ pub fn load_embedder(cfg: &Config) -> Result<Embedder, OpenError> {
         model: model.path,
         tokenizer: tokenizer.path,
     };
-    Ok(Embedder::load(
+    Ok(Embedder::load_with_profile(
         &lib.path,
         &files,
         spec,
         cfg.opt_str("rag.query_prefix"),
         cfg.int("runtime.threads") as usize,
+        profile,
     )?)
 }
 
@@ -113,7 +121,16 @@ pub fn load_embedder(cfg: &Config) -> Result<Embedder, OpenError> {
 /// write, not here: `kb stats`, `list`, `schema`, `remove` never pay for
 /// them. What can be checked cheaply (the model is known, its files are
 /// available) is checked now so a bad setting still fails at once.
+///
+/// The model loads with the [`SessionProfile::Throughput`] profile; see
+/// [`open_kb_with`] for the one-shot alternative.
 pub fn open_kb(cfg: &Config) -> Result<Kb, OpenError> {
+    open_kb_with(cfg, SessionProfile::Throughput)
+}
+
+/// [`open_kb`], with the embedding model (when it is first used) loaded
+/// for `profile`. The re-ranker, if configured, always loads for throughput.
+pub fn open_kb_with(cfg: &Config, profile: SessionProfile) -> Result<Kb, OpenError> {
     let model_id = cfg.str("rag.embed_model");
     let spec = embed::lookup(&model_id)?.clone();
     if crate::app::runtime_check::overrides(cfg).model_dir.is_none() && spec.id != embed::DEFAULT_MODEL_ID {
@@ -128,7 +145,7 @@ pub fn open_kb(cfg: &Config) -> Result<Kb, OpenError> {
     }
     let for_loader = cfg.clone();
     let loader: crate::kb::EmbedderLoader = Box::new(move || {
-        load_embedder(&for_loader).map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+        load_embedder_with(&for_loader, profile).map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
     });
     let reranker = match cfg.str("rag.rerank_model") {
         m if m.is_empty() => None,

@@ -36,6 +36,11 @@ use crate::llm::{ChatProvider, LlmError};
 use crate::paths::JarvisHome;
 use crate::store::{Holder, LockError, StoreError};
 
+/// How the embedding model's session is prepared, chosen per process by
+/// the edge that knows what the process will do (see
+/// [`App::set_embed_profile`]).
+pub use crate::embed::SessionProfile;
+
 /// Why the application could not do what an edge asked of it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -121,6 +126,8 @@ pub struct App {
     /// The chat agent, built on first use (it holds the running turns).
     chat: Mutex<Option<Arc<crate::chat::ChatAgent>>>,
     lock_notice: Mutex<Option<LockNotice>>,
+    /// How the knowledge base's embedding model loads (read when it opens).
+    embed_profile: Mutex<SessionProfile>,
     /// The drafts root and pending proposals, opened on first use.
     drafts: Mutex<Option<crate::drafts::DraftsHandle>>,
     /// `config.toml` as it was when the configuration in effect was read,
@@ -183,6 +190,7 @@ impl App {
             shutdown: Cancel::default(),
             chat: Mutex::new(None),
             lock_notice: Mutex::new(None),
+            embed_profile: Mutex::new(SessionProfile::Throughput),
             drafts: Mutex::new(None),
             pdf_worker_cmd: Mutex::new(None),
             digest_lock: Arc::default(),
@@ -252,7 +260,7 @@ impl App {
             };
             let attempt: Result<(), Holder> = match probe {
                 Some(holder) => Err(holder),
-                None => match kb::open_kb(&cfg) {
+                None => match kb::open_kb_with(&cfg, self.embed_profile()) {
                     Ok(kb) => break kb,
                     Err(source) => match held_by(&source) {
                         Some(h) => Err(h.clone()),
@@ -285,6 +293,21 @@ impl App {
         let kb = Arc::new(kb);
         *slot = Some(Arc::clone(&kb));
         Ok(kb)
+    }
+
+    /// How the knowledge base's embedding model is to load, from the next
+    /// time it opens (an already open one keeps its model). The default,
+    /// [`SessionProfile::Throughput`], is right for anything that embeds in
+    /// bulk or lives long; [`SessionProfile::QuickStart`] is for a one-shot
+    /// process that embeds a query or two and exits, where the optimised
+    /// session's load would be most of its run time.
+    pub fn set_embed_profile(&self, profile: SessionProfile) {
+        *self.embed_profile.lock().unwrap_or_else(|p| p.into_inner()) = profile;
+    }
+
+    /// The profile the next opening of the knowledge base loads with.
+    pub fn embed_profile(&self) -> SessionProfile {
+        *self.embed_profile.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Set what [`App::kb`] says when it starts waiting for a lock holder.

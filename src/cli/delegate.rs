@@ -17,7 +17,7 @@ use clap::Parser;
 use crate::app::owner::client::{self, Connection};
 use crate::app::owner::protocol::{write_frame, BarEvent, ClientFrame, OwnerFrame};
 use crate::app::owner::server::Handler;
-use crate::app::{App, AppError};
+use crate::app::{App, AppError, SessionProfile};
 use crate::cancel::Cancel;
 use crate::config::Config;
 
@@ -30,19 +30,27 @@ use crate::app::jobs::JobsHandle;
 /// Run one `kb` subcommand: via the owner if one runs, else directly.
 pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
     let internal = matches!(cmd, KbCmd::Probe);
-    here_or_owner(config, internal, move |app, term| super::kb::run(cmd, app, term))
+    let profile = cmd.embed_profile();
+    here_or_owner(config, internal, profile, move |app, term| {
+        super::kb::run(cmd, app, term)
+    })
 }
 
-/// `jarvis run-digest`, the same way: via the owner if one runs.
+/// `jarvis run-digest`, the same way: via the owner if one runs. A digest
+/// adds papers (bulk embedding), so its model loads for throughput.
 pub fn run_digest(args: super::digest_cmd::RunDigestArgs, config: Config) -> anyhow::Result<u8> {
-    here_or_owner(config, false, move |app, term| {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
         super::digest_cmd::run_digest(args, app, term)
     })
 }
 
+/// Runs `run` through the owner if one is alive, else in this process with
+/// the embedding model (if the command needs it) loaded for `profile`. An
+/// owner ignores `profile`: it keeps its own throughput session.
 fn here_or_owner(
     config: Config,
     internal: bool,
+    profile: SessionProfile,
     run: impl FnOnce(&App, &Direct) -> anyhow::Result<u8>,
 ) -> anyhow::Result<u8> {
     let home = config.home.clone();
@@ -52,6 +60,7 @@ fn here_or_owner(
         }
     }
     let app = App::from_config(config, crate::config::process_env);
+    app.set_embed_profile(profile);
     app.set_lock_notice(Box::new(|h| {
         eprintln!("waiting for {h} to finish with the knowledge base…");
     }));

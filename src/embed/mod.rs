@@ -30,6 +30,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorElementType};
 use tokenizers::{
@@ -151,8 +152,53 @@ pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer
     Ok(tokenizer)
 }
 
+/// How an ORT session is prepared: a trade between the time to the first
+/// vector and the time per vector. Both give the same vectors (cosine
+/// ≥ 0.9999; they differ only in float rounding), so an index built under
+/// one is searched correctly under the other.
+///
+/// With the bundled int8 model, ONNX Runtime's full graph optimisation
+/// constant-folds every `DequantizeLinear` into fp32 weights and fuses the
+/// attention and normalisation blocks while building the session: that
+/// load is the slow part of a one-shot command (~250 ms of a `kb search`,
+/// and ~150 MiB more resident memory), and it is what makes each later run
+/// fast (~4 ms per short query). Without optimisation the session loads in
+/// well under 100 ms but every run does the dequantisation again (~20 ms per
+/// short query, several times slower on batches of long chunks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionProfile {
+    /// Full graph optimisation (ONNX Runtime's own default): slow to load,
+    /// fastest per vector. For anything that embeds in bulk or lives long.
+    #[default]
+    Throughput,
+    /// Graph optimisation disabled: quick to load, slower per vector. For a
+    /// process that embeds one or a few queries and exits.
+    QuickStart,
+}
+
+impl SessionProfile {
+    /// The name logs use (`profile=quick_start`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionProfile::Throughput => "throughput",
+            SessionProfile::QuickStart => "quick_start",
+        }
+    }
+}
+
+impl std::fmt::Display for SessionProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Creates an ORT session for `model` in the process environment.
-pub(crate) fn build_session(ort_dylib: &Path, model: &Path, intra_threads: usize) -> Result<Session, EmbedError> {
+pub(crate) fn build_session(
+    ort_dylib: &Path,
+    model: &Path,
+    intra_threads: usize,
+    profile: SessionProfile,
+) -> Result<Session, EmbedError> {
     let env = runtime::environment(ort_dylib)?;
     if !model.is_file() {
         return Err(EmbedError::FileNotFound {
@@ -180,6 +226,12 @@ pub(crate) fn build_session(ort_dylib: &Path, model: &Path, intra_threads: usize
     // One graph, run sequentially: inter-op threads would only contend with
     // the intra-op pool on a small machine.
     builder = builder.with_inter_threads(1).map_err(|e| session_err(e.to_string()))?;
+    // Throughput leaves ORT's default level (all optimisations) alone.
+    if profile == SessionProfile::QuickStart {
+        builder = builder
+            .with_optimization_level(GraphOptimizationLevel::Disable)
+            .map_err(|e| session_err(e.to_string()))?;
+    }
     builder.commit_from_file(model).map_err(|e| session_err(e.to_string()))
 }
 
@@ -342,6 +394,7 @@ pub struct Embedder {
     batch_size: usize,
     /// Which session output carries the token (or sentence) states.
     output_name: String,
+    profile: SessionProfile,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -350,6 +403,7 @@ impl std::fmt::Debug for Embedder {
             .field("model", &self.spec.id)
             .field("dims", &self.spec.dims)
             .field("batch_size", &self.batch_size)
+            .field("profile", &self.profile)
             .finish_non_exhaustive()
     }
 }
@@ -359,6 +413,7 @@ impl Embedder {
     /// its tokenizer. `query_prefix`: `None` uses the registry default,
     /// `Some("")` disables it. `intra_threads`: ORT's per-run thread count;
     /// 0 uses every core this process may use. Blocking; ~0.5 s for MiniLM.
+    /// The session has the [`SessionProfile::Throughput`] profile.
     pub fn load(
         ort_dylib: &Path,
         files: &ModelFiles,
@@ -366,13 +421,32 @@ impl Embedder {
         query_prefix: Option<String>,
         intra_threads: usize,
     ) -> Result<Self, EmbedError> {
+        Self::load_with_profile(
+            ort_dylib,
+            files,
+            spec,
+            query_prefix,
+            intra_threads,
+            SessionProfile::Throughput,
+        )
+    }
+
+    /// [`Embedder::load`] with the session prepared for `profile`.
+    pub fn load_with_profile(
+        ort_dylib: &Path,
+        files: &ModelFiles,
+        spec: &ModelSpec,
+        query_prefix: Option<String>,
+        intra_threads: usize,
+        profile: SessionProfile,
+    ) -> Result<Self, EmbedError> {
         let started = Instant::now();
         // Runtime first: a missing or wrong libonnxruntime is the more
         // fundamental problem to report; then the cheap tokenizer, so a bad
         // file is found before the ~0.5 s session build.
         runtime::environment(ort_dylib)?;
         let tokenizer = load_tokenizer(&files.tokenizer, spec.max_tokens)?;
-        let session = build_session(ort_dylib, &files.model, intra_threads)?;
+        let session = build_session(ort_dylib, &files.model, intra_threads, profile)?;
         let output_name = pick_output(&session).ok_or_else(|| EmbedError::UnsupportedModel {
             model: spec.id.to_owned(),
             reason: "the graph has no outputs".to_owned(),
@@ -381,6 +455,7 @@ impl Embedder {
             model = spec.id,
             path = %files.model.display(),
             output = %output_name,
+            %profile,
             ms = started.elapsed().as_millis() as u64,
             "embedding model loaded"
         );
@@ -391,7 +466,13 @@ impl Embedder {
             query_prefix: query_prefix.unwrap_or_else(|| spec.query_prefix.to_owned()),
             batch_size: DEFAULT_BATCH_SIZE,
             output_name,
+            profile,
         })
+    }
+
+    /// How this embedder's session was prepared.
+    pub fn profile(&self) -> SessionProfile {
+        self.profile
     }
 
     /// The registry id of the loaded model (what the index records).

@@ -29,7 +29,7 @@ use std::path::Path;
 use ort::session::Session;
 use tokenizers::{EncodeInput, Tokenizer};
 
-use super::{build_session, load_tokenizer, session_inputs, EmbedError};
+use super::{build_session, load_tokenizer, session_inputs, EmbedError, SessionProfile};
 
 /// Pairs per ORT run. Re-ranking sees ~25 candidates per query.
 pub const DEFAULT_RERANK_BATCH: usize = 8;
@@ -68,7 +68,10 @@ impl CrossEncoder {
     ) -> Result<Self, EmbedError> {
         super::runtime::environment(ort_dylib)?;
         let tokenizer = load_tokenizer(tokenizer_path, max_tokens)?;
-        let session = build_session(ort_dylib, model_path, intra_threads)?;
+        // Always the throughput profile: a re-rank scores every one of the
+        // top-N (query, passage) pairs at up to 512 tokens, which is bulk
+        // work even inside a one-shot `kb search`.
+        let session = build_session(ort_dylib, model_path, intra_threads, SessionProfile::Throughput)?;
         let label = model_path.display().to_string();
         // `logits` by convention (HF sequence-classification exports).
         let output_name = session

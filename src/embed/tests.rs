@@ -134,6 +134,46 @@ fn a_configured_query_prefix_is_prepended_to_queries_only() {
     assert!(cosine(&q, &without) < 0.999);
 }
 
+/// The quick-start session runs the unoptimised graph, so its vectors must
+/// be the throughput session's up to float rounding: an index built by one
+/// is searched by the other (`kb index-vault` embeds for throughput, a
+/// direct `kb search` embeds its query with quick start).
+#[test]
+fn quick_start_and_throughput_sessions_give_the_same_vectors() {
+    let n = natives();
+    let spec = lookup(DEFAULT_MODEL_ID).unwrap();
+    let load = |profile| Embedder::load_with_profile(&n.ort_dylib, &n.files, spec, None, 1, profile).unwrap();
+    let mut quick = load(SessionProfile::QuickStart);
+    let mut full = load(SessionProfile::Throughput);
+    assert_eq!(quick.profile(), SessionProfile::QuickStart);
+    assert_eq!(full.profile(), SessionProfile::Throughput);
+    assert_eq!(
+        shared_embedder().profile(),
+        SessionProfile::Throughput,
+        "load's default"
+    );
+    let long = words(300, "w");
+    let texts = [CAT, KITTEN, UNRELATED, "", "x", long.as_str()];
+    let (a, b) = (
+        quick.embed_documents(&texts).unwrap(),
+        full.embed_documents(&texts).unwrap(),
+    );
+    for ((text, x), y) in texts.iter().zip(&a).zip(&b) {
+        let c = cosine(x, y);
+        assert!(c >= 0.9999, "quick start vs throughput cosine {c} for {text:?}");
+    }
+    let (qa, qb) = (
+        quick.embed_query("what does the cat sit on").unwrap(),
+        full.embed_query("what does the cat sit on").unwrap(),
+    );
+    assert!(cosine(&qa, &qb) >= 0.9999);
+    // Not one graph under two names: the optimised session's fused kernels
+    // round differently, so identical bits would mean the profile never
+    // reached the session. (The same session is bit-for-bit repeatable.)
+    assert_ne!(a, b, "both profiles ran the same graph");
+    assert_eq!(quick.embed_documents(&texts).unwrap(), a);
+}
+
 #[test]
 fn cancellation_is_checked_between_batches() {
     let texts = [CAT, KITTEN, UNRELATED, "one", "two"];

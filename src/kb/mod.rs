@@ -264,6 +264,12 @@ impl Kb {
         lock(&self.embedder).is_some()
     }
 
+    /// How the loaded embedder's session was prepared; `None` while no
+    /// model is loaded.
+    pub fn embedder_profile(&self) -> Option<crate::embed::SessionProfile> {
+        lock(&self.embedder).as_ref().map(Embedder::profile)
+    }
+
     /// The refusal every search and write gives while the model differs.
     pub fn check_model(&self) -> Result<()> {
         match &*lock(&self.mismatch) {
@@ -289,11 +295,13 @@ impl Kb {
                 return Err(KbError::EmbedderLoad("no embedder and no way to load one".into()));
             };
             let started = std::time::Instant::now();
-            *slot = Some(load().map_err(KbError::EmbedderLoad)?);
+            let embedder = load().map_err(KbError::EmbedderLoad)?;
             tracing::debug!(
                 ms = started.elapsed().as_millis() as u64,
+                profile = %embedder.profile(),
                 "embedder loaded on first use"
             );
+            *slot = Some(embedder);
         }
         Ok(EmbedderGuard(slot, &self.embedder_used))
     }

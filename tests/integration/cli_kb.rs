@@ -570,3 +570,68 @@ fn a_build_without_the_feature_carries_no_failpoints() {
     let bin = std::fs::read(env!("CARGO_BIN_EXE_jarvis")).unwrap();
     assert!(!bin.windows(16).any(|w| w == b"JARVIS_FAILPOINT"));
 }
+
+/// The session profile of every embedding-model load this process tree
+/// logged after byte `from` of the log, in order (`profile=…` of the
+/// "embedding model loaded" line each load writes at info level).
+fn model_loads(log: &Path, from: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.get(from..)
+        .unwrap_or("")
+        .lines()
+        .filter(|l| l.contains("embedding model loaded"))
+        .map(|l| {
+            l.split("profile=")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .unwrap_or("(none)")
+                .to_string()
+        })
+        .collect()
+}
+
+/// A one-shot `kb search` (and doctor's probe child, which runs one search)
+/// loads the model unoptimised — quick to load, slower per vector — and
+/// every command that embeds in bulk or many queries keeps the optimised
+/// throughput session. Read from the log line each model load writes, so
+/// nothing here is timed; the owner side is in `owner.rs`.
+#[test]
+fn one_shot_search_loads_the_model_for_a_quick_start_bulk_commands_do_not() {
+    let sb = Sandbox::new();
+    let vault = sb.dir.path().join("vault");
+    std::fs::create_dir_all(vault.join("animals")).unwrap();
+    std::fs::write(
+        vault.join("animals/otters.md"),
+        "# Otters\n\nRiver otters eat fish and crayfish.\n",
+    )
+    .unwrap();
+    std::fs::write(vault.join("tomatoes.md"), "Tomatoes need sun, water and patience.\n").unwrap();
+    sb.write_config(&format!("[vault]\npath = \"{}\"\n", vault.display()));
+    let golden = sb.dir.path().join("golden.jsonl");
+    std::fs::write(&golden, "{\"query\": \"otters\", \"answer\": \"animals/otters.md\"}\n").unwrap();
+    let log = sb.jarvis_home().join("logs/jarvis.log");
+    let step = |args: &[&str], expected: &[&str]| -> String {
+        let from = std::fs::metadata(&log).map_or(0, |m| m.len() as usize);
+        let r = kb(&sb, args);
+        assert_eq!(r.code, 0, "kb {args:?}: {}", r.stderr);
+        assert_eq!(model_loads(&log, from), expected, "model loads of kb {args:?}");
+        r.stdout
+    };
+    step(&["index-vault"], &["throughput"]);
+    let out = step(&["search", "what do otters eat", "--json"], &["quick_start"]);
+    assert!(out.contains("animals/otters.md"), "{out}");
+    let doctor = step(&["doctor", "--json"], &["quick_start"]);
+    let doctor: Value = serde_json::from_str(&doctor).expect("doctor --json");
+    assert_eq!(doctor["ok"], true, "{doctor}");
+    step(&["eval", golden.to_str().unwrap()], &["throughput"]);
+    std::fs::write(
+        vault.join("tomatoes.md"),
+        "Tomatoes need sun; basil likes the same bed.\n",
+    )
+    .unwrap();
+    step(&["index-vault"], &["throughput"]);
+    step(&["reindex"], &["throughput"]);
+    // Commands that embed nothing load no model at all.
+    step(&["stats"], &[]);
+    step(&["list"], &[]);
+}

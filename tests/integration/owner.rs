@@ -718,6 +718,22 @@ fn an_idle_owner_unloads_the_model_and_the_next_search_reloads_it() {
         std::thread::sleep(Duration::from_millis(250));
     }
     assert_eq!(search(), first, "the reloaded model answers alike");
+    // A delegated search runs in the owner, which loads for throughput
+    // both times (a direct `kb search` would load for a quick start).
+    let loads: Vec<String> = log()
+        .lines()
+        .filter(|l| l.contains("embedding model loaded"))
+        .map(|l| {
+            l.split("profile=")
+                .nth(1)
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(loads, ["throughput", "throughput"], "{}", log());
     signal(owner.id(), "-TERM");
     assert!(owner.wait().unwrap().success());
 }

@@ -24,7 +24,7 @@ mod vault;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::app::App;
+use crate::app::{App, SessionProfile};
 use crate::cli::term::Term;
 use crate::index::Filter;
 
@@ -101,6 +101,39 @@ pub enum KbCmd {
     /// The search probe `kb doctor` runs in a child process (internal).
     #[command(name = "__probe", hide = true)]
     Probe,
+}
+
+impl KbCmd {
+    /// How the embedding model loads when this command runs in its own
+    /// process (direct mode; an owner keeps its throughput session).
+    ///
+    /// Quick start only where the process embeds one query and exits: the
+    /// optimised session's ~250 ms load would be most of a `kb search`,
+    /// and its per-query advantage (~4 ms against ~20 ms) is paid back only
+    /// after a dozen queries. Everything that embeds in bulk (add, indexing,
+    /// reindex) or many queries (eval, MCP calls in an owner) keeps the
+    /// throughput session, whose batches are several times faster. Commands
+    /// that embed nothing never load a model, so their choice is moot; every
+    /// variant is listed so a new command has to decide.
+    pub fn embed_profile(&self) -> SessionProfile {
+        match self {
+            // One query each: the search, and doctor's probe child.
+            KbCmd::Search(_) | KbCmd::Probe => SessionProfile::QuickStart,
+            KbCmd::Add(_)
+            | KbCmd::AddDigest(_)
+            | KbCmd::IndexVault(_)
+            | KbCmd::Reindex { .. }
+            | KbCmd::Eval(_)
+            | KbCmd::McpCall { .. } => SessionProfile::Throughput,
+            KbCmd::List(_)
+            | KbCmd::Stats { .. }
+            | KbCmd::Schema { .. }
+            | KbCmd::SetMeta(_)
+            | KbCmd::Remove(_)
+            | KbCmd::Doctor { .. }
+            | KbCmd::SyncStatus(_) => SessionProfile::Throughput,
+        }
+    }
 }
 
 pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
