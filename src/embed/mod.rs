@@ -158,21 +158,22 @@ pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer
 /// one is searched correctly under the other.
 ///
 /// With the bundled int8 model, ONNX Runtime's full graph optimisation
-/// constant-folds every `DequantizeLinear` into fp32 weights and fuses the
-/// attention and normalisation blocks while building the session: that
-/// load is the slow part of a one-shot command (~250 ms of a `kb search`,
-/// and ~150 MiB more resident memory), and it is what makes each later run
-/// fast (~4 ms per short query). Without optimisation the session loads in
-/// well under 100 ms but every run does the dequantisation again (~20 ms per
-/// short query, several times slower on batches of long chunks).
+/// constant-folds the dequantisation (`Cast` + `Mul` on every int8 weight)
+/// into ~90 MB of fp32 weights and fuses the normalisation blocks while
+/// building the session. That load is the slow part of a one-shot command
+/// (~250–400 ms of a `kb search`), and it is what makes each later run fast
+/// (~4 ms per short query). Without optimisation the session loads in
+/// about 100 ms, but every run dequantises again (~20–60 ms per short
+/// query, several times slower on batches of long chunks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SessionProfile {
     /// Full graph optimisation (ONNX Runtime's own default): slow to load,
     /// fastest per vector. For anything that embeds in bulk or lives long.
     #[default]
     Throughput,
-    /// Graph optimisation disabled: quick to load, slower per vector. For a
-    /// process that embeds one or a few queries and exits.
+    /// Graph optimisation and ORT's memory arena disabled: quick to load,
+    /// slower per vector. For a process that embeds one or a few queries
+    /// and exits.
     QuickStart,
 }
 
@@ -230,6 +231,13 @@ pub(crate) fn build_session(
     if profile == SessionProfile::QuickStart {
         builder = builder
             .with_optimization_level(GraphOptimizationLevel::Disable)
+            .map_err(|e| session_err(e.to_string()))?;
+        // Unoptimised, every run dequantises each weight matrix into a
+        // temporary fp32 tensor (~90 MB in all for MiniLM). ORT's arena would
+        // keep all of them at their peak; plain allocation frees each one
+        // after its MatMul, so a one-shot process never holds them together.
+        builder = builder
+            .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
             .map_err(|e| session_err(e.to_string()))?;
     }
     builder.commit_from_file(model).map_err(|e| session_err(e.to_string()))
