@@ -11,7 +11,7 @@ use crate::kb::eval::{EvalOptions, EvalReport, EvalSet};
 use crate::kb::maintain::DiskUsage;
 use crate::kb::ops::{DocumentPage, DocumentRef, DocumentSummary};
 use crate::kb::search::{DocHit, Hit, SearchRequest};
-use crate::kb::{scalar_string, Kb, KbError};
+use crate::kb::{Kb, KbError};
 
 use super::{App, AppError};
 
@@ -168,30 +168,19 @@ impl App {
     pub fn stats(&self) -> Result<Stats, OpError> {
         let kb = self.kb()?;
         let o = kb.overview()?;
-        let docs = o.documents;
-        let mut s = Stats {
-            documents: docs.len(),
+        Ok(Stats {
+            documents: o.documents,
             chunks: o.chunks,
-            docs_by_type: BTreeMap::new(),
+            docs_by_type: o.docs_by_type,
             chunks_by_type: o.chunks_by_type,
-            categories: BTreeMap::new(),
-            statuses: BTreeMap::new(),
+            categories: o.categories,
+            statuses: o.statuses,
             configured_model: kb.model_id(),
             recorded_model: kb.store().meta_string("embed_model").map_err(KbError::from)?,
             mismatch: kb.check_model().err().map(|e| e.to_string()),
             usage: kb.disk_usage()?,
             legacy_private_papers: o.private_papers,
-        };
-        for d in &docs {
-            *s.docs_by_type.entry(d.doc_type.clone()).or_default() += 1;
-            if let Some(c) = d.meta.get("category") {
-                *s.categories.entry(scalar_string(c)).or_default() += 1;
-            }
-            if let Some(st) = d.meta.get("status") {
-                *s.statuses.entry(scalar_string(st)).or_default() += 1;
-            }
-        }
-        Ok(s)
+        })
     }
 
     /// Every metadata key with its chunk count.

@@ -641,12 +641,7 @@ pub fn split_tags(s: &str) -> Vec<String> {
 }
 
 /// A metadata scalar as the string filters compare against.
-pub fn scalar_string(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub use crate::store::scalar_string;
 
 #[cfg(test)]
 mod tests;

@@ -73,24 +73,21 @@ pub fn normalise_title(t: &str) -> String {
 }
 
 fn doc_key(rec: &ChunkRecord) -> String {
-    match (rec.meta_str("doc_type"), rec.meta_str("file_path")) {
-        (Some("note"), Some(p)) => p.to_string(),
-        _ => rec
-            .meta_str("source")
-            .or(rec.meta_str("file_path"))
-            .unwrap_or("")
-            .to_string(),
-    }
+    crate::store::doc_key(&rec.meta).to_string()
 }
 
 /// What [`Kb::overview`] counts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overview {
-    /// As [`Kb::list_documents`] with no filter.
-    pub documents: Vec<DocumentSummary>,
+    pub documents: usize,
     pub chunks: usize,
+    /// Documents per `doc_type` of their first chunk.
+    pub docs_by_type: BTreeMap<String, usize>,
     /// Chunks per `doc_type` value.
     pub chunks_by_type: BTreeMap<String, usize>,
+    /// Documents per `category` / `status` of their first chunk.
+    pub categories: BTreeMap<String, usize>,
+    pub statuses: BTreeMap<String, usize>,
     /// Papers with a private chunk: papers are always public, so these
     /// predate that invariant.
     pub private_papers: Vec<String>,
@@ -282,27 +279,27 @@ impl Kb {
     /// Everything `kb stats` counts, in one pass over the chunks' metadata
     /// (it used to take three, each copying every chunk's text).
     pub fn overview(&self) -> Result<Overview> {
-        let mut docs: BTreeMap<String, DocumentSummary> = BTreeMap::new();
-        let mut chunks = 0;
-        let mut chunks_by_type = BTreeMap::new();
-        let mut private_papers = std::collections::BTreeSet::new();
-        for rec in self.store.iter_chunk_meta() {
-            let rec = rec?;
-            chunks += 1;
-            if let Some(v) = rec.meta.get("doc_type") {
-                *chunks_by_type.entry(scalar_string(v)).or_insert(0) += 1;
+        // From the store's per-document summary: one small entry per
+        // document, where a pass over the chunks decoded every record.
+        let mut o = Overview::default();
+        for (key, d) in self.store.docs()? {
+            o.documents += 1;
+            o.chunks += d.chunks as usize;
+            *o.docs_by_type.entry(d.doc_type).or_default() += 1;
+            for (t, n) in d.chunks_by_type {
+                *o.chunks_by_type.entry(t).or_default() += n as usize;
             }
-            if is_legacy_private_paper(&rec) {
-                private_papers.insert(doc_key(&rec));
+            if let Some(c) = d.category {
+                *o.categories.entry(c).or_default() += 1;
             }
-            add_to_documents(&mut docs, &rec);
+            if let Some(st) = d.status {
+                *o.statuses.entry(st).or_default() += 1;
+            }
+            if d.legacy_private_paper {
+                o.private_papers.push(key);
+            }
         }
-        Ok(Overview {
-            documents: newest_first(docs, usize::MAX),
-            chunks,
-            chunks_by_type,
-            private_papers: private_papers.into_iter().collect(),
-        })
+        Ok(o)
     }
 
     /// One document's chunks in reading order — body by chunk_index, then

@@ -99,10 +99,7 @@ pub struct DocHit {
 /// A chunk's document key: a note's file path (all notes share `source =
 /// "local"`), otherwise its source.
 pub fn doc_key(rec: &ChunkRecord) -> &str {
-    match (rec.meta_str("doc_type"), rec.meta_str("file_path")) {
-        (Some("note"), Some(p)) => p,
-        _ => rec.meta_str("source").or(rec.meta_str("file_path")).unwrap_or(""),
-    }
+    crate::store::doc_key(&rec.meta)
 }
 
 impl Kb {

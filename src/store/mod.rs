@@ -17,12 +17,15 @@
 //! - `journal`: seq (u64 BE) → JSON [`JournalEntry`]
 //! - `files`:   file_path → JSON [`FileEntry`] (hash, mtime, size, schema,
 //!   visibility of the file's chunks; see [`files`])
+//! - `docs`:    document key → JSON [`DocEntry`] (chunk counts and what
+//!   `kb stats` tallies per document; see [`docs`])
 //! - `meta`:    "seq", "next_id", "gen", "embed_model", … → bytes
 //!
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
 //! vectors, lookups, the per-file map, the journal entry and the new
 //! sequence number land together or not at all.
 
+pub mod docs;
 pub mod files;
 pub mod lock;
 
@@ -32,6 +35,7 @@ use std::path::{Path, PathBuf};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use serde::{Deserialize, Serialize};
 
+pub use docs::{doc_key, scalar_string, DocEntry};
 pub use files::FileEntry;
 pub use lock::{Holder, LockError, OwnerLock};
 
@@ -133,6 +137,7 @@ pub struct Store {
     by_key: Keyspace,
     journal: Keyspace,
     files: Keyspace,
+    docs: Keyspace,
     meta: Keyspace,
     dir: PathBuf,
     /// The current embedding generation, read once at open: `get` runs for
@@ -225,6 +230,7 @@ impl Store {
             by_key: ks("by_key")?,
             journal: ks("journal")?,
             files: ks("files")?,
+            docs: ks("docs")?,
             meta,
             db,
             dir: dir.to_path_buf(),
@@ -232,6 +238,7 @@ impl Store {
             _lock: lock,
         };
         store.ensure_files_map()?;
+        store.ensure_docs_map()?;
         Ok(store)
     }
 
@@ -475,9 +482,11 @@ impl Store {
         let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
         let mut deleted = Vec::new();
         let mut files = files::FileChanges::default();
+        let mut docs = docs::DocChanges::default();
         for &id in delete {
             let Some(old) = self.get_bare(id)? else { continue };
             files.leave(id, &old.meta, None);
+            docs.change(id, Some(&old.meta), None);
             b.remove(&self.chunks, be(id));
             b.remove(&self.embeds, embed_key(gen, id));
             for (field, value) in lookups(&old.meta) {
@@ -506,6 +515,7 @@ impl Store {
                 b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
             }
             files.write(&rec.meta);
+            docs.change(id, None, Some(&rec.meta));
             b.insert(&self.chunks, be(id), json);
             b.insert(&self.embeds, embed_key(gen, id), encode_embed(&c.embed_text, &c.vector));
             added.push(id);
@@ -517,6 +527,7 @@ impl Store {
             meta_updated: vec![],
         };
         self.apply_file_changes(&mut b, files)?;
+        self.apply_doc_changes(&mut b, docs)?;
         self.put_journal(&mut b, &entry)?;
         b.insert(&self.meta, NEXT_ID, be(next).as_slice());
         b.commit()?;
@@ -530,6 +541,7 @@ impl Store {
         let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
         let mut touched = Vec::new();
         let mut files = files::FileChanges::default();
+        let mut docs = docs::DocChanges::default();
         for &id in ids {
             let Some(mut rec) = self.get_bare(id)? else { continue };
             for (field, value) in lookups(&rec.meta) {
@@ -545,6 +557,7 @@ impl Store {
             }
             files.leave(id, &old, Some(&rec.meta));
             files.write(&rec.meta);
+            docs.change(id, Some(&old), Some(&rec.meta));
             for (field, value) in lookups(&rec.meta) {
                 b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
             }
@@ -562,6 +575,7 @@ impl Store {
             meta_updated: touched,
         };
         self.apply_file_changes(&mut b, files)?;
+        self.apply_doc_changes(&mut b, docs)?;
         self.put_journal(&mut b, &entry)?;
         b.commit()?;
         Ok(seq)

@@ -1,0 +1,238 @@
+//! The per-document summary: document key → what the store holds for that
+//! document (its chunk count, chunk count per `doc_type`, and the few
+//! fields of its first chunk that `kb stats` tallies).
+//!
+//! Owns the `docs` keyspace and the rule that names a document
+//! ([`doc_key`]). Like the per-file map it is written in the SAME batch as
+//! the chunks it summarises, so it can never disagree with them after a
+//! crash. It exists so that `kb stats` reads one small entry per document
+//! instead of decoding every chunk (at 10k chunks that pass was ~120 ms of
+//! a 50 ms budget). Must not: hold text, or anything a search needs.
+//!
+//! Stores made before the summary existed get it built once, on open, from
+//! one pass over the chunks (marked done by the `docs_map` meta key).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fjall::OwnedWriteBatch;
+use serde::{Deserialize, Serialize};
+
+use super::{ChunkId, LookupField, Metadata, Store, StoreError};
+
+/// Meta key set once the summary covers every chunk.
+const DOCS_MAP: &str = "docs_map";
+
+/// The key a chunk's document is known by: a note by its `file_path`
+/// (every note's `source` is `"local"`), anything else by its `source`,
+/// else its `file_path`, else `""`.
+pub fn doc_key(meta: &Metadata) -> &str {
+    let s = |k: &str| meta.get(k).and_then(|v| v.as_str());
+    match (s("doc_type"), s("file_path")) {
+        (Some("note"), Some(p)) => p,
+        _ => s("source").or(s("file_path")).unwrap_or(""),
+    }
+}
+
+/// A metadata value as one string: strings as they are, other scalars in
+/// their JSON form.
+pub fn scalar_string(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The `docs` keyspace's key for a document. fjall refuses an empty key
+/// and one over 64 KiB, and a document key can be either (chunks with no
+/// source, a hostile source URL), so it is tagged, and hashed when long;
+/// the entry itself carries the document key.
+fn entry_key(key: &str) -> Vec<u8> {
+    use sha2::Digest;
+    if key.len() <= 1024 {
+        let mut k = Vec::with_capacity(key.len() + 1);
+        k.push(b'd');
+        k.extend_from_slice(key.as_bytes());
+        k
+    } else {
+        let mut k = vec![b'h'];
+        k.extend_from_slice(&sha2::Sha256::digest(key.as_bytes()));
+        k
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    key: String,
+    #[serde(flatten)]
+    entry: DocEntry,
+}
+
+/// What the store holds for one document.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocEntry {
+    /// `doc_type` of the document's first (lowest-id) chunk, `""` if none.
+    pub doc_type: String,
+    pub chunks: u64,
+    /// Chunks per `doc_type` value (chunks without one are not counted).
+    pub chunks_by_type: BTreeMap<String, u64>,
+    /// `category` and `status` of the first chunk, as [`scalar_string`].
+    pub category: Option<String>,
+    pub status: Option<String>,
+    /// A paper with a private chunk: papers are always public, so this
+    /// predates that invariant and `kb stats` warns about it.
+    pub legacy_private_paper: bool,
+}
+
+fn is_private(meta: &Metadata) -> bool {
+    crate::visibility::Visibility::from_stored(meta.get("visibility").and_then(|v| v.as_str())).is_private()
+}
+
+impl DocEntry {
+    /// The summary of a document from its chunks, in id order.
+    fn from_chunks<'a>(chunks: impl IntoIterator<Item = &'a Metadata>) -> Option<DocEntry> {
+        let mut it = chunks.into_iter().peekable();
+        let first = *it.peek()?;
+        let mut e = DocEntry {
+            doc_type: first.get("doc_type").map(scalar_string).unwrap_or_default(),
+            category: first.get("category").map(scalar_string),
+            status: first.get("status").map(scalar_string),
+            ..DocEntry::default()
+        };
+        for m in it {
+            e.chunks += 1;
+            if let Some(t) = m.get("doc_type") {
+                *e.chunks_by_type.entry(scalar_string(t)).or_default() += 1;
+            }
+            if m.get("doc_type").and_then(|v| v.as_str()) == Some("paper") && is_private(m) {
+                e.legacy_private_paper = true;
+            }
+        }
+        Some(e)
+    }
+}
+
+/// The chunk changes one batch makes, gathered while it is built: id →
+/// its metadata after the batch (`None`: deleted).
+#[derive(Default)]
+pub(super) struct DocChanges {
+    after: BTreeMap<ChunkId, Option<Metadata>>,
+    keys: BTreeSet<String>,
+}
+
+impl DocChanges {
+    /// Chunk `id` leaves its document (`old`) and, unless deleted, joins
+    /// the one its `new` metadata names.
+    pub(super) fn change(&mut self, id: ChunkId, old: Option<&Metadata>, new: Option<&Metadata>) {
+        if let Some(m) = old {
+            self.keys.insert(doc_key(m).to_string());
+        }
+        if let Some(m) = new {
+            self.keys.insert(doc_key(m).to_string());
+        }
+        self.after.insert(id, new.cloned());
+    }
+}
+
+impl Store {
+    /// Rewrite, inside batch `b`, the summary of every document `changes`
+    /// touches, from that document's chunks as they will be after `b`.
+    pub(super) fn apply_doc_changes(&self, b: &mut OwnedWriteBatch, changes: DocChanges) -> Result<(), StoreError> {
+        for key in &changes.keys {
+            let mut ids = BTreeSet::new();
+            if key.is_empty() {
+                // Chunks with neither source nor file_path have no lookup;
+                // they are rare enough (hand-made records) to scan for.
+                ids.extend(self.all_ids()?);
+            } else {
+                ids.extend(self.ids_by(LookupField::Source, key)?);
+                ids.extend(self.ids_by(LookupField::FilePath, key)?);
+            }
+            ids.extend(
+                changes
+                    .after
+                    .iter()
+                    .filter(|(_, m)| m.as_ref().is_some_and(|m| doc_key(m) == key))
+                    .map(|(id, _)| *id),
+            );
+            let mut metas = Vec::with_capacity(ids.len());
+            for id in ids {
+                let meta = match changes.after.get(&id) {
+                    Some(None) => continue,
+                    Some(Some(m)) => m.clone(),
+                    None => match self.get_bare(id)? {
+                        Some(rec) => rec.meta,
+                        None => continue,
+                    },
+                };
+                if doc_key(&meta) == key {
+                    metas.push(meta);
+                }
+            }
+            match DocEntry::from_chunks(&metas) {
+                Some(e) => b.insert(&self.docs, entry_key(key), encode(key, e)?),
+                None => b.remove(&self.docs, entry_key(key)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Every document the store holds, by key, with its summary.
+    pub fn docs(&self) -> Result<Vec<(String, DocEntry)>, StoreError> {
+        let mut out = Vec::new();
+        for g in self.docs.iter() {
+            let (k, v) = g.into_inner()?;
+            let e: Stored = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
+                id: format!("docs/{}", String::from_utf8_lossy(&k)),
+                reason: e.to_string(),
+            })?;
+            out.push((e.key, e.entry));
+        }
+        // By document key (the keyspace's own order puts hashed keys last).
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Build the summary from the chunks once, for a store made before it
+    /// existed (or whose build was interrupted: it is rebuilt whole).
+    pub(super) fn ensure_docs_map(&self) -> Result<(), StoreError> {
+        if self.meta.get(DOCS_MAP)?.is_some() {
+            return Ok(());
+        }
+        let mut by_doc: BTreeMap<String, Vec<Metadata>> = BTreeMap::new();
+        for rec in self.iter_chunk_meta() {
+            let rec = rec?;
+            by_doc.entry(doc_key(&rec.meta).to_string()).or_default().push(rec.meta);
+        }
+        let stale: Vec<_> = self.docs.iter().map(|g| g.key()).collect::<Result<_, _>>()?;
+        let mut b = self.db.batch().durability(Some(fjall::PersistMode::SyncAll));
+        for k in stale {
+            b.remove(&self.docs, k);
+        }
+        for (k, metas) in by_doc.iter() {
+            if let Some(e) = DocEntry::from_chunks(metas) {
+                b.insert(&self.docs, entry_key(k), encode(k, e)?);
+            }
+        }
+        b.insert(&self.meta, DOCS_MAP, b"1".as_slice());
+        b.commit()?;
+        if !by_doc.is_empty() {
+            tracing::info!(documents = by_doc.len(), "built the per-document summary of the store");
+        }
+        Ok(())
+    }
+}
+
+fn encode(key: &str, entry: DocEntry) -> Result<Vec<u8>, StoreError> {
+    let stored = Stored {
+        key: key.to_string(),
+        entry,
+    };
+    serde_json::to_vec(&stored).map_err(|err| StoreError::Corrupt {
+        id: "docs".into(),
+        reason: err.to_string(),
+    })
+}
+
+#[cfg(test)]
+#[path = "docs_tests.rs"]
+mod tests;

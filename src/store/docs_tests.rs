@@ -1,0 +1,167 @@
+use super::*;
+use crate::store::NewChunk;
+use serde_json::json;
+
+fn rec(text: &str, pairs: &[(&str, serde_json::Value)]) -> NewChunk {
+    let mut meta = Metadata::new();
+    for (k, v) in pairs {
+        meta.insert((*k).into(), v.clone());
+    }
+    NewChunk {
+        text: text.into(),
+        embed_text: text.into(),
+        meta,
+        vector: vec![1.0, 0.0],
+    }
+}
+
+fn note(file: &str, vis: &str) -> NewChunk {
+    rec(
+        file,
+        &[
+            ("doc_type", json!("note")),
+            ("source", json!("local")),
+            ("file_path", json!(file)),
+            ("visibility", json!(vis)),
+            ("category", json!("work")),
+        ],
+    )
+}
+
+fn paper(source: &str, vis: &str) -> NewChunk {
+    rec(
+        source,
+        &[
+            ("doc_type", json!("paper")),
+            ("source", json!(source)),
+            ("visibility", json!(vis)),
+            ("status", json!(3)),
+        ],
+    )
+}
+
+/// The summary as a full pass over the chunks computes it — the code path
+/// a store without the summary takes on open, not the per-commit one.
+fn rebuilt(s: &Store) -> Vec<(String, DocEntry)> {
+    let mut by_doc: BTreeMap<String, Vec<Metadata>> = BTreeMap::new();
+    for r in s.iter_chunk_meta() {
+        let r = r.unwrap();
+        by_doc.entry(doc_key(&r.meta).to_string()).or_default().push(r.meta);
+    }
+    by_doc
+        .into_iter()
+        .filter_map(|(k, m)| DocEntry::from_chunks(&m).map(|e| (k, e)))
+        .collect()
+}
+
+#[test]
+fn the_summary_follows_every_commit_and_metadata_update() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    let (_, a) = s
+        .commit(
+            vec![
+                note("a.md", "public"),
+                note("a.md", "public"),
+                paper("arxiv:1", "public"),
+            ],
+            &[],
+        )
+        .unwrap();
+    let docs = s.docs().unwrap();
+    assert_eq!(docs.len(), 2);
+    let (k, e) = &docs[0];
+    assert_eq!(k, "a.md");
+    assert_eq!(e.chunks, 2);
+    assert_eq!(e.doc_type, "note");
+    assert_eq!(e.category.as_deref(), Some("work"));
+    assert_eq!(e.chunks_by_type, BTreeMap::from([("note".to_string(), 2)]));
+    let (k, e) = &docs[1];
+    assert_eq!(k, "arxiv:1");
+    assert_eq!(e.status.as_deref(), Some("3"), "a number is counted in its JSON form");
+    assert!(!e.legacy_private_paper);
+    assert_eq!(s.docs().unwrap(), rebuilt(&s));
+
+    // One of a.md's two chunks goes: the note stays, with one chunk.
+    s.commit(vec![], &[a[0]]).unwrap();
+    assert_eq!(s.docs().unwrap()[0].1.chunks, 1);
+    assert_eq!(s.docs().unwrap(), rebuilt(&s));
+
+    // A paper chunk made private is flagged; a chunk moved to another
+    // note leaves the first document empty, so its entry goes.
+    let mut f = Metadata::new();
+    f.insert("visibility".into(), json!("private"));
+    s.update_metadata(&[a[2]], &f).unwrap();
+    assert!(s.docs().unwrap()[1].1.legacy_private_paper);
+    let mut f = Metadata::new();
+    f.insert("file_path".into(), json!("b.md"));
+    s.update_metadata(&[a[1]], &f).unwrap();
+    let keys: Vec<_> = s.docs().unwrap().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, vec!["arxiv:1", "b.md"]);
+    assert_eq!(s.docs().unwrap(), rebuilt(&s));
+
+    // Whole documents replaced and deleted in one commit.
+    let b_ids = s.ids_by(LookupField::FilePath, "b.md").unwrap();
+    let p_ids = s.ids_by(LookupField::Source, "arxiv:1").unwrap();
+    let gone: Vec<_> = b_ids.iter().chain(&p_ids).copied().collect();
+    s.commit(
+        vec![note("b.md", "private"), note("b.md", "private"), note("c.md", "public")],
+        &gone,
+    )
+    .unwrap();
+    let docs = s.docs().unwrap();
+    assert_eq!(
+        docs.iter().map(|(k, e)| (k.as_str(), e.chunks)).collect::<Vec<_>>(),
+        vec![("b.md", 2), ("c.md", 1)]
+    );
+    assert_eq!(docs, rebuilt(&s));
+}
+
+#[test]
+fn chunks_without_a_source_or_path_are_one_document() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    let (_, ids) = s
+        .commit(vec![rec("x", &[("doc_type", json!("misc"))]), rec("y", &[])], &[])
+        .unwrap();
+    let docs = s.docs().unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].0, "");
+    assert_eq!(docs[0].1.chunks, 2);
+    assert_eq!(docs[0].1.chunks_by_type, BTreeMap::from([("misc".to_string(), 1)]));
+    s.commit(vec![], &ids).unwrap();
+    assert!(s.docs().unwrap().is_empty());
+}
+
+#[test]
+fn a_store_without_the_summary_gets_it_built_once_on_open() {
+    let t = tempfile::tempdir().unwrap();
+    let want = {
+        let s = Store::open(t.path()).unwrap();
+        s.commit(vec![note("a.md", "public"), paper("doi:9", "public")], &[])
+            .unwrap();
+        let want = s.docs().unwrap();
+        // What a store from before the summary looks like.
+        let mut b = s.db.batch();
+        b.remove(&s.docs, entry_key("a.md"));
+        b.remove(&s.docs, entry_key("doi:9"));
+        b.remove(&s.meta, DOCS_MAP);
+        b.commit().unwrap();
+        assert!(s.docs().unwrap().is_empty());
+        want
+    };
+    let s = Store::open(t.path()).unwrap();
+    assert_eq!(want.len(), 2);
+    assert_eq!(s.docs().unwrap(), want);
+}
+
+#[test]
+fn a_very_long_document_key_is_stored_hashed_and_read_back_whole() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    let long = format!("https://example.org/{}", "x".repeat(5000));
+    s.commit(vec![paper(&long, "public"), paper("arxiv:2", "public")], &[])
+        .unwrap();
+    let keys: Vec<_> = s.docs().unwrap().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, vec!["arxiv:2".to_string(), long]);
+}
