@@ -53,6 +53,8 @@ pub struct KbSettings {
     pub doc_aggregation: search::DocAggregation,
     /// The reciprocal-rank-fusion constant `k` (see `index::fuse`).
     pub rrf_k: f32,
+    /// How the store writes (when a commit is bulk).
+    pub store: crate::store::StoreOptions,
 }
 
 impl Default for KbSettings {
@@ -67,6 +69,7 @@ impl Default for KbSettings {
             exact_heading_weight: search::EXACT_HEADING_WEIGHT,
             doc_aggregation: search::DocAggregation::Max,
             rrf_k: search::RRF_K,
+            store: crate::store::StoreOptions::default(),
         }
     }
 }
@@ -191,7 +194,7 @@ impl Kb {
         reranker: Option<CrossEncoder>,
         settings: KbSettings,
     ) -> Result<Kb> {
-        let store = Store::open(rag_dir)?;
+        let store = Store::open_with(rag_dir, settings.store)?;
         let configured = spec.id.to_string();
         let mismatch = match store.meta_string("embed_model")? {
             Some(stored) if stored != configured => Some((stored, configured.clone())),

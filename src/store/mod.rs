@@ -24,6 +24,16 @@
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
 //! vectors, lookups, the per-file map, the journal entry and the new
 //! sequence number land together or not at all.
+//!
+//! A bulk commit (at least [`StoreOptions::bulk_write_bytes`] of new
+//! records) first writes its new records and vectors as sorted tables
+//! through fjall's ingestion, then commits everything else in the batch.
+//! fjall replays its whole active journal (up to 64 MB) on every open, so
+//! bulk data kept out of the journal is what keeps a one-shot command's
+//! start cheap after a first index. Atomicity is kept by one rule: ids are
+//! allocated upward from `next_id`, which only the batch advances, so a
+//! record at or above `next_id` belongs to a commit that did not finish. No
+//! read sees one, and [`Store::open`] deletes them.
 
 pub mod docs;
 pub mod files;
@@ -143,7 +153,26 @@ pub struct Store {
     /// The current embedding generation, read once at open: `get` runs for
     /// every search hit and must not re-read it from fjall each time.
     gen: std::sync::atomic::AtomicU32,
+    options: StoreOptions,
     _lock: OwnerLock,
+}
+
+/// How a [`Store`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// New records and vectors of at least this many bytes in one commit
+    /// go through ingestion instead of the journal (see the module docs).
+    /// One table per commit and keyspace is written, so this must stay well
+    /// above a single note's size.
+    pub bulk_write_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            bulk_write_bytes: 256 * 1024,
+        }
+    }
 }
 
 const SEQ: &str = "seq";
@@ -211,6 +240,11 @@ pub fn vector_from_bytes(b: &[u8]) -> Vec<f32> {
 impl Store {
     /// Open (or create) the store in `dir`, taking the one-owner lock first.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with(dir, StoreOptions::default())
+    }
+
+    /// [`Store::open`] with explicit write options.
+    pub fn open_with(dir: &Path, options: StoreOptions) -> Result<Store, StoreError> {
         crate::paths::ensure_dir(dir, 0o700).map_err(|e| StoreError::Open {
             path: dir.into(),
             reason: e.to_string(),
@@ -235,8 +269,10 @@ impl Store {
             db,
             dir: dir.to_path_buf(),
             gen: std::sync::atomic::AtomicU32::new(gen),
+            options,
             _lock: lock,
         };
+        store.drop_unfinished_commit()?;
         store.ensure_files_map()?;
         store.ensure_docs_map()?;
         Ok(store)
@@ -379,7 +415,7 @@ impl Store {
 
     /// Every chunk, in id order, without `embed_text` (see [`Store::embedding`]).
     pub fn iter_chunks(&self) -> impl Iterator<Item = Result<ChunkRecord, StoreError>> + '_ {
-        self.chunks.iter().map(|g| {
+        self.committed().map(|g| {
             let (_, v) = g.into_inner()?;
             serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 id: "?".into(),
@@ -398,7 +434,7 @@ impl Store {
             id: ChunkId,
             meta: Metadata,
         }
-        self.chunks.iter().map(|g| {
+        self.committed().map(|g| {
             let (_, v) = g.into_inner()?;
             let m: MetaOnly = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 id: "?".into(),
@@ -413,9 +449,19 @@ impl Store {
         })
     }
 
+    /// The chunk records of finished commits: ids below `next_id` (a bulk
+    /// commit's ingested records above it are not committed yet, or never
+    /// will be). `next_id` unreadable reads as "everything".
+    fn committed(&self) -> fjall::Iter {
+        match self.meta_u64(NEXT_ID) {
+            Ok(next) if next > 0 => self.chunks.range(..be(next)),
+            _ => self.chunks.iter(),
+        }
+    }
+
     pub fn all_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
         let mut out = Vec::new();
-        for g in self.chunks.iter() {
+        for g in self.committed() {
             let k = g.key()?;
             if let Some(id) = read_u64(&k) {
                 out.push(id);
@@ -425,7 +471,12 @@ impl Store {
     }
 
     pub fn count(&self) -> Result<usize, StoreError> {
-        Ok(self.chunks.len()?)
+        let mut n = 0;
+        for g in self.committed() {
+            g.key()?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Chunk ids whose `source` (kind b's') or `file_path` (b'f') equals value.
@@ -495,6 +546,12 @@ impl Store {
             deleted.push(id);
         }
         let mut added = Vec::with_capacity(add.len());
+        let new_bytes: usize = add
+            .iter()
+            .map(|c| c.text.len() + c.embed_text.len() + c.vector.len() * 4)
+            .sum();
+        let bulk = !add.is_empty() && new_bytes >= self.options.bulk_write_bytes;
+        let (mut bulk_chunks, mut bulk_embeds) = (Vec::new(), Vec::new());
         for c in add {
             if next >= u32::MAX as u64 {
                 return Err(StoreError::IdsExhausted);
@@ -516,9 +573,22 @@ impl Store {
             }
             files.write(&rec.meta);
             docs.change(id, None, Some(&rec.meta));
-            b.insert(&self.chunks, be(id), json);
-            b.insert(&self.embeds, embed_key(gen, id), encode_embed(&c.embed_text, &c.vector));
+            let embed = encode_embed(&c.embed_text, &c.vector);
+            if bulk {
+                bulk_chunks.push((be(id).to_vec(), json));
+                bulk_embeds.push((embed_key(gen, id).to_vec(), embed));
+            } else {
+                b.insert(&self.chunks, be(id), json);
+                b.insert(&self.embeds, embed_key(gen, id), embed);
+            }
             added.push(id);
+        }
+        if bulk {
+            // Ids were allocated upward, so both lists are in key order, as
+            // ingestion requires; none is visible until `next_id` passes it.
+            self.ingest(&self.chunks, bulk_chunks)?;
+            crate::failpoint::abort_at("store_ingested");
+            self.ingest(&self.embeds, bulk_embeds)?;
         }
         let entry = JournalEntry {
             seq,
@@ -579,6 +649,53 @@ impl Store {
         self.put_journal(&mut b, &entry)?;
         b.commit()?;
         Ok(seq)
+    }
+
+    /// Write `items` (sorted by key, keys not yet in use) into `ks` as
+    /// new tables, fsynced before this returns.
+    fn ingest(&self, ks: &Keyspace, items: Vec<(Vec<u8>, Vec<u8>)>) -> Result<(), StoreError> {
+        let mut ing = ks.start_ingestion()?;
+        for (k, v) in items {
+            ing.write(k, v)?;
+        }
+        ing.finish()?;
+        Ok(())
+    }
+
+    /// Delete the ingested records of a bulk commit that did not finish
+    /// (ids at or above `next_id`; see the module docs).
+    fn drop_unfinished_commit(&self) -> Result<(), StoreError> {
+        let next = self.meta_u64(NEXT_ID)?.max(1);
+        let mut keys: Vec<_> = self
+            .chunks
+            .range(be(next)..)
+            .map(|g| g.key())
+            .collect::<Result<_, _>>()?;
+        let records = keys.len();
+        for gen in self.generations_present()? {
+            for g in self.embeds.range(embed_key(gen, next)..=embed_key(gen, u64::MAX)) {
+                keys.push(g.key()?);
+            }
+        }
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let vectors = keys.len() - records;
+        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
+        for (i, k) in keys.into_iter().enumerate() {
+            if i < records {
+                b.remove(&self.chunks, k);
+            } else {
+                b.remove(&self.embeds, k);
+            }
+        }
+        b.commit()?;
+        tracing::warn!(
+            records,
+            vectors,
+            "removed the records of a bulk commit that did not finish"
+        );
+        Ok(())
     }
 
     fn put_journal(&self, b: &mut fjall::OwnedWriteBatch, entry: &JournalEntry) -> Result<(), StoreError> {

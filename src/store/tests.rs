@@ -217,3 +217,118 @@ fn a_store_without_the_map_gets_it_built_once_on_open() {
         vec![("a.md".into(), Some("h1".into())), ("b.md".into(), Some("h2".into()))]
     );
 }
+
+fn bulk_store(dir: &Path) -> Store {
+    Store::open_with(dir, StoreOptions { bulk_write_bytes: 1 }).unwrap()
+}
+
+fn journal_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir.join("store"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jnl"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+fn big(i: usize, file: &str) -> NewChunk {
+    // Text and vector that do not compress (the journal compresses values).
+    let mut x = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let words: Vec<String> = (0..300).map(|_| format!("{:x}", next() % 0xfffff)).collect();
+    let mut c = noted(&words.join(" "), file, "h");
+    c.vector = (0..384).map(|_| (next() % 1000) as f32 / 7.0).collect();
+    c
+}
+
+#[test]
+fn a_bulk_commit_keeps_its_records_and_vectors_out_of_the_journal() {
+    let (t1, t2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let batch: Vec<_> = (0..200).map(|i| big(i, &format!("n{}.md", i / 4))).collect();
+    let never = StoreOptions {
+        bulk_write_bytes: usize::MAX,
+    };
+    let plain = Store::open_with(t1.path(), never).unwrap();
+    plain.commit(batch.clone(), &[]).unwrap();
+    let bulk = bulk_store(t2.path());
+    let (_, ids) = bulk.commit(batch.clone(), &[]).unwrap();
+    // A journal in use is preallocated; the replay on open cuts it to what
+    // it holds (what the next open reads again).
+    drop((plain, bulk));
+    let _plain = Store::open_with(t1.path(), never).unwrap();
+    let bulk = bulk_store(t2.path());
+    let (jp, jb) = (journal_bytes(t1.path()), journal_bytes(t2.path()));
+
+    // ~1 MB of text and vectors once compressed: all of it in the plain store's journal,
+    // almost none of it in the bulk one's.
+    assert!(jp > 800_000, "plain journal {jp}");
+    assert!(jb < jp / 10, "bulk journal {jb} vs plain {jp}");
+    assert_eq!(bulk.count().unwrap(), 200);
+    let r = bulk.get(ids[7]).unwrap().unwrap();
+    assert_eq!(r.text, batch[7].text);
+    assert_eq!(r.embed_text, batch[7].embed_text);
+    assert_eq!(bulk.vector(ids[7]).unwrap().unwrap(), batch[7].vector);
+    assert_eq!(bulk.ids_by(LookupField::FilePath, "n1.md").unwrap(), ids[4..8].to_vec());
+    assert_eq!(bulk.files().unwrap().len(), 50);
+    assert_eq!(bulk.docs().unwrap().len(), 50);
+    assert_eq!(bulk.journal_since(0).unwrap()[0].added, ids);
+    // Replacing one note deletes through the batch and adds through ingestion.
+    let (_, new) = bulk.commit(vec![big(1000, "n1.md")], &ids[4..8]).unwrap();
+    assert!(bulk.get(ids[4]).unwrap().is_none());
+    assert_eq!(bulk.ids_by(LookupField::FilePath, "n1.md").unwrap(), new);
+    assert_eq!(bulk.count().unwrap(), 197);
+}
+
+#[test]
+fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() {
+    let t = tempfile::tempdir().unwrap();
+    let kept = {
+        let s = bulk_store(t.path());
+        let (_, kept) = s.commit(vec![big(0, "a.md")], &[]).unwrap();
+        // What a crash between the ingestion and the batch leaves: records
+        // and vectors at and above next_id, nothing else.
+        let next = s.meta_u64(NEXT_ID).unwrap();
+        let orphans: Vec<_> = (next..next + 3).collect();
+        let recs = orphans
+            .iter()
+            .map(|&id| {
+                let rec = ChunkRecord {
+                    id,
+                    text: "orphan".into(),
+                    embed_text: String::new(),
+                    meta: big(9, "orphan.md").meta,
+                };
+                (be(id).to_vec(), serde_json::to_vec(&rec).unwrap())
+            })
+            .collect();
+        s.ingest(&s.chunks, recs).unwrap();
+        let vecs = orphans
+            .iter()
+            .map(|&id| (embed_key(0, id).to_vec(), encode_embed("orphan", &[1.0; 384])))
+            .collect();
+        s.ingest(&s.embeds, vecs).unwrap();
+        assert_eq!(s.all_ids().unwrap(), kept);
+        assert_eq!(s.count().unwrap(), 1);
+        assert_eq!(s.iter_chunks().count(), 1);
+        assert_eq!(s.iter_chunk_meta().count(), 1);
+        kept
+    };
+    let s = bulk_store(t.path());
+    let next = s.meta_u64(NEXT_ID).unwrap();
+    assert_eq!(s.chunks.range(be(next)..).count(), 0, "orphan records removed");
+    assert_eq!(
+        s.embeds.range(embed_key(0, next)..).count(),
+        0,
+        "orphan vectors removed"
+    );
+    // Their ids are given out again, to a commit that finishes.
+    let (_, ids) = s.commit(vec![big(1, "b.md")], &[]).unwrap();
+    assert_eq!(ids, vec![next]);
+    assert_eq!(s.get(next).unwrap().unwrap().text, big(1, "b.md").text);
+    assert_eq!(s.all_ids().unwrap(), vec![kept[0], next]);
+}

@@ -38,6 +38,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 const CHILD_DIR_ENV: &str = "JARVIS_CRASH_CHILD_DIR";
+/// Set for a child whose every commit is a bulk commit (see `settings`).
+const BULK_ENV: &str = "JARVIS_CRASH_BULK";
 const KEYS: usize = 8;
 const PLAN_LEN: usize = 100_000;
 const RANDOM_KILLS: usize = 52;
@@ -192,8 +194,15 @@ fn load_embedder(home: &Path) -> Embedder {
 }
 
 fn settings() -> KbSettings {
+    let mut store = jarvis::store::StoreOptions::default();
+    if std::env::var_os(BULK_ENV).is_some() {
+        // Every commit that adds anything takes the bulk path: its records
+        // are ingested as tables before the batch that commits them.
+        store.bulk_write_bytes = 0;
+    }
     KbSettings {
         hybrid: true,
+        store,
         ..KbSettings::default()
     }
 }
@@ -294,7 +303,14 @@ enum Kill {
     Failpoint(&'static str),
 }
 
-fn spawn_child(dir: &Path, seed: u64, start: usize, mode: &str, failpoint: Option<&str>) -> std::process::Child {
+fn spawn_child(
+    dir: &Path,
+    seed: u64,
+    start: usize,
+    mode: &str,
+    failpoint: Option<&str>,
+    bulk: bool,
+) -> std::process::Child {
     let _ = std::fs::remove_file(dir.join("log"));
     let _ = std::fs::remove_file(dir.join("child.stderr"));
     let mut c = Command::new(dir.join("child-exe"));
@@ -306,6 +322,7 @@ fn spawn_child(dir: &Path, seed: u64, start: usize, mode: &str, failpoint: Optio
         .env("HOME", dir.join("home"))
         .env("JARVIS_HOME", dir.join("home"))
         .env_remove("JARVIS_FAILPOINT")
+        .env_remove(BULK_ENV)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(
@@ -318,6 +335,9 @@ fn spawn_child(dir: &Path, seed: u64, start: usize, mode: &str, failpoint: Optio
     if let Some(fp) = failpoint {
         c.env("JARVIS_FAILPOINT", fp);
     }
+    if bulk {
+        c.env(BULK_ENV, "1");
+    }
     c.spawn().expect("spawn child")
 }
 
@@ -326,12 +346,12 @@ fn stderr(dir: &Path) -> String {
 }
 
 /// Run one child and end it as `kill` says. Returns its log.
-fn run_child(dir: &Path, seed: u64, start: usize, mode: &str, kill: &Kill) -> ChildLog {
+fn run_child(dir: &Path, seed: u64, start: usize, mode: &str, kill: &Kill, bulk: bool) -> ChildLog {
     let failpoint = match kill {
         Kill::Failpoint(fp) => Some(*fp),
         Kill::Random { .. } => None,
     };
-    let mut child = spawn_child(dir, seed, start, mode, failpoint);
+    let mut child = spawn_child(dir, seed, start, mode, failpoint, bulk);
     let spawned = Instant::now();
     match kill {
         Kill::Random { after_ready, delay } => {
@@ -382,6 +402,24 @@ fn run_child(dir: &Path, seed: u64, start: usize, mode: &str, kill: &Kill) -> Ch
 /// What the store holds for document `key`: None, or (version, chunks).
 /// Panics on a partial or mixed document.
 fn observed(kb: &Kb, key: usize) -> DocState {
+    let state = observed_chunks(kb, key);
+    // The per-document summary is written in the same batch as the chunks.
+    let summary = kb
+        .store()
+        .docs()
+        .expect("docs")
+        .into_iter()
+        .find(|(k, _)| *k == source(key))
+        .map(|(_, e)| e.chunks as usize);
+    assert_eq!(
+        summary,
+        state.map(|(_, n)| n),
+        "doc {key}: the per-document summary disagrees with the chunks"
+    );
+    state
+}
+
+fn observed_chunks(kb: &Kb, key: usize) -> DocState {
     let ids = kb.store().ids_by(LookupField::Source, &source(key)).expect("ids_by");
     if ids.is_empty() {
         return None;
@@ -593,6 +631,10 @@ fn kb_survives_kills_at_random_points() {
         (30, Kill::Failpoint("after_bm25_commit")),
         (40, Kill::Failpoint("after_store_commit")),
         (48, Kill::Failpoint("after_bm25_commit")),
+        // A bulk commit's records ingested, its batch not committed: the
+        // records must stay invisible and be removed on open.
+        (8, Kill::Failpoint("store_ingested")),
+        (28, Kill::Failpoint("store_ingested")),
         // Files written, meta.json not: the next writer must not trip over them.
         (15, Kill::Failpoint("bm25_prepared")),
         (35, Kill::Failpoint("bm25_prepared")),
@@ -605,7 +647,10 @@ fn kb_survives_kills_at_random_points() {
     let (mut kills, mut sigkills, mut failpoints, mut in_flight_landed, mut committed) = (0, 0, 0, 0, 0);
     for (mode, kill) in &schedule {
         let gen_before = open_store_when_free(&rag).generation().expect("generation");
-        let log = run_child(dir, seed, next, mode, kill);
+        // Every other child, and every abort between a bulk commit's
+        // ingestion and its batch, writes through the bulk path.
+        let bulk = kills % 2 == 1 || matches!(kill, Kill::Failpoint("store_ingested"));
+        let log = run_child(dir, seed, next, mode, kill, bulk);
         kills += 1;
         match kill {
             Kill::Random { .. } => sigkills += 1,
@@ -647,6 +692,9 @@ fn kb_survives_kills_at_random_points() {
             "the abandoned generation's indexes are removed on open"
         );
         let landed = check(&kb, &mut model, in_flight, must_apply);
+        if let Kill::Failpoint("store_ingested") = kill {
+            assert!(!landed, "a bulk commit aborted before its batch must not land");
+        }
         if landed {
             in_flight_landed += 1;
         }
