@@ -143,9 +143,17 @@ pub fn open_kb_with(cfg: &Config, profile: SessionProfile) -> Result<Kb, OpenErr
             });
         }
     }
+    // A quick-start process is about to embed a query, and opening the
+    // store (fjall's journal replay, the indexes) is mostly one thread's
+    // work: load the model beside it on the second core instead of after it.
+    let preload = (profile == SessionProfile::QuickStart).then(|| Preload::start(cfg, profile));
     let for_loader = cfg.clone();
     let loader: crate::kb::EmbedderLoader = Box::new(move || {
-        load_embedder_with(&for_loader, profile).map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+        let loaded = match preload.as_ref().and_then(Preload::take) {
+            Some(preloaded) => preloaded,
+            None => load_embedder_with(&for_loader, profile),
+        };
+        loaded.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
     });
     let reranker = match cfg.str("rag.rerank_model") {
         m if m.is_empty() => None,
@@ -163,4 +171,52 @@ pub fn open_kb_with(cfg: &Config, profile: SessionProfile) -> Result<Kb, OpenErr
     };
     let dir = cfg.rag_dir();
     Ok(Kb::open_lazy(&dir, spec, loader, reranker, kb_settings(cfg))?)
+}
+
+/// A model load started on its own thread when the knowledge base opens,
+/// handed to the first use of the loader (later loads, after an idle
+/// release, run in line as usual). Dropping it waits for the thread: a
+/// process never exits while ONNX Runtime is still building a session on
+/// another thread, and a failed open does not leave a load running.
+struct Preload(std::sync::Mutex<Option<std::thread::JoinHandle<Result<Embedder, OpenError>>>>);
+
+impl Preload {
+    fn start(cfg: &Config, profile: SessionProfile) -> Self {
+        let cfg = cfg.clone();
+        let handle = std::thread::Builder::new()
+            .name("model-preload".into())
+            .spawn(move || load_embedder_with(&cfg, profile));
+        match handle {
+            Ok(h) => Preload(std::sync::Mutex::new(Some(h))),
+            Err(e) => {
+                // Not fatal: the first search loads the model in line.
+                tracing::warn!(error = %e, "could not start the model preload thread; loading on first use");
+                Preload(std::sync::Mutex::new(None))
+            }
+        }
+    }
+
+    /// The preloaded result, the first time; `None` afterwards (or if the
+    /// thread panicked, which is logged), meaning "load it yourself".
+    fn take(&self) -> Option<Result<Embedder, OpenError>> {
+        let handle = self.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        match handle.join() {
+            Ok(loaded) => Some(loaded),
+            Err(_) => {
+                tracing::warn!("the model preload thread panicked; loading the model again");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Preload {
+    fn drop(&mut self) {
+        let handle = self.0.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+        // The result itself is unwanted here (nobody asked for the model; a
+        // failed load would have been reported to whoever did).
+        if handle.is_some_and(|h| h.join().is_err()) {
+            tracing::warn!("the model preload thread panicked");
+        }
+    }
 }
