@@ -20,6 +20,14 @@
 //!
 //! Then the worst five files by each measure. Figures only, no assertions;
 //! the machine may be shared, so pages/s is noisy.
+//!
+//! `--out DIR` writes each file's Markdown as `DIR/<key>.md` (the key is
+//! the path under /usr/share/doc, or `fixtures/…`, with `/` as `_`).
+//! `--score-markdown DIR` scores Markdown another converter made instead
+//! of converting: `DIR/<key>.md` for each PDF, and optionally
+//! `DIR/<key>.secs` (that converter's seconds for the file) for pages/s.
+//! The measures are the same: PDFium's plain text for the words, and our
+//! layout's text lines for head/src, whichever Markdown is scored.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -118,21 +126,24 @@ struct Score {
     heading_per_src: f64,
     paras_per_page: f64,
     mid_per_page: f64,
-    pages_per_s: f64,
+    /// Unknown when scoring given Markdown without a `.secs` file.
+    pages_per_s: Option<f64>,
     mid_breaks: usize,
     paragraphs: usize,
     heading_lines: usize,
     lines: usize,
     hit: usize,
     total: usize,
-    time: Duration,
+    time: Option<Duration>,
 }
 
 pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let explicit: Vec<PathBuf> = args
         .iter()
         .enumerate()
-        .filter(|(i, a)| !(a.starts_with("--") || *i > 0 && args[i - 1] == "--out"))
+        .filter(|(i, a)| {
+            !(a.starts_with("--") || *i > 0 && matches!(args[i - 1].as_str(), "--out" | "--score-markdown"))
+        })
         .map(|(_, a)| a)
         .map(PathBuf::from)
         .collect();
@@ -159,6 +170,22 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         .map(PathBuf::from);
     if let Some(d) = &out_dir {
         std::fs::create_dir_all(d).with_context(|| format!("create {}", d.display()))?;
+    }
+    // `--score-markdown DIR`: score the Markdown in DIR instead of ours.
+    let given_dir = args
+        .iter()
+        .position(|a| a == "--score-markdown")
+        .map(|i| args.get(i + 1).map(PathBuf::from))
+        .map(|d| d.context("--score-markdown needs a directory"))
+        .transpose()?;
+    if let Some(d) = &given_dir {
+        anyhow::ensure!(
+            d.is_dir(),
+            "--score-markdown {}: not a directory (it should hold <key>.md per PDF)",
+            d.display()
+        );
+        anyhow::ensure!(out_dir.is_none(), "--out and --score-markdown do not go together");
+        println!("scoring the Markdown in {} (not converting)", d.display());
     }
     let home_dir = tempfile::tempdir().context("temp JARVIS_HOME")?;
     let home = jarvis::paths::JarvisHome::at(home_dir.path());
@@ -188,17 +215,14 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             }
         };
         let _ = extract_annotations(engine, &name, &bytes);
-        let time = start.elapsed();
+        let mut time = Some(start.elapsed());
+        let key = md_key(root, path);
         if let Some(d) = &out_dir {
-            let file = short(&name).replace('/', "_").replace(".pdf", ".md");
-            let file = file.trim_start_matches(|c: char| !c.is_alphanumeric());
-            std::fs::write(d.join(file), &converted.markdown)?;
+            std::fs::write(d.join(format!("{key}.md")), &converted.markdown)?;
         }
         let plain = plain_text(engine, &name, &bytes)?.join("\n");
         if let Some(d) = &out_dir {
-            let file = short(&name).replace('/', "_").replace(".pdf", ".txt");
-            let file = file.trim_start_matches(|c: char| !c.is_alphanumeric());
-            std::fs::write(d.join(file), &plain)?;
+            std::fs::write(d.join(format!("{key}.txt")), &plain)?;
             // The layout's lines in reading order, page by page.
             let pages: Vec<String> = converted
                 .page_texts
@@ -206,13 +230,28 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
                 .enumerate()
                 .map(|(i, t)| format!("--- page {}\n{t}", i + 1))
                 .collect();
-            std::fs::write(d.join(file.replace(".txt", ".lines")), pages.join("\n"))?;
+            std::fs::write(d.join(format!("{key}.lines")), pages.join("\n"))?;
         }
-        let mut s = score(&name, &converted.markdown, &plain, converted.page_count, time);
+        let mut markdown = converted.markdown;
+        if let Some(d) = &given_dir {
+            let md = d.join(format!("{key}.md"));
+            let Ok(given) = std::fs::read_to_string(&md) else {
+                println!("{:<44} no {}", short(&name), md.display());
+                missing += 1;
+                continue;
+            };
+            markdown = given;
+            time = std::fs::read_to_string(d.join(format!("{key}.secs")))
+                .ok()
+                .and_then(|t| t.trim().parse::<f64>().ok())
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .map(Duration::from_secs_f64);
+        }
+        let mut s = score(&name, &markdown, &plain, converted.page_count, time);
         let src_lines: usize = converted.page_texts.iter().map(|t| t.lines().count()).sum();
         s.heading_per_src = s.heading_lines as f64 / src_lines.max(1) as f64;
         println!(
-            "{:<44} {:>5} {:>6.3} {:>6.1} {:>8.1} {:>7.2} {:>6.2} {:>8.1}",
+            "{:<44} {:>5} {:>6.3} {:>6.1} {:>8.1} {:>7.2} {:>6.2} {:>8}",
             short(&name),
             s.pages,
             s.words,
@@ -220,10 +259,10 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             100.0 * s.heading_per_src,
             s.paras_per_page,
             s.mid_per_page,
-            s.pages_per_s
+            s.pages_per_s.map_or("-".into(), |p| format!("{p:.1}"))
         );
         if missing_words {
-            let (want, got) = (bag(&plain), bag(&converted.markdown));
+            let (want, got) = (bag(&plain), bag(&markdown));
             let mut lost: Vec<(usize, &String)> = want
                 .iter()
                 .filter_map(|(w, n)| {
@@ -237,7 +276,7 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             println!("      missing {} of {}: {}", s.total - s.hit, s.total, shown.join(" "));
         }
         if verbose {
-            for (a, b) in mid_sentence_examples(&converted.markdown).into_iter().take(3) {
+            for (a, b) in mid_sentence_examples(&markdown).into_iter().take(3) {
                 println!("      mid: …{a} ¶ {b}…");
             }
         }
@@ -246,7 +285,11 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     anyhow::ensure!(!scores.is_empty(), "no PDF converted");
 
     let pages: usize = scores.iter().map(|s| s.pages).sum();
-    let time: Duration = scores.iter().map(|s| s.time).sum();
+    // Speed over the files whose time is known (all, unless scoring given
+    // Markdown without `.secs` files).
+    let timed: Vec<&Score> = scores.iter().filter(|s| s.time.is_some()).collect();
+    let timed_pages: usize = timed.iter().map(|s| s.pages).sum();
+    let time: Duration = timed.iter().filter_map(|s| s.time).sum();
     let hit: usize = scores.iter().map(|s| s.hit).sum();
     let total: usize = scores.iter().map(|s| s.total).sum();
     let lines: usize = scores.iter().map(|s| s.lines).sum();
@@ -287,10 +330,19 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         mids as f64 / pages.max(1) as f64,
         median(scores.iter().map(|s| s.mid_per_page)),
     );
-    println!(
-        "speed: {:.1} pages/s (conversion + annotations, in process; shared machine, noisy)",
-        pages as f64 / time.as_secs_f64()
-    );
+    if given_dir.is_some() {
+        println!(
+            "speed: {:.1} pages/s over the {} files with a .secs time ({} pages; that converter's own timing)",
+            timed_pages as f64 / time.as_secs_f64().max(1e-9),
+            timed.len(),
+            timed_pages
+        );
+    } else {
+        println!(
+            "speed: {:.1} pages/s (conversion + annotations, in process; shared machine, noisy)",
+            timed_pages as f64 / time.as_secs_f64().max(1e-9)
+        );
+    }
 
     worst(
         &scores,
@@ -319,8 +371,8 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     worst(
         &scores,
         "pages/s (lowest)",
-        |s| -s.pages_per_s,
-        |s| format!("{:.1}", s.pages_per_s),
+        |s| s.pages_per_s.map_or(f64::NEG_INFINITY, |p| -p),
+        |s| s.pages_per_s.map_or("-".into(), |p| format!("{p:.1}")),
     );
     Ok(())
 }
@@ -429,7 +481,7 @@ fn mid_sentence_examples(md: &str) -> Vec<(String, String)> {
     out
 }
 
-fn score(name: &str, md: &str, plain: &str, pages: usize, time: Duration) -> Score {
+fn score(name: &str, md: &str, plain: &str, pages: usize, time: Option<Duration>) -> Score {
     let want = bag(plain);
     let got = bag(md);
     let total: usize = want.values().sum();
@@ -451,7 +503,7 @@ fn score(name: &str, md: &str, plain: &str, pages: usize, time: Duration) -> Sco
         heading_per_src: 0.0,
         paras_per_page: paragraphs as f64 / p,
         mid_per_page: mid_breaks as f64 / p,
-        pages_per_s: pages as f64 / time.as_secs_f64().max(1e-9),
+        pages_per_s: time.map(|t| pages as f64 / t.as_secs_f64().max(1e-9)),
         mid_breaks,
         paragraphs,
         heading_lines,
@@ -488,6 +540,26 @@ fn install_if_missing() -> anyhow::Result<()> {
     apt(&args)
 }
 
+/// The file name stem `--out` writes and `--score-markdown` reads for a
+/// PDF: its path under /usr/share/doc (or /usr/share), or `fixtures/NAME`
+/// for a committed fixture, with `/` as `_` and no `.pdf`:
+/// `texlive-doc_latex_ieeepes_ieeepes_doc`, `fixtures_paper`.
+fn md_key(root: &Path, path: &Path) -> String {
+    let fixtures = root.join("tests/fixtures/pdf");
+    let rel = match path.strip_prefix(&fixtures) {
+        Ok(r) => format!("fixtures/{}", r.display()),
+        Err(_) => {
+            let s = path.display().to_string();
+            ["/usr/share/doc/", "/usr/share/"]
+                .iter()
+                .find_map(|p| s.strip_prefix(p).map(str::to_string))
+                .unwrap_or(s)
+        }
+    };
+    let rel = rel.strip_suffix(".pdf").unwrap_or(&rel);
+    rel.trim_start_matches('/').replace(['/', '\\'], "_")
+}
+
 fn short(name: &str) -> String {
     let name = name
         .trim_start_matches("/usr/share/doc/")
@@ -508,11 +580,34 @@ mod tests {
     fn mid_sentence_breaks_are_counted() {
         let md = "# T\n\nfor over two decades\n\nnow. Although\n\nEnds.\n\nlower start\n";
         assert_eq!(mid_sentence_examples(md).len(), 1);
-        let s = score("x", md, "decades decades", 1, Duration::from_secs(1));
+        let s = score("x", md, "decades decades", 1, Some(Duration::from_secs(1)));
         assert_eq!(s.heading_lines, 1);
         assert!((s.words - 0.5).abs() < 1e-9);
         // A word PDFium marked as hyphenated at a line end is one word.
-        let s = score("x", "digital audio", "digi\u{2}tal audio", 1, Duration::from_secs(1));
+        let s = score(
+            "x",
+            "digital audio",
+            "digi\u{2}tal audio",
+            1,
+            Some(Duration::from_secs(1)),
+        );
         assert!((s.words - 1.0).abs() < 1e-9);
+        assert_eq!(score("x", md, "x", 2, None).pages_per_s, None);
+    }
+
+    #[test]
+    fn markdown_keys_are_flat_and_distinct() {
+        let root = Path::new("/repo");
+        let key = |p: &str| md_key(root, Path::new(p));
+        assert_eq!(
+            key("/usr/share/doc/texlive-doc/latex/ieeepes/ieeepes_doc.pdf"),
+            "texlive-doc_latex_ieeepes_ieeepes_doc"
+        );
+        assert_eq!(key("/repo/tests/fixtures/pdf/paper.pdf"), "fixtures_paper");
+        assert_eq!(key("/usr/share/pari/doc/tutorial.pdf"), "pari_doc_tutorial");
+        assert_eq!(key("/tmp/x/a.pdf"), "tmp_x_a");
+        // Two files of the same name in different packages stay apart.
+        let keys: std::collections::HashSet<String> = FILES.iter().map(|f| key(f)).collect();
+        assert_eq!(keys.len(), FILES.len());
     }
 }
