@@ -304,13 +304,39 @@ pub(crate) fn find_gutters(rows: &[Vec<Word>]) -> Vec<(f32, f32)> {
                 let left = words.iter().filter(|w| w.x1 <= g0).count();
                 let right = words.iter().filter(|w| w.x0 >= g1).count();
                 let n = words.len();
-                if left * 20 >= n && right * 20 >= n {
+                if left * 20 >= n && right * 20 >= n && !numbers_beyond(rows, (g0, g1)) {
                     gutters.push((g0, g1));
                 }
             }
         }
     }
     gutters
+}
+
+/// The lane between contents entries and their page numbers, or between a
+/// table's text cells and its figures, is not a gutter: on most rows with
+/// text on both sides of it, the first word past it is a bare number. The
+/// first word of a column line past a real gutter is a word.
+fn numbers_beyond(rows: &[Vec<Word>], (g0, g1): (f32, f32)) -> bool {
+    let (mut two_sided, mut numbered) = (0usize, 0usize);
+    for row in rows {
+        if !row.iter().any(|w| w.x1 <= g0) {
+            continue;
+        }
+        let first = row.iter().filter(|w| w.x0 >= g1).min_by(|a, b| a.x0.total_cmp(&b.x0));
+        if let Some(w) = first {
+            two_sided += 1;
+            numbered += usize::from(bare_number(&w.text));
+        }
+    }
+    two_sided >= 3 && numbered * 2 > two_sided
+}
+
+/// A page number as printed: digits, or a lower-case roman numeral.
+fn bare_number(t: &str) -> bool {
+    let n = t.chars().count();
+    (1..=4).contains(&n) && t.chars().all(|c| c.is_ascii_digit())
+        || (1..=6).contains(&n) && t.chars().all(|c| matches!(c, 'i' | 'v' | 'x' | 'l'))
 }
 
 /// The page's gutters, and the rows they were found in. When the whole
@@ -391,32 +417,32 @@ fn text_extent(rows: &[Vec<Word>]) -> (f32, f32) {
     (minx, maxx)
 }
 
-/// Most rows have text on both sides of the gutter, and on each side the
-/// typical row fills three quarters of that side's width (prose lines run
-/// to the column's edge; table cells, contents entries and their page
-/// numbers do not).
+/// Each side of the gutter has text on a third of the rows or more, and on
+/// each side the typical row fills three quarters of that side's width
+/// (prose lines run to the column's edge; table cells, contents entries and
+/// their page numbers do not).
 fn prose_both_sides(rows: &[Vec<Word>], gutter: (f32, f32)) -> bool {
     let (both, left, right) = sides_filled(rows, gutter);
     both && left && right
 }
 
-/// Whether most rows have text on both sides of the gutter, and whether
-/// the typical row fills three quarters of the left / right side's width.
+/// Whether each side of the gutter has text on a third of the rows or
+/// more, and whether the typical row fills three quarters of the left /
+/// right side's width. Not "both sides on most rows": two columns whose
+/// baselines do not line up, or a list of contents entries beside a column
+/// of prose at a tighter line spacing, share few rows.
 fn sides_filled(rows: &[Vec<Word>], gutter: (f32, f32)) -> (bool, bool, bool) {
     let (minx, maxx) = text_extent(rows);
-    let (mut left, mut right, mut both) = (Vec::new(), Vec::new(), 0usize);
+    let (mut left, mut right) = (Vec::new(), Vec::new());
     for row in rows {
         let (l, r) = side_widths(row, gutter);
-        both += usize::from(l.is_some() && r.is_some());
         left.extend(l);
         right.extend(r);
     }
+    let n = rows.len();
+    let both = left.len() * 3 >= n && right.len() * 3 >= n;
     let filled = |widths: Vec<f32>, side: f32| median(widths.into_iter()) >= 0.75 * side;
-    (
-        both * 2 >= rows.len(),
-        filled(left, gutter.0 - minx),
-        filled(right, maxx - gutter.1),
-    )
+    (both, filled(left, gutter.0 - minx), filled(right, maxx - gutter.1))
 }
 
 /// A row outside the part of the page where the gutter was found is split
@@ -493,15 +519,24 @@ pub(crate) fn reading_order(words: Vec<Word>) -> Vec<Line> {
         .collect();
     // A wide table: some of its rows cross the gutter, and the rows next to
     // them whose cells stand apart (its empty lane lines up with the
-    // gutter) are rows of the same table, not two column lines.
+    // gutter) are rows of the same table, not two column lines. Next to
+    // means at a table's row spacing: a page number centred under the
+    // columns crosses the gutter too, but it stands apart from the last
+    // lines, and they are not a table for it.
     if let [gutter] = gutters[..] {
+        let close = |a: &[Word], b: &[Word]| {
+            let bottom = a.iter().map(|w| w.bottom).fold(f32::MIN, f32::max);
+            let top = b.iter().map(|w| w.top).fold(f32::MAX, f32::min);
+            let h = a.iter().chain(b).map(Word::height).fold(0.0, f32::max);
+            top - bottom <= 1.5 * h
+        };
         for ri in 1..rows.len() {
-            if spanning[ri - 1] && !spanning[ri] && cells_apart(&rows[ri], gutter) {
+            if spanning[ri - 1] && !spanning[ri] && close(&rows[ri - 1], &rows[ri]) && cells_apart(&rows[ri], gutter) {
                 spanning[ri] = true;
             }
         }
         for ri in (0..rows.len().saturating_sub(1)).rev() {
-            if spanning[ri + 1] && !spanning[ri] && cells_apart(&rows[ri], gutter) {
+            if spanning[ri + 1] && !spanning[ri] && close(&rows[ri], &rows[ri + 1]) && cells_apart(&rows[ri], gutter) {
                 spanning[ri] = true;
             }
         }

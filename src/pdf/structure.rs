@@ -111,7 +111,7 @@ pub(crate) fn mark(
         if letters(t) < 2 || l.line.words.len() > 14 || t.chars().count() > 110 {
             continue;
         }
-        if t.ends_with([',', ';', '-']) || is_caption(t) {
+        if t.ends_with([',', ';', '-']) || is_caption(t) || is_date(t) {
             continue;
         }
         let depth = numbering(t);
@@ -139,6 +139,12 @@ pub(crate) fn mark(
             continue;
         }
         if run[i] > 3 && depth.is_none() {
+            continue;
+        }
+        // Three lines in one style at line spacing whose first fills the
+        // column: a short paragraph set bold (an abstract), not a heading
+        // that wraps (a heading's lines break well before the edge).
+        if run[i] == 3 && depth.is_none() && l.full_width() && lns.get(i + 1).is_some_and(|n| n.same_style(l)) {
             continue;
         }
         if depth.is_none() && shares.get(&l.style()).copied().unwrap_or(0.0) > 0.08 {
@@ -179,6 +185,50 @@ pub(crate) fn mark(
     }
     labels_are_not_headings(lns, heights, &mut marks);
     marks
+}
+
+/// A line that is only a date ("20 April 1999", "April 20, 1999", "Dec.
+/// 2026"): the date under a title, set large, is front matter, and its day
+/// is not a section number.
+fn is_date(t: &str) -> bool {
+    const MONTHS: &[&str] = &[
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+    ];
+    let words: Vec<String> = t
+        .split(' ')
+        .map(|w| w.trim_matches([',', '.']).to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let month = words.iter().filter(|w| MONTHS.contains(&w.as_str())).count();
+    let year = words
+        .iter()
+        .filter(|w| w.len() == 4 && w.chars().all(|c| c.is_ascii_digit()))
+        .count();
+    let day = |w: &String| (1..=2).contains(&w.len()) && w.chars().all(|c| c.is_ascii_digit());
+    words.len() <= 4 && month == 1 && year == 1 && words.iter().filter(|w| day(w)).count() + 2 >= words.len()
 }
 
 /// What an unnumbered heading's words must look like: at least one word
@@ -394,24 +444,67 @@ fn is_contents_label(text: &str) -> bool {
 /// its lines, end in a bare page number, those lines are contents entries.
 /// A heading that happens to end in a number ("versions 4 and 5") sits on
 /// a page of prose, and a reference list ending lines in years has no
-/// "Contents" label: both stay as they are.
+/// "Contents" label: both stay as they are. On a labelled page of prose,
+/// the entries straight after the label are contents entries too.
 fn contents_entries(lns: &[Ln<'_>], marks: &mut [Mark]) {
     let mut start = 0;
     let mut in_contents = false;
     while start < lns.len() {
         let page = lns[start].page;
         let end = start + lns[start..].iter().take_while(|l| l.page == page).count();
-        let entries: Vec<usize> = (start..end).filter(|&i| ends_in_page_number(&lns[i].text)).collect();
-        let labelled = in_contents || lns[start..end].iter().any(|l| is_contents_label(&l.text));
+        let entries: Vec<usize> = (start..end)
+            .filter(|&i| ends_in_page_number(&lns[i].text) && number_stands_apart(&lns[i]))
+            .collect();
+        let label = (start..end).find(|&i| is_contents_label(&lns[i].text));
+        let labelled = in_contents || label.is_some();
         in_contents = labelled && entries.len() >= 4 && entries.len() * 3 >= end - start;
-        if in_contents {
-            for i in entries {
-                if marks[i] == Mark::None {
-                    marks[i] = Mark::Toc;
-                }
+        let entries = match label {
+            Some(a) if !in_contents => entries_after(lns, a, end),
+            _ if in_contents => entries,
+            _ => Vec::new(),
+        };
+        for i in entries {
+            if marks[i] == Mark::None {
+                marks[i] = Mark::Toc;
             }
         }
         start = end;
+    }
+}
+
+/// An entry's page number stands apart from its text: pushed to the edge
+/// of the column, or after dot leaders. A line of prose that happens to end
+/// in a number ("… Claim 11") has a word space before it.
+fn number_stands_apart(l: &Ln<'_>) -> bool {
+    let [.., before, number] = &l.line.words[..] else {
+        return false;
+    };
+    let leaders = before.text.chars().all(|c| matches!(c, '.' | '·' | '…'));
+    leaders || number.x0 - before.x1 > 1.5 * number.size.max(1.0)
+}
+
+/// A short contents list on a page of prose (the contents in one column of
+/// a first page, the abstract in the other): the entries that follow the
+/// label in reading order, an entry wrapped over two lines included, as
+/// long as there are at least four of them.
+fn entries_after(lns: &[Ln<'_>], label: usize, end: usize) -> Vec<usize> {
+    let mut run = Vec::new();
+    let mut misses = 0;
+    for (i, l) in lns.iter().enumerate().take(end).skip(label + 1) {
+        if ends_in_page_number(&l.text) && number_stands_apart(l) {
+            run.push(i);
+            misses = 0;
+        } else {
+            misses += 1;
+            if misses > 1 {
+                break;
+            }
+        }
+    }
+    if run.len() >= 4 {
+        run
+    } else {
+        Vec::new()
     }
 }
 
@@ -517,6 +610,16 @@ mod tests {
         assert_eq!(numbering("1999 was a year"), None);
         assert_eq!(numbering("2 the rest"), None);
         assert_eq!(numbering("Introduction"), None);
+    }
+
+    #[test]
+    fn a_date_alone_is_not_a_heading() {
+        for d in ["20 April 1999", "April 20, 1999", "Dec. 2026", "December 2007"] {
+            assert!(is_date(d), "{d}");
+        }
+        for t in ["20 Results", "May 2020 Update", "3 Changes in 1999", "April"] {
+            assert!(!is_date(t), "{t}");
+        }
     }
 
     #[test]

@@ -213,3 +213,53 @@ fn a_full_width_table_above_two_columns_keeps_its_rows() {
         at += pos + claim.len();
     }
 }
+
+#[test]
+fn contents_in_one_column_beside_prose_stay_apart_from_it() {
+    let md = golden_tex("frontcontents");
+    // The lane between the entries and their page numbers is not the
+    // gutter (the first word past it is a number on every entry row); the
+    // gutter under the spanning title block is, though the entries share
+    // few rows with the prose beside them. The entries are list items, in
+    // order, once each, and no page number is read into the prose.
+    let contents = paragraph_with(&md, "- 1 Introduction");
+    assert!(
+        contents.starts_with("- 1 Introduction 1\n- 2 Installation 2\n- 3 Changes from Older Versions 2\n"),
+        "{md}"
+    );
+    assert!(contents.ends_with("\n- 16 What This Package Cannot Do 2"), "{md}");
+    let mut at = 0;
+    for n in 1..=425 {
+        let claim = format!("Claim {n} is read in its column.");
+        let pos = md[at..]
+            .find(&claim)
+            .unwrap_or_else(|| panic!("{claim:?} missing or out of order:\n{md}"));
+        at += pos + claim.len();
+    }
+    // A line of prose ending in a number is not an entry; the date under
+    // the title is not a heading numbered 20; a bold paragraph of three
+    // lines in the abstract is a paragraph.
+    assert!(!md.contains("\n- in its column"), "{md}");
+    assert!(md.contains("\n20 April 1999\n"), "{md}");
+    assert!(
+        paragraph_with(&md, "This short package").starts_with("This short package sets papers for one society"),
+        "{md}"
+    );
+    assert!(
+        paragraph_with(&md, "This document is version").starts_with("This document is version 4.0 of the twentieth"),
+        "{md}"
+    );
+    assert_eq!(
+        headings(&md),
+        [
+            "# Contents Beside the Abstract",
+            "## Contents",
+            "## Abstract",
+            "## 1 Introduction",
+            "## 2 Installation",
+            "## 3 Changes from Older Versions",
+            "## 4 Options to the Package"
+        ],
+        "{md}"
+    );
+}
