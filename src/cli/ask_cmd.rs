@@ -29,6 +29,10 @@ pub struct AskArgs {
 }
 
 pub fn run(a: AskArgs, config: &Config) -> anyhow::Result<ExitCode> {
+    // The model loads for throughput (the App's default), not for a quick
+    // start as a one-shot `kb search` does: a turn may search several times,
+    // its LLM call takes seconds anyway, and the session is indexed after
+    // the turn, which embeds every new chunk of the conversation.
     let app = crate::app::App::from_config(config.clone(), crate::config::process_env);
     let agent = app.chat()?;
     let session = match &a.session {
