@@ -148,16 +148,48 @@ fn running_lines(pages: &[PageLines]) -> Vec<HashSet<usize>> {
             *counts.entry(k).or_default() += 1;
         }
     }
+    // A footer in two parts (the journal's name left, the page number
+    // right) is two lines side by side on a page split at the gutter, and
+    // one line on a page where nothing is split: such a part, of three
+    // words or more, also counts on the pages whose margin line holds it
+    // whole. A line alone on its row (a title under which a running header
+    // repeats its words) does not.
+    let within = |k: &str| {
+        candidates
+            .iter()
+            .filter(|page| !page.iter().any(|(_, c)| c == k) && page.iter().any(|(_, c)| contains_words(c, k)))
+            .count()
+    };
     let needed = (pages.len() / 3).max(2);
     candidates
         .iter()
-        .map(|page| {
+        .zip(pages)
+        .map(|(page, p)| {
             page.iter()
-                .filter(|(_, k)| counts.get(k.as_str()).copied().unwrap_or(0) >= needed)
+                .filter(|(i, k)| {
+                    let n = counts.get(k.as_str()).copied().unwrap_or(0);
+                    let l = &p.lines[*i];
+                    let beside = || {
+                        page.iter().any(|(j, _)| {
+                            let o = &p.lines[*j];
+                            j != i && o.top < l.bottom && l.top < o.bottom
+                        })
+                    };
+                    n >= needed || k.split(' ').count() >= 3 && beside() && n + within(k) >= needed
+                })
                 .map(|(i, _)| *i)
                 .collect()
         })
         .collect()
+}
+
+/// `inner` appears in `outer` as whole words.
+fn contains_words(outer: &str, inner: &str) -> bool {
+    outer.match_indices(inner).any(|(i, _)| {
+        let before = outer[..i].chars().next_back();
+        let after = outer[i + inner.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
 }
 
 /// The lines at one edge of a page (`order`: from the edge inwards) that
@@ -171,9 +203,14 @@ fn margin_group(lines: &[Line], order: impl Iterator<Item = usize>, from_bottom:
     // The inner edge of the group so far (bottom when reading down from
     // the top, top when reading up from the bottom).
     let mut edge: Option<f32> = None;
+    // The height of the margin's own text: a display formula's tall boxes
+    // next to the footer do not make the space between them look narrow.
+    let mut margin_h: Option<f32> = None;
     for i in order {
         let l = &lines[i];
-        let h = (l.bottom - l.top).max(1.0);
+        let own = (l.bottom - l.top).max(1.0);
+        let h = margin_h.map_or(own, |m| m.min(own));
+        margin_h.get_or_insert(own);
         if let Some(e) = edge {
             let gap = if from_bottom { e - l.bottom } else { l.top - e };
             if gap >= 0.9 * h {
@@ -387,6 +424,97 @@ fn continues_paragraph(p: &flow::Ln<'_>, l: &flow::Ln<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn line(text: &str, x0: f32, top: f32, h: f32) -> Line {
+        let word = layout::Word {
+            text: text.into(),
+            x0,
+            x1: x0 + 5.0 * text.len() as f32,
+            top,
+            bottom: top + h,
+            size: h,
+            bold: false,
+        };
+        Line {
+            x0: word.x0,
+            x1: word.x1,
+            top,
+            bottom: top + h,
+            column: Some(0),
+            words: vec![word],
+        }
+    }
+
+    /// A page of body lines at 12 pt spacing down to `last_top`.
+    fn body(last_top: f32) -> Vec<Line> {
+        let mut v = Vec::new();
+        let mut y = 80.0;
+        while y <= last_top {
+            v.push(line("body text of the page runs on", 60.0, y, 9.0));
+            y += 12.0;
+        }
+        v
+    }
+
+    #[test]
+    fn a_tall_formula_over_the_footer_does_not_hide_it() {
+        let footer = |n: usize| {
+            vec![
+                line(&format!("{n} / PREPRINT FOR REVIEW"), 60.0, 757.7, 8.8),
+                line("Transactions of the Society", 440.0, 757.7, 8.8),
+            ]
+        };
+        let mut pages = Vec::new();
+        for n in 1..=3 {
+            // The other column's lines run down beside the formula.
+            let mut lines = body(730.0);
+            if n == 2 {
+                // A display formula whose boxes are tall sits 11 pt above
+                // the footer: less than its own height, more than a line
+                // space of the footer's text.
+                lines.push(line("= 1 4 2 h 3 4 2 4 (A2)", 372.0, 713.8, 33.3));
+            }
+            lines.extend(footer(n));
+            pages.push(PageLines { lines, height: 809.9 });
+        }
+        let drop = running_lines(&pages);
+        for (p, d) in pages.iter().zip(&drop) {
+            let n = p.lines.len();
+            assert!(d.contains(&(n - 1)) && d.contains(&(n - 2)), "{drop:?}");
+        }
+    }
+
+    #[test]
+    fn a_footer_in_two_parts_counts_where_it_is_one_line() {
+        let mut pages = Vec::new();
+        for n in 1..=4 {
+            let mut lines = body(700.0);
+            if n == 1 {
+                // A title alone on its row, with the same words.
+                lines.insert(0, line("Journal of the Fixtures", 200.0, 40.0, 14.0));
+                lines.push(line("Journal of the Fixtures", 60.0, 757.7, 8.8));
+                lines.push(line("PREPRINT FOR REVIEW / 1", 430.0, 757.7, 8.8));
+            } else {
+                lines.push(line(
+                    &format!("Journal of the Fixtures PREPRINT FOR REVIEW / {n}"),
+                    60.0,
+                    757.7,
+                    8.8,
+                ));
+            }
+            pages.push(PageLines { lines, height: 809.9 });
+        }
+        let drop = running_lines(&pages);
+        let n = pages[0].lines.len();
+        assert!(drop[0].contains(&(n - 1)) && drop[0].contains(&(n - 2)), "{drop:?}");
+        assert!(!drop[0].contains(&0), "{drop:?}");
+        // Words inside a longer word do not count.
+        assert!(!contains_words("journal of the fixturesque", "journal of the fixtures"));
+        assert!(contains_words(
+            "journal of the fixtures preprint",
+            "journal of the fixtures"
+        ));
+    }
 
     #[test]
     fn running_keys_ignore_numbers() {
