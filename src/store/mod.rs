@@ -175,6 +175,15 @@ impl Default for StoreOptions {
     }
 }
 
+/// Memtable size at which a keyspace is flushed to a table (fjall's
+/// default is 64 MiB). Every open replays the journal, inserting whatever
+/// is not in a table yet back into memtables: with 64 MiB memtables a
+/// store's small keyspaces (lookups, per-file map, summary, journal) never
+/// flushed, and re-inserting their ~70k entries was most of a 10k-chunk
+/// store's ~150 ms open. fjall keeps this per keyspace from its creation,
+/// so stores made before keep their 64 MiB.
+const MEMTABLE_BYTES: u64 = 256 * 1024;
+
 const SEQ: &str = "seq";
 const NEXT_ID: &str = "next_id";
 const GEN: &str = "gen";
@@ -255,7 +264,11 @@ impl Store {
             path: path.clone(),
             reason: e.to_string(),
         })?;
-        let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+        let ks = |name: &str| {
+            db.keyspace(name, || {
+                KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES)
+            })
+        };
         let meta = ks("meta")?;
         let gen = meta.get(GEN)?.and_then(|v| read_u64(&v)).unwrap_or(0) as u32;
         let store = Store {

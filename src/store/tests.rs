@@ -332,3 +332,24 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
     assert_eq!(s.get(next).unwrap().unwrap().text, big(1, "b.md").text);
     assert_eq!(s.all_ids().unwrap(), vec![kept[0], next]);
 }
+
+#[test]
+fn small_keyspaces_reach_tables_long_before_fjall_s_default_memtable_size() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    // ~1 MB into the lookups and the per-file map, 64 KB per commit.
+    for round in 0..16 {
+        let batch = (0..64)
+            .map(|i| noted("x", &format!("{round}/{i}/{}.md", "p".repeat(900)), "h"))
+            .collect();
+        s.commit(batch, &[]).unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while s.files.disk_space() == 0 || s.by_key.disk_space() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the small keyspaces were never flushed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
