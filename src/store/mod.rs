@@ -29,7 +29,8 @@
 //! records) first writes its new records and vectors as sorted tables
 //! through fjall's ingestion, then commits everything else in the batch.
 //! fjall replays its whole active journal (up to 64 MB) on every open, so
-//! bulk data kept out of the journal is what keeps a one-shot command's
+//! bulk data (and the lookups, two per chunk) kept out of the journal is
+//! what keeps a one-shot command's
 //! start cheap after a first index. Atomicity is kept by one rule: ids are
 //! allocated upward from `next_id`, which only the batch advances, so a
 //! record at or above `next_id` belongs to a commit that did not finish. No
@@ -495,11 +496,19 @@ impl Store {
     /// Chunk ids whose `source` (kind b's') or `file_path` (b'f') equals value.
     pub fn ids_by(&self, field: LookupField, value: &str) -> Result<Vec<ChunkId>, StoreError> {
         let prefix = lookup_prefix(field.tag(), value);
+        // A bulk commit's lookups are ingested before its batch: ids at or
+        // above `next_id` are not committed (yet).
+        let next = match self.meta_u64(NEXT_ID)? {
+            0 => u64::MAX,
+            n => n,
+        };
         let mut out = Vec::new();
         for g in self.by_key.prefix(&prefix) {
             let k = g.key()?;
             if let Some(id) = k.get(prefix.len()..).and_then(read_u64) {
-                out.push(id);
+                if id < next {
+                    out.push(id);
+                }
             }
         }
         Ok(out)
@@ -564,7 +573,7 @@ impl Store {
             .map(|c| c.text.len() + c.embed_text.len() + c.vector.len() * 4)
             .sum();
         let bulk = !add.is_empty() && new_bytes >= self.options.bulk_write_bytes;
-        let (mut bulk_chunks, mut bulk_embeds) = (Vec::new(), Vec::new());
+        let (mut bulk_chunks, mut bulk_embeds, mut bulk_lookups) = (Vec::new(), Vec::new(), Vec::new());
         for c in add {
             if next >= u32::MAX as u64 {
                 return Err(StoreError::IdsExhausted);
@@ -582,7 +591,12 @@ impl Store {
                 reason: e.to_string(),
             })?;
             for (field, value) in lookups(&rec.meta) {
-                b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
+                let k = lookup_key(field.tag(), &value, id);
+                if bulk {
+                    bulk_lookups.push((k, Vec::new()));
+                } else {
+                    b.insert(&self.by_key, k, b"".as_slice());
+                }
             }
             files.write(&rec.meta);
             docs.change(id, None, Some(&rec.meta));
@@ -602,6 +616,11 @@ impl Store {
             self.ingest(&self.chunks, bulk_chunks)?;
             crate::failpoint::abort_at("store_ingested");
             self.ingest(&self.embeds, bulk_embeds)?;
+            // Two lookups per chunk were most of the entries a journal
+            // replay re-reads; they too wait for `next_id` (see `ids_by`).
+            bulk_lookups.sort_unstable();
+            bulk_lookups.dedup();
+            self.ingest(&self.by_key, bulk_lookups)?;
         }
         let entry = JournalEntry {
             seq,
@@ -702,10 +721,22 @@ impl Store {
                 b.remove(&self.embeds, k);
             }
         }
+        // Lookups are ingested last, so orphans among them imply orphan
+        // records: only then is the whole keyspace worth a scan.
+        let mut lookups = 0;
+        for g in self.by_key.iter() {
+            let k = g.key()?;
+            let id = k.len().checked_sub(8).and_then(|at| k.get(at..)).and_then(read_u64);
+            if id.is_some_and(|id| id >= next) {
+                b.remove(&self.by_key, k);
+                lookups += 1;
+            }
+        }
         b.commit()?;
         tracing::warn!(
             records,
             vectors,
+            lookups,
             "removed the records of a bulk commit that did not finish"
         );
         Ok(())

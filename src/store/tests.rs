@@ -312,6 +312,12 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
             .map(|&id| (embed_key(0, id).to_vec(), encode_embed("orphan", &[1.0; 384])))
             .collect();
         s.ingest(&s.embeds, vecs).unwrap();
+        let looks = orphans
+            .iter()
+            .map(|&id| (lookup_key(b'f', "orphan.md", id), Vec::new()))
+            .collect();
+        s.ingest(&s.by_key, looks).unwrap();
+        assert!(s.ids_by(LookupField::FilePath, "orphan.md").unwrap().is_empty());
         assert_eq!(s.all_ids().unwrap(), kept);
         assert_eq!(s.count().unwrap(), 1);
         assert_eq!(s.iter_chunks().count(), 1);
@@ -325,6 +331,11 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
         s.embeds.range(embed_key(0, next)..).count(),
         0,
         "orphan vectors removed"
+    );
+    assert_eq!(
+        s.by_key.prefix(lookup_prefix(b'f', "orphan.md")).count(),
+        0,
+        "orphan lookups removed"
     );
     // Their ids are given out again, to a commit that finishes.
     let (_, ids) = s.commit(vec![big(1, "b.md")], &[]).unwrap();
