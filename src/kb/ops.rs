@@ -279,27 +279,19 @@ impl Kb {
     /// Everything `kb stats` counts, in one pass over the chunks' metadata
     /// (it used to take three, each copying every chunk's text).
     pub fn overview(&self) -> Result<Overview> {
-        // From the store's per-document summary: one small entry per
-        // document, where a pass over the chunks decoded every record.
-        let mut o = Overview::default();
-        for (key, d) in self.store.docs()? {
-            o.documents += 1;
-            o.chunks += d.chunks as usize;
-            *o.docs_by_type.entry(d.doc_type).or_default() += 1;
-            for (t, n) in d.chunks_by_type {
-                *o.chunks_by_type.entry(t).or_default() += n as usize;
-            }
-            if let Some(c) = d.category {
-                *o.categories.entry(c).or_default() += 1;
-            }
-            if let Some(st) = d.status {
-                *o.statuses.entry(st).or_default() += 1;
-            }
-            if d.legacy_private_paper {
-                o.private_papers.push(key);
-            }
-        }
-        Ok(o)
+        // The store keeps these sums with every commit: one read, however
+        // many documents (a pass over the chunks decoded every record).
+        let t = self.store.doc_totals()?;
+        let n = |m: BTreeMap<String, u64>| m.into_iter().map(|(k, v)| (k, v as usize)).collect();
+        Ok(Overview {
+            documents: t.documents as usize,
+            chunks: t.chunks as usize,
+            docs_by_type: n(t.docs_by_type),
+            chunks_by_type: n(t.chunks_by_type),
+            categories: n(t.categories),
+            statuses: n(t.statuses),
+            private_papers: t.legacy_private_papers,
+        })
     }
 
     /// One document's chunks in reading order — body by chunk_index, then

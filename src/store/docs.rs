@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::{ChunkId, LookupField, Metadata, Store, StoreError};
 
 /// Meta key set once the summary covers every chunk.
-const DOCS_MAP: &str = "docs_map";
+const DOCS_MAP: &str = "docs_map_v2";
 
 /// The key a chunk's document is known by: a note by its `file_path`
 /// (every note's `source` is `"local"`), anything else by its `source`,
@@ -111,6 +111,58 @@ impl DocEntry {
     }
 }
 
+/// The sums of every document's [`DocEntry`], kept as one meta value so
+/// `kb stats` reads one entry however many documents there are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocTotals {
+    pub documents: u64,
+    pub chunks: u64,
+    /// Documents per `doc_type` of their first chunk.
+    pub docs_by_type: BTreeMap<String, u64>,
+    pub chunks_by_type: BTreeMap<String, u64>,
+    /// Documents per `category` / `status` of their first chunk.
+    pub categories: BTreeMap<String, u64>,
+    pub statuses: BTreeMap<String, u64>,
+    /// Keys of documents with `legacy_private_paper` set.
+    pub legacy_private_papers: Vec<String>,
+}
+
+impl DocTotals {
+    /// Add (`sign` 1) or take away (`sign` -1) one document.
+    fn apply(&mut self, key: &str, e: &DocEntry, sign: i64) {
+        fn bump(m: &mut BTreeMap<String, u64>, k: &str, by: i64) {
+            let v = m.entry(k.to_string()).or_default();
+            *v = v.saturating_add_signed(by);
+            if *v == 0 {
+                m.remove(k);
+            }
+        }
+        let by = |n: u64| sign * n as i64;
+        self.documents = self.documents.saturating_add_signed(sign);
+        self.chunks = self.chunks.saturating_add_signed(by(e.chunks));
+        bump(&mut self.docs_by_type, &e.doc_type, sign);
+        for (t, n) in &e.chunks_by_type {
+            bump(&mut self.chunks_by_type, t, by(*n));
+        }
+        if let Some(c) = &e.category {
+            bump(&mut self.categories, c, sign);
+        }
+        if let Some(st) = &e.status {
+            bump(&mut self.statuses, st, sign);
+        }
+        if e.legacy_private_paper {
+            self.legacy_private_papers.retain(|k| k != key);
+            if sign > 0 {
+                self.legacy_private_papers.push(key.to_string());
+                self.legacy_private_papers.sort();
+            }
+        }
+    }
+}
+
+/// Meta key of the [`DocTotals`].
+const DOC_TOTALS: &str = "doc_totals";
+
 /// The chunk changes one batch makes, gathered while it is built: id →
 /// its metadata after the batch (`None`: deleted).
 #[derive(Default)]
@@ -137,6 +189,10 @@ impl Store {
     /// Rewrite, inside batch `b`, the summary of every document `changes`
     /// touches, from that document's chunks as they will be after `b`.
     pub(super) fn apply_doc_changes(&self, b: &mut OwnedWriteBatch, changes: DocChanges) -> Result<(), StoreError> {
+        if changes.keys.is_empty() {
+            return Ok(());
+        }
+        let mut totals = self.doc_totals()?;
         for key in &changes.keys {
             let mut ids = BTreeSet::new();
             if key.is_empty() {
@@ -168,12 +224,42 @@ impl Store {
                     metas.push(meta);
                 }
             }
+            if let Some(old) = self.doc(key)? {
+                totals.apply(key, &old, -1);
+            }
             match DocEntry::from_chunks(&metas) {
-                Some(e) => b.insert(&self.docs, entry_key(key), encode(key, e)?),
+                Some(e) => {
+                    totals.apply(key, &e, 1);
+                    b.insert(&self.docs, entry_key(key), encode(key, e)?)
+                }
                 None => b.remove(&self.docs, entry_key(key)),
             }
         }
+        b.insert(&self.meta, DOC_TOTALS, encode_totals(&totals)?);
         Ok(())
+    }
+
+    fn doc(&self, key: &str) -> Result<Option<DocEntry>, StoreError> {
+        match self.docs.get(entry_key(key))? {
+            None => Ok(None),
+            Some(v) => serde_json::from_slice::<Stored>(&v)
+                .map(|s| Some(s.entry))
+                .map_err(|e| StoreError::Corrupt {
+                    id: format!("docs/{key}"),
+                    reason: e.to_string(),
+                }),
+        }
+    }
+
+    /// What every document's summary adds up to.
+    pub fn doc_totals(&self) -> Result<DocTotals, StoreError> {
+        match self.meta.get(DOC_TOTALS)? {
+            None => Ok(DocTotals::default()),
+            Some(v) => serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
+                id: DOC_TOTALS.into(),
+                reason: e.to_string(),
+            }),
+        }
     }
 
     /// Every document the store holds, by key, with its summary.
@@ -208,11 +294,14 @@ impl Store {
         for k in stale {
             b.remove(&self.docs, k);
         }
+        let mut totals = DocTotals::default();
         for (k, metas) in by_doc.iter() {
             if let Some(e) = DocEntry::from_chunks(metas) {
+                totals.apply(k, &e, 1);
                 b.insert(&self.docs, entry_key(k), encode(k, e)?);
             }
         }
+        b.insert(&self.meta, DOC_TOTALS, encode_totals(&totals)?);
         b.insert(&self.meta, DOCS_MAP, b"1".as_slice());
         b.commit()?;
         if !by_doc.is_empty() {
@@ -220,6 +309,13 @@ impl Store {
         }
         Ok(())
     }
+}
+
+fn encode_totals(t: &DocTotals) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(t).map_err(|err| StoreError::Corrupt {
+        id: DOC_TOTALS.into(),
+        reason: err.to_string(),
+    })
 }
 
 fn encode(key: &str, entry: DocEntry) -> Result<Vec<u8>, StoreError> {

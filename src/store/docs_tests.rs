@@ -42,7 +42,17 @@ fn paper(source: &str, vis: &str) -> NewChunk {
 
 /// The summary as a full pass over the chunks computes it — the code path
 /// a store without the summary takes on open, not the per-commit one.
+/// The totals as the sum of the summary's entries.
+fn summed(s: &Store) -> DocTotals {
+    let mut t = DocTotals::default();
+    for (k, e) in s.docs().unwrap() {
+        t.apply(&k, &e, 1);
+    }
+    t
+}
+
 fn rebuilt(s: &Store) -> Vec<(String, DocEntry)> {
+    assert_eq!(s.doc_totals().unwrap(), summed(s), "the totals follow the summary");
     let mut by_doc: BTreeMap<String, Vec<Metadata>> = BTreeMap::new();
     for r in s.iter_chunk_meta() {
         let r = r.unwrap();
@@ -80,6 +90,14 @@ fn the_summary_follows_every_commit_and_metadata_update() {
     assert_eq!(k, "arxiv:1");
     assert_eq!(e.status.as_deref(), Some("3"), "a number is counted in its JSON form");
     assert!(!e.legacy_private_paper);
+    let t = s.doc_totals().unwrap();
+    assert_eq!((t.documents, t.chunks), (2, 3));
+    assert_eq!(
+        t.docs_by_type,
+        BTreeMap::from([("note".into(), 1), ("paper".into(), 1)])
+    );
+    assert_eq!(t.categories, BTreeMap::from([("work".into(), 1)]));
+    assert_eq!(t.statuses, BTreeMap::from([("3".into(), 1)]));
     assert_eq!(s.docs().unwrap(), rebuilt(&s));
 
     // One of a.md's two chunks goes: the note stays, with one chunk.
@@ -93,6 +111,10 @@ fn the_summary_follows_every_commit_and_metadata_update() {
     f.insert("visibility".into(), json!("private"));
     s.update_metadata(&[a[2]], &f).unwrap();
     assert!(s.docs().unwrap()[1].1.legacy_private_paper);
+    assert_eq!(
+        s.doc_totals().unwrap().legacy_private_papers,
+        vec!["arxiv:1".to_string()]
+    );
     let mut f = Metadata::new();
     f.insert("file_path".into(), json!("b.md"));
     s.update_metadata(&[a[1]], &f).unwrap();
@@ -131,6 +153,7 @@ fn chunks_without_a_source_or_path_are_one_document() {
     assert_eq!(docs[0].1.chunks_by_type, BTreeMap::from([("misc".to_string(), 1)]));
     s.commit(vec![], &ids).unwrap();
     assert!(s.docs().unwrap().is_empty());
+    assert_eq!(s.doc_totals().unwrap(), DocTotals::default());
 }
 
 #[test]
@@ -146,6 +169,7 @@ fn a_store_without_the_summary_gets_it_built_once_on_open() {
         b.remove(&s.docs, entry_key("a.md"));
         b.remove(&s.docs, entry_key("doi:9"));
         b.remove(&s.meta, DOCS_MAP);
+        b.remove(&s.meta, DOC_TOTALS);
         b.commit().unwrap();
         assert!(s.docs().unwrap().is_empty());
         want
@@ -153,6 +177,8 @@ fn a_store_without_the_summary_gets_it_built_once_on_open() {
     let s = Store::open(t.path()).unwrap();
     assert_eq!(want.len(), 2);
     assert_eq!(s.docs().unwrap(), want);
+    assert_eq!(s.doc_totals().unwrap(), summed(&s));
+    assert_eq!(s.doc_totals().unwrap().documents, 2);
 }
 
 #[test]

@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use serde::{Deserialize, Serialize};
 
-pub use docs::{doc_key, scalar_string, DocEntry};
+pub use docs::{doc_key, scalar_string, DocEntry, DocTotals};
 pub use files::FileEntry;
 pub use lock::{Holder, LockError, OwnerLock};
 
