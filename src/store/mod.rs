@@ -119,6 +119,8 @@ pub enum StoreError {
     Fjall(String),
     #[error("knowledge base record {id} is unreadable: {reason} — run `jarvis kb doctor`")]
     Corrupt { id: String, reason: String },
+    #[error("a chunk's {field} is {len} bytes long; at most {MAX_LOOKUP_BYTES} are allowed — shorten it")]
+    LookupTooLong { field: &'static str, len: usize },
     #[error("the knowledge base is full: no chunk ids left below 2^32")]
     IdsExhausted,
 }
@@ -130,6 +132,7 @@ impl StoreError {
         match self {
             StoreError::Locked(e) => e.kind(),
             StoreError::Open { .. } | StoreError::Fjall(_) => ErrorKind::Unavailable,
+            StoreError::LookupTooLong { .. } => ErrorKind::User,
             StoreError::Corrupt { .. } | StoreError::IdsExhausted => ErrorKind::Internal,
         }
     }
@@ -549,6 +552,9 @@ impl Store {
     /// durable batch together with its journal entry. Returns the new seq and
     /// the ids given to the added chunks (in order).
     pub fn commit(&self, add: Vec<NewChunk>, delete: &[ChunkId]) -> Result<(Seq, Vec<ChunkId>), StoreError> {
+        for c in &add {
+            check_lookups(&c.meta)?;
+        }
         let seq = self.seq()? + 1;
         let gen = self.generation()?;
         let mut next = self.meta_u64(NEXT_ID)?.max(1);
@@ -657,6 +663,7 @@ impl Store {
                     rec.meta.insert(k.clone(), v.clone());
                 }
             }
+            check_lookups(&rec.meta)?;
             files.leave(id, &old, Some(&rec.meta));
             files.write(&rec.meta);
             docs.change(id, Some(&old), Some(&rec.meta));
@@ -770,6 +777,27 @@ impl LookupField {
             LookupField::FilePath => b'f',
         }
     }
+}
+
+/// The longest `source` or `file_path` a chunk may carry: both become part
+/// of a lookup key, and fjall panics on a key over 64 KiB.
+pub const MAX_LOOKUP_BYTES: usize = 8192;
+
+/// Refuse metadata whose lookup values could not be keys.
+fn check_lookups(meta: &Metadata) -> Result<(), StoreError> {
+    for (field, value) in lookups(meta) {
+        if value.len() > MAX_LOOKUP_BYTES {
+            let field = match field {
+                LookupField::Source => "source",
+                LookupField::FilePath => "file_path",
+            };
+            return Err(StoreError::LookupTooLong {
+                field,
+                len: value.len(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn lookups(meta: &Metadata) -> Vec<(LookupField, String)> {

@@ -364,3 +364,34 @@ fn small_keyspaces_reach_tables_long_before_fjall_s_default_memtable_size() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_source_or_path_too_long_for_a_key_is_refused_and_nothing_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(t.path()).unwrap();
+    let long = "x".repeat(70_000);
+    let err = s
+        .commit(vec![chunk("a", "local", Some("ok.md")), chunk("b", &long, None)], &[])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::LookupTooLong {
+                field: "source",
+                len: 70_000
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("shorten it"));
+    assert_eq!(s.count().unwrap(), 0);
+    assert_eq!(s.seq().unwrap(), 0);
+    let (_, ids) = s.commit(vec![chunk("a", "local", Some("ok.md"))], &[]).unwrap();
+    let mut f = Metadata::new();
+    f.insert("file_path".into(), json!(long));
+    assert!(matches!(
+        s.update_metadata(&ids, &f),
+        Err(StoreError::LookupTooLong { field: "file_path", .. })
+    ));
+    assert_eq!(s.ids_by(LookupField::FilePath, "ok.md").unwrap(), ids);
+}
