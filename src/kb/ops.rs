@@ -93,11 +93,6 @@ pub struct Overview {
     pub private_papers: Vec<String>,
 }
 
-/// Papers are always public; a private paper chunk predates that invariant.
-fn is_legacy_private_paper(rec: &ChunkRecord) -> bool {
-    rec.meta_str("doc_type") == Some("paper") && rec.visibility().is_private()
-}
-
 fn add_to_documents(docs: &mut BTreeMap<String, DocumentSummary>, rec: &ChunkRecord) {
     let key = doc_key(rec);
     let s = |k: &str| rec.meta_str(k).unwrap_or("").to_string();
@@ -266,14 +261,8 @@ impl Kb {
 
     /// Keys of the papers stored private (see [`Overview::private_papers`]).
     pub fn legacy_private_papers(&self) -> Result<Vec<String>> {
-        let mut keys = std::collections::BTreeSet::new();
-        for rec in self.store.iter_chunk_meta() {
-            let rec = rec?;
-            if is_legacy_private_paper(&rec) {
-                keys.insert(doc_key(&rec));
-            }
-        }
-        Ok(keys.into_iter().collect())
+        // The store's per-document summary flags them with every commit.
+        Ok(self.store.doc_totals()?.legacy_private_papers)
     }
 
     /// Everything `kb stats` counts, in one pass over the chunks' metadata
