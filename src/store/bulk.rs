@@ -1,8 +1,10 @@
 //! The bulk path of [`Store::commit`]: writing a commit's new records,
-//! vectors and lookups as tables through fjall's ingestion, and removing
-//! what an unfinished one left (see the `next_id` rule in the store's
-//! module docs). Must not: commit anything visible — only the batch that
-//! advances `next_id` does that.
+//! vectors, lookups and map entries as tables through fjall's ingestion,
+//! and undoing what an unfinished one left (see the `next_id` rule in the
+//! store's module docs). Must not: make a record visible — only the batch
+//! that advances `next_id` does that. (Map entries are visible once
+//! ingested; that is why an unfinished commit sends both maps back to a
+//! rebuild from the committed chunks.)
 
 use fjall::{Keyspace, PersistMode};
 
@@ -12,6 +14,9 @@ impl Store {
     /// Write `items` (sorted by key, keys not yet in use) into `ks` as
     /// new tables, fsynced before this returns.
     pub(super) fn ingest(&self, ks: &Keyspace, items: Vec<(Vec<u8>, Vec<u8>)>) -> Result<(), StoreError> {
+        if items.is_empty() {
+            return Ok(());
+        }
         let mut ing = ks.start_ingestion()?;
         for (k, v) in items {
             ing.write(k, v)?;
@@ -20,8 +25,18 @@ impl Store {
         Ok(())
     }
 
+    /// Undo a bulk commit that failed in this process: what an open would
+    /// do after a crash at the same point.
+    pub(super) fn repair_unfinished_commit(&self) -> Result<(), StoreError> {
+        self.drop_unfinished_commit()?;
+        self.ensure_files_map()?;
+        self.ensure_docs_map()
+    }
+
     /// Delete the ingested records of a bulk commit that did not finish
-    /// (ids at or above `next_id`; see the module docs).
+    /// (ids at or above `next_id`; see the module docs), and unmark both
+    /// maps so that they are rebuilt from the committed chunks: that
+    /// commit's ingested entries overwrote theirs in place.
     pub(super) fn drop_unfinished_commit(&self) -> Result<(), StoreError> {
         let next = self.meta_u64(NEXT_ID)?.max(1);
         let mut keys: Vec<_> = self
@@ -58,12 +73,15 @@ impl Store {
                 lookups += 1;
             }
         }
+        // In the same batch: a crash after it must still rebuild the maps.
+        b.remove(&self.meta, super::files::FILES_MAP);
+        b.remove(&self.meta, super::docs::DOCS_MAP);
         b.commit()?;
         tracing::warn!(
             records,
             vectors,
             lookups,
-            "removed the records of a bulk commit that did not finish"
+            "removed the records of a bulk commit that did not finish; rebuilding the per-file map and the per-document summary"
         );
         Ok(())
     }

@@ -5,7 +5,8 @@
 //! Owns the `docs` keyspace and the rule that names a document
 //! ([`doc_key`]). Like the per-file map it is written in the SAME batch as
 //! the chunks it summarises, so it can never disagree with them after a
-//! crash. It exists so that `kb stats` reads one small entry per document
+//! crash (a bulk commit ingests the entries just before; the totals are
+//! always in the batch). It exists so that `kb stats` reads one small entry per document
 //! instead of decoding every chunk (at 10k chunks that pass was ~120 ms of
 //! a 50 ms budget). Must not: hold text, or anything a search needs.
 //!
@@ -17,10 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use fjall::OwnedWriteBatch;
 use serde::{Deserialize, Serialize};
 
-use super::{ChunkId, LookupField, Metadata, Store, StoreError};
+use super::{ChunkId, LookupField, Metadata, Puts, Store, StoreError};
 
 /// Meta key set once the summary covers every chunk.
-const DOCS_MAP: &str = "docs_map_v2";
+pub(super) const DOCS_MAP: &str = "docs_map_v2";
 
 /// The key a chunk's document is known by: a note by its `file_path`
 /// (every note's `source` is `"local"`), anything else by its `source`,
@@ -46,7 +47,7 @@ pub fn scalar_string(v: &serde_json::Value) -> String {
 /// and one over 64 KiB, and a document key can be either (chunks with no
 /// source, a hostile source URL), so it is tagged, and hashed when long;
 /// the entry itself carries the document key.
-fn entry_key(key: &str) -> Vec<u8> {
+pub(super) fn entry_key(key: &str) -> Vec<u8> {
     use sha2::Digest;
     if key.len() <= 1024 {
         let mut k = Vec::with_capacity(key.len() + 1);
@@ -186,11 +187,14 @@ impl DocChanges {
 }
 
 impl Store {
-    /// Rewrite, inside batch `b`, the summary of every document `changes`
-    /// touches, from that document's chunks as they will be after `b`.
-    pub(super) fn apply_doc_changes(&self, b: &mut OwnedWriteBatch, changes: DocChanges) -> Result<(), StoreError> {
+    /// Rewrite the summary of every document `changes` touches, from that
+    /// document's chunks as they will be after batch `b`: removals and the
+    /// totals go into `b`, and the entries to write are returned in key
+    /// order, for the caller to put in `b` or (a bulk commit) to ingest.
+    pub(super) fn apply_doc_changes(&self, b: &mut OwnedWriteBatch, changes: DocChanges) -> Result<Puts, StoreError> {
+        let mut puts = Puts::new();
         if changes.keys.is_empty() {
-            return Ok(());
+            return Ok(puts);
         }
         let mut totals = self.doc_totals()?;
         for key in &changes.keys {
@@ -230,13 +234,15 @@ impl Store {
             match DocEntry::from_chunks(&metas) {
                 Some(e) => {
                     totals.apply(key, &e, 1);
-                    b.insert(&self.docs, entry_key(key), encode(key, e)?)
+                    puts.push((entry_key(key), encode(key, e)?));
                 }
                 None => b.remove(&self.docs, entry_key(key)),
             }
         }
         b.insert(&self.meta, DOC_TOTALS, encode_totals(&totals)?);
-        Ok(())
+        // Tagged and hashed keys do not sort like the document keys.
+        puts.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        Ok(puts)
     }
 
     fn doc(&self, key: &str) -> Result<Option<DocEntry>, StoreError> {
@@ -318,7 +324,7 @@ fn encode_totals(t: &DocTotals) -> Result<Vec<u8>, StoreError> {
     })
 }
 
-fn encode(key: &str, entry: DocEntry) -> Result<Vec<u8>, StoreError> {
+pub(super) fn encode(key: &str, entry: DocEntry) -> Result<Vec<u8>, StoreError> {
     let stored = Stored {
         key: key.to_string(),
         entry,

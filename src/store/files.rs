@@ -3,7 +3,9 @@
 //!
 //! Owns the `files` keyspace. It is written in the SAME batch as the chunks
 //! it summarises (by [`Store::commit`] and [`Store::update_metadata`]), so
-//! it can never disagree with them after a crash. It exists so that
+//! it can never disagree with them after a crash. (A bulk commit ingests
+//! its entries just before that batch; if the batch never lands, the map
+//! is rebuilt from the committed chunks — see the store's module docs.) It exists so that
 //! "what is indexed, and is it still current?" — the question every vault
 //! refresh asks — costs one entry per file instead of a scan of every chunk:
 //! a no-op refresh is then independent of how many chunks the notes have.
@@ -18,10 +20,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use fjall::OwnedWriteBatch;
 use serde::{Deserialize, Serialize};
 
-use super::{ChunkId, LookupField, Metadata, Store, StoreError};
+use super::{ChunkId, LookupField, Metadata, Puts, Store, StoreError};
 
 /// Meta key set once the map covers every chunk.
-const FILES_MAP: &str = "files_map";
+pub(super) const FILES_MAP: &str = "files_map";
 
 /// What the store holds for one file, copied from its chunks' metadata.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,9 +91,11 @@ impl FileChanges {
 }
 
 impl Store {
-    /// Apply `changes` to the map inside batch `b`. A path some chunks left
-    /// keeps its entry while any chunk not leaving it remains.
-    pub(super) fn apply_file_changes(&self, b: &mut OwnedWriteBatch, changes: FileChanges) -> Result<(), StoreError> {
+    /// Apply `changes` to the map: removals go into batch `b`, and the
+    /// entries to write are returned in key order, for the caller to put
+    /// in `b` or (a bulk commit) to ingest. A path some chunks left keeps
+    /// its entry while any chunk not leaving it remains.
+    pub(super) fn apply_file_changes(&self, b: &mut OwnedWriteBatch, changes: FileChanges) -> Result<Puts, StoreError> {
         for p in &changes.left {
             if changes.written.contains_key(p) {
                 continue;
@@ -104,10 +108,12 @@ impl Store {
                 b.remove(&self.files, p.as_bytes());
             }
         }
-        for (p, e) in changes.written {
-            b.insert(&self.files, p.as_bytes(), encode(&e)?);
-        }
-        Ok(())
+        // A BTreeMap of strings: already in key (byte) order.
+        changes
+            .written
+            .into_iter()
+            .map(|(p, e)| Ok((p.into_bytes(), encode(&e)?)))
+            .collect()
     }
 
     /// Every file the store holds chunks of, by path, with its entry.

@@ -23,18 +23,23 @@
 //!
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
 //! vectors, lookups, the per-file map, the journal entry and the new
-//! sequence number land together or not at all.
+//! sequence number land together or not at all (a bulk commit keeps the
+//! same promise another way, below).
 //!
 //! A bulk commit (at least [`StoreOptions::bulk_write_bytes`] of new
-//! records) first writes its new records and vectors as sorted tables
-//! through fjall's ingestion, then commits everything else in the batch.
-//! fjall replays its whole active journal (up to 64 MB) on every open, so
-//! bulk data (and the lookups, two per chunk) kept out of the journal is
-//! what keeps a one-shot command's
-//! start cheap after a first index. Atomicity is kept by one rule: ids are
-//! allocated upward from `next_id`, which only the batch advances, so a
-//! record at or above `next_id` belongs to a commit that did not finish. No
-//! read sees one, and [`Store::open`] deletes them.
+//! records) first writes its new records, vectors and lookups, and its
+//! per-file and per-document entries, as sorted tables through fjall's
+//! ingestion, then commits the rest (deletions, totals, journal entry,
+//! `next_id`) in the batch. fjall replays its whole active journal (up to
+//! 64 MB) on every open, so what a first index keeps out of the journal is
+//! what keeps a one-shot command's start cheap. Atomicity is kept by one
+//! rule: ids are allocated upward from `next_id`, which only the batch
+//! advances, so a record or lookup at or above `next_id` belongs to a
+//! commit that did not finish. No read sees one, and [`Store::open`]
+//! deletes them. The map entries cannot be hidden that way (they are
+//! rewritten in place), so finding such records also sends both maps back
+//! to a rebuild from the committed chunks; the records are ingested first,
+//! so ingested map entries never come without them.
 
 mod bulk;
 pub mod docs;
@@ -59,6 +64,9 @@ pub type ChunkId = u64;
 /// The store's commit sequence number: derived indexes record the last one
 /// they reflect.
 pub type Seq = u64;
+
+/// Key-value pairs to write, in key order.
+type Puts = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Metadata values are flat scalars, as in the seed's schema.
 pub type Metadata = BTreeMap<String, serde_json::Value>;
@@ -617,29 +625,58 @@ impl Store {
             }
             added.push(id);
         }
-        if bulk {
-            // Ids were allocated upward, so both lists are in key order, as
-            // ingestion requires; none is visible until `next_id` passes it.
-            self.ingest(&self.chunks, bulk_chunks)?;
-            crate::failpoint::abort_at("store_ingested");
-            self.ingest(&self.embeds, bulk_embeds)?;
-            // Two lookups per chunk were most of the entries a journal
-            // replay re-reads; they too wait for `next_id` (see `ids_by`).
-            bulk_lookups.sort_unstable();
-            bulk_lookups.dedup();
-            self.ingest(&self.by_key, bulk_lookups)?;
-        }
         let entry = JournalEntry {
             seq,
             added: added.clone(),
             deleted,
             meta_updated: vec![],
         };
-        self.apply_file_changes(&mut b, files)?;
-        self.apply_doc_changes(&mut b, docs)?;
+        let file_puts = self.apply_file_changes(&mut b, files)?;
+        let doc_puts = self.apply_doc_changes(&mut b, docs)?;
         self.put_journal(&mut b, &entry)?;
         b.insert(&self.meta, NEXT_ID, be(next).as_slice());
-        b.commit()?;
+        if !bulk {
+            for (k, v) in file_puts {
+                b.insert(&self.files, k, v);
+            }
+            for (k, v) in doc_puts {
+                b.insert(&self.docs, k, v);
+            }
+            b.commit()?;
+            return Ok((seq, added));
+        }
+        // Ids were allocated upward, so the record and vector lists are in
+        // key order, as ingestion requires; none is visible until `next_id`
+        // passes it. The records go first: an ingested map entry then
+        // always comes with orphan records, which is how an open knows to
+        // rebuild the maps (see `drop_unfinished_commit`).
+        bulk_lookups.sort_unstable();
+        bulk_lookups.dedup();
+        let written = self
+            .ingest(&self.chunks, bulk_chunks)
+            .and_then(|()| self.ingest(&self.embeds, bulk_embeds))
+            // Two lookups per chunk, and an entry per file and document,
+            // were most of what a journal replay re-read after a first
+            // index; the lookups too wait for `next_id` (see `ids_by`).
+            .and_then(|()| self.ingest(&self.by_key, bulk_lookups))
+            .and_then(|()| self.ingest(&self.files, file_puts))
+            .and_then(|()| self.ingest(&self.docs, doc_puts))
+            .and_then(|()| {
+                crate::failpoint::abort_at("store_ingested");
+                if crate::failpoint::hit("store_bulk_batch") {
+                    return Err(StoreError::Fjall("failpoint store_bulk_batch".into()));
+                }
+                b.commit().map_err(StoreError::from)
+            });
+        if let Err(e) = written {
+            // The ingested map entries are visible already: put the maps
+            // back to what the committed chunks say before anyone reads
+            // them. Should that fail too, the next open does it.
+            if let Err(repair) = self.repair_unfinished_commit() {
+                tracing::error!(error = %repair, "a failed bulk commit could not be cleaned up now; the next open of the store will");
+            }
+            return Err(e);
+        }
         Ok((seq, added))
     }
 
@@ -684,8 +721,12 @@ impl Store {
             deleted: vec![],
             meta_updated: touched,
         };
-        self.apply_file_changes(&mut b, files)?;
-        self.apply_doc_changes(&mut b, docs)?;
+        for (k, v) in self.apply_file_changes(&mut b, files)? {
+            b.insert(&self.files, k, v);
+        }
+        for (k, v) in self.apply_doc_changes(&mut b, docs)? {
+            b.insert(&self.docs, k, v);
+        }
         self.put_journal(&mut b, &entry)?;
         b.commit()?;
         Ok(seq)

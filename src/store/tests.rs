@@ -317,6 +317,28 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
             .map(|&id| (lookup_key(b'f', "orphan.md", id), Vec::new()))
             .collect();
         s.ingest(&s.by_key, looks).unwrap();
+        // Then the map entries, which overwrite in place: a.md's with a
+        // hash its committed chunks do not have, and the orphan file's.
+        let file = |hash: &str| FileEntry {
+            content_hash: Some(hash.into()),
+            ..FileEntry::default()
+        };
+        let files = vec![
+            (b"a.md".to_vec(), serde_json::to_vec(&file("not-committed")).unwrap()),
+            (b"orphan.md".to_vec(), serde_json::to_vec(&file("orphan")).unwrap()),
+        ];
+        s.ingest(&s.files, files).unwrap();
+        let entry = |n| DocEntry {
+            doc_type: "note".into(),
+            chunks: n,
+            ..DocEntry::default()
+        };
+        let mut docs = vec![
+            (docs::entry_key("a.md"), docs::encode("a.md", entry(7)).unwrap()),
+            (docs::entry_key("orphan.md"), docs::encode("orphan.md", entry(3)).unwrap()),
+        ];
+        docs.sort();
+        s.ingest(&s.docs, docs).unwrap();
         assert!(s.ids_by(LookupField::FilePath, "orphan.md").unwrap().is_empty());
         assert_eq!(s.all_ids().unwrap(), kept);
         assert_eq!(s.count().unwrap(), 1);
@@ -327,6 +349,12 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
     let s = bulk_store(t.path());
     let next = s.meta_u64(NEXT_ID).unwrap();
     assert_eq!(s.chunks.range(be(next)..).count(), 0, "orphan records removed");
+    // Both maps say again what the committed chunks say.
+    assert_eq!(paths(&s), vec![("a.md".into(), Some("h".into()))]);
+    let docs = s.docs().unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!((docs[0].0.as_str(), docs[0].1.chunks), ("a.md", 1));
+    assert_eq!((s.doc_totals().unwrap().documents, s.doc_totals().unwrap().chunks), (1, 1));
     assert_eq!(
         s.embeds.range(embed_key(0, next)..).count(),
         0,
@@ -394,4 +422,71 @@ fn a_source_or_path_too_long_for_a_key_is_refused_and_nothing_is_written() {
         Err(StoreError::LookupTooLong { field: "file_path", .. })
     ));
     assert_eq!(s.ids_by(LookupField::FilePath, "ok.md").unwrap(), ids);
+}
+
+/// Hex that does not compress (the journal compresses).
+fn noise(seed: u64, len: usize) -> String {
+    let mut x = seed.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from_digit((x % 16) as u32, 16).unwrap_or('0')
+        })
+        .collect()
+}
+
+#[test]
+fn a_bulk_commit_keeps_its_per_file_and_per_document_entries_out_of_the_journal() {
+    let (t1, t2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // 200 one-chunk notes with 900-byte paths: each path is the key of a
+    // lookup, a per-file entry and a per-document entry (~540 KB of keys).
+    let batch: Vec<_> = (0..200)
+        .map(|i| noted("x", &format!("{}.md", noise(i, 900)), "h"))
+        .collect();
+    let never = StoreOptions {
+        bulk_write_bytes: usize::MAX,
+    };
+    let plain = Store::open_with(t1.path(), never).unwrap();
+    plain.commit(batch.clone(), &[]).unwrap();
+    let bulk = bulk_store(t2.path());
+    bulk.commit(batch.clone(), &[]).unwrap();
+    drop((plain, bulk));
+    let plain = Store::open_with(t1.path(), never).unwrap();
+    let bulk = bulk_store(t2.path());
+    let (jp, jb) = (journal_bytes(t1.path()), journal_bytes(t2.path()));
+    assert!(jp > 500_000, "plain journal {jp}");
+    // What is left: the journal entry, the totals, the counters.
+    assert!(jb < 20_000, "bulk journal {jb} (plain {jp})");
+    assert_eq!(bulk.files().unwrap(), plain.files().unwrap());
+    assert_eq!(bulk.docs().unwrap(), plain.docs().unwrap());
+    assert_eq!(bulk.doc_totals().unwrap(), plain.doc_totals().unwrap());
+}
+
+#[test]
+fn a_bulk_commit_that_fails_before_its_batch_leaves_the_maps_as_they_were() {
+    let t = tempfile::tempdir().unwrap();
+    let s = bulk_store(t.path());
+    let (_, a) = s.commit(vec![big(0, "a.md"), big(1, "a.md")], &[]).unwrap();
+    let before = (paths(&s), s.docs().unwrap(), s.doc_totals().unwrap(), s.all_ids().unwrap());
+    // Replace a.md with a new version and add b.md; the batch fails after
+    // every ingestion.
+    let mut a2 = big(2, "a.md");
+    a2.meta.insert("content_hash".into(), json!("h2"));
+    let err = {
+        let _armed = crate::failpoint::arm_for_thread("store_bulk_batch");
+        s.commit(vec![a2.clone(), big(3, "b.md")], &a).unwrap_err()
+    };
+    assert!(err.to_string().contains("store_bulk_batch"), "{err}");
+    let after = (paths(&s), s.docs().unwrap(), s.doc_totals().unwrap(), s.all_ids().unwrap());
+    assert_eq!(after, before, "nothing of the failed commit is visible, in this process");
+    // The same commit then lands whole, on the same ids.
+    let (_, ids) = s.commit(vec![a2, big(3, "b.md")], &a).unwrap();
+    assert_eq!(ids, vec![a[1] + 1, a[1] + 2]);
+    assert_eq!(
+        paths(&s),
+        vec![("a.md".into(), Some("h2".into())), ("b.md".into(), Some("h".into()))]
+    );
+    assert_eq!(s.doc_totals().unwrap().chunks, 2);
 }
