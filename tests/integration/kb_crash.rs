@@ -125,6 +125,10 @@ fn apply(model: &mut [DocState], i: usize, op: Op) {
 fn source(key: usize) -> String {
     format!("crash://doc{key}")
 }
+/// Each document is a note file too, so the per-file map is checked.
+fn file_path(key: usize) -> String {
+    format!("crash/doc{key}.md")
+}
 /// Tokens end in a digit so the English stemmer leaves them alone.
 fn doc_token(key: usize) -> String {
     format!("dockey{key}")
@@ -172,6 +176,10 @@ fn documents(i: usize, key: usize, chunks: usize) -> Vec<Document> {
             meta.insert("doc_type".into(), "note".into());
             meta.insert("visibility".into(), "public".into());
             meta.insert("x_version".into(), (i as u64).into());
+            meta.insert("file_path".into(), file_path(key).into());
+            // The per-file map copies this: it must name the version the
+            // chunks are, whatever a crash interrupted.
+            meta.insert("content_hash".into(), version_token(i).into());
             meta.insert("chunk_index".into(), (c as u64).into());
             Document {
                 embed_text: text.clone(),
@@ -403,18 +411,26 @@ fn run_child(dir: &Path, seed: u64, start: usize, mode: &str, kill: &Kill, bulk:
 /// Panics on a partial or mixed document.
 fn observed(kb: &Kb, key: usize) -> DocState {
     let state = observed_chunks(kb, key);
-    // The per-document summary is written in the same batch as the chunks.
+    // The per-document summary and the per-file map are written with the
+    // chunks (a bulk commit ingests them first, and an unfinished one has
+    // them rebuilt): they must say what the chunks say.
     let summary = kb
         .store()
         .docs()
         .expect("docs")
         .into_iter()
-        .find(|(k, _)| *k == source(key))
+        .find(|(k, _)| *k == file_path(key))
         .map(|(_, e)| e.chunks as usize);
     assert_eq!(
         summary,
         state.map(|(_, n)| n),
         "doc {key}: the per-document summary disagrees with the chunks"
+    );
+    let file = kb.store().file(&file_path(key)).expect("files map");
+    assert_eq!(
+        file.and_then(|e| e.content_hash),
+        state.map(|(v, _)| version_token(v)),
+        "doc {key}: the per-file map disagrees with the chunks"
     );
     state
 }
@@ -481,6 +497,13 @@ fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_a
         "the in-flight commit {in_flight:?} landed for {landed} of its {changed} documents: a multi-document commit must be all-or-nothing"
     );
     let applied = landed > 0;
+    let totals = kb.store().doc_totals().expect("doc totals");
+    let present: Vec<usize> = model.iter().flatten().map(|(_, n)| *n).collect();
+    assert_eq!(
+        (totals.documents as usize, totals.chunks as usize),
+        (present.len(), present.iter().sum()),
+        "the document totals disagree with the chunks"
+    );
 
     let agreement = kb.agreement().expect("agreement");
     assert!(agreement.ok(), "store and indexes disagree: {agreement:?}");
@@ -631,8 +654,9 @@ fn kb_survives_kills_at_random_points() {
         (30, Kill::Failpoint("after_bm25_commit")),
         (40, Kill::Failpoint("after_store_commit")),
         (48, Kill::Failpoint("after_bm25_commit")),
-        // A bulk commit's records ingested, its batch not committed: the
-        // records must stay invisible and be removed on open.
+        // A bulk commit's records and map entries ingested, its batch not
+        // committed: the records must stay invisible and be removed on
+        // open, and the maps rebuilt.
         (8, Kill::Failpoint("store_ingested")),
         (28, Kill::Failpoint("store_ingested")),
         // Files written, meta.json not: the next writer must not trip over them.
