@@ -335,7 +335,10 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
         };
         let mut docs = vec![
             (docs::entry_key("a.md"), docs::encode("a.md", entry(7)).unwrap()),
-            (docs::entry_key("orphan.md"), docs::encode("orphan.md", entry(3)).unwrap()),
+            (
+                docs::entry_key("orphan.md"),
+                docs::encode("orphan.md", entry(3)).unwrap(),
+            ),
         ];
         docs.sort();
         s.ingest(&s.docs, docs).unwrap();
@@ -354,7 +357,10 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
     let docs = s.docs().unwrap();
     assert_eq!(docs.len(), 1);
     assert_eq!((docs[0].0.as_str(), docs[0].1.chunks), ("a.md", 1));
-    assert_eq!((s.doc_totals().unwrap().documents, s.doc_totals().unwrap().chunks), (1, 1));
+    assert_eq!(
+        (s.doc_totals().unwrap().documents, s.doc_totals().unwrap().chunks),
+        (1, 1)
+    );
     assert_eq!(
         s.embeds.range(embed_key(0, next)..).count(),
         0,
@@ -469,7 +475,12 @@ fn a_bulk_commit_that_fails_before_its_batch_leaves_the_maps_as_they_were() {
     let t = tempfile::tempdir().unwrap();
     let s = bulk_store(t.path());
     let (_, a) = s.commit(vec![big(0, "a.md"), big(1, "a.md")], &[]).unwrap();
-    let before = (paths(&s), s.docs().unwrap(), s.doc_totals().unwrap(), s.all_ids().unwrap());
+    let before = (
+        paths(&s),
+        s.docs().unwrap(),
+        s.doc_totals().unwrap(),
+        s.all_ids().unwrap(),
+    );
     // Replace a.md with a new version and add b.md; the batch fails after
     // every ingestion.
     let mut a2 = big(2, "a.md");
@@ -479,8 +490,16 @@ fn a_bulk_commit_that_fails_before_its_batch_leaves_the_maps_as_they_were() {
         s.commit(vec![a2.clone(), big(3, "b.md")], &a).unwrap_err()
     };
     assert!(err.to_string().contains("store_bulk_batch"), "{err}");
-    let after = (paths(&s), s.docs().unwrap(), s.doc_totals().unwrap(), s.all_ids().unwrap());
-    assert_eq!(after, before, "nothing of the failed commit is visible, in this process");
+    let after = (
+        paths(&s),
+        s.docs().unwrap(),
+        s.doc_totals().unwrap(),
+        s.all_ids().unwrap(),
+    );
+    assert_eq!(
+        after, before,
+        "nothing of the failed commit is visible, in this process"
+    );
     // The same commit then lands whole, on the same ids.
     let (_, ids) = s.commit(vec![a2, big(3, "b.md")], &a).unwrap();
     assert_eq!(ids, vec![a[1] + 1, a[1] + 2]);
