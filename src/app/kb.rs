@@ -23,6 +23,8 @@ pub enum OpenError {
         bundled: String,
         dir: String,
     },
+    #[error("rag.rerank_model names {dir}, which does not hold both model.onnx and tokenizer.json — put a cross-encoder's files there, or clear rag.rerank_model")]
+    RerankerMissing { dir: String },
 }
 
 impl OpenError {
@@ -34,7 +36,7 @@ impl OpenError {
             OpenError::Registry(e) => e.kind(),
             OpenError::Embed(e) => e.kind(),
             OpenError::Kb(e) => e.kind(),
-            OpenError::ModelMissing { .. } => ErrorKind::User,
+            OpenError::ModelMissing { .. } | OpenError::RerankerMissing { .. } => ErrorKind::User,
         }
     }
 }
@@ -118,9 +120,10 @@ pub fn load_embedder_with(cfg: &Config, profile: SessionProfile) -> Result<Embed
 /// tokenizer.json (no cross-encoder weights ship with Jarvis).
 ///
 /// The embedding model and ONNX Runtime are loaded on the first search or
-/// write, not here: `kb stats`, `list`, `schema`, `remove` never pay for
-/// them. What can be checked cheaply (the model is known, its files are
-/// available) is checked now so a bad setting still fails at once.
+/// write, and the re-ranker on the first re-ranked search, not here:
+/// `kb stats`, `list`, `schema`, `remove` never pay for them. What can be
+/// checked cheaply (the models are known, their files are available) is
+/// checked now so a bad setting still fails at once.
 ///
 /// The model loads with the [`SessionProfile::Throughput`] profile; see
 /// [`open_kb_with`] for the one-shot alternative.
@@ -129,7 +132,8 @@ pub fn open_kb(cfg: &Config) -> Result<Kb, OpenError> {
 }
 
 /// [`open_kb`], with the embedding model (when it is first used) loaded
-/// for `profile`. The re-ranker, if configured, always loads for throughput.
+/// for `profile`. The re-ranker, if configured, also loads on first use,
+/// always for throughput.
 pub fn open_kb_with(cfg: &Config, profile: SessionProfile) -> Result<Kb, OpenError> {
     let model_id = cfg.str("rag.embed_model");
     let spec = embed::lookup(&model_id)?.clone();
@@ -157,20 +161,28 @@ pub fn open_kb_with(cfg: &Config, profile: SessionProfile) -> Result<Kb, OpenErr
     });
     let reranker = match cfg.str("rag.rerank_model") {
         m if m.is_empty() => None,
-        m => {
-            let dir = std::path::Path::new(&m);
-            let lib = runtime::resolve_onnxruntime(&cfg.home, &crate::app::runtime_check::overrides(cfg))?;
-            Some(embed::rerank::CrossEncoder::load(
-                &lib.path,
-                &dir.join("model.onnx"),
-                &dir.join("tokenizer.json"),
-                512,
-                cfg.int("runtime.threads") as usize,
-            )?)
-        }
+        m => Some(lazy_reranker(cfg, std::path::PathBuf::from(m))?),
     };
     let dir = cfg.rag_dir();
     Ok(Kb::open_lazy(&dir, spec, loader, reranker, kb_settings(cfg))?)
+}
+
+/// The configured cross-encoder, loaded when a search first re-ranks. What
+/// can be checked cheaply — both files are there, ONNX Runtime resolves —
+/// is checked now, so a wrong setting fails at once, not at the first search.
+fn lazy_reranker(cfg: &Config, dir: std::path::PathBuf) -> Result<crate::kb::Reranker, OpenError> {
+    let (model, tokenizer) = (dir.join("model.onnx"), dir.join("tokenizer.json"));
+    if !model.is_file() || !tokenizer.is_file() {
+        return Err(OpenError::RerankerMissing {
+            dir: dir.display().to_string(),
+        });
+    }
+    let lib = runtime::resolve_onnxruntime(&cfg.home, &crate::app::runtime_check::overrides(cfg))?.path;
+    let threads = cfg.int("runtime.threads") as usize;
+    Ok(crate::kb::Reranker::Lazy(Box::new(move || {
+        embed::rerank::CrossEncoder::load(&lib, &model, &tokenizer, 512, threads)
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+    })))
 }
 
 /// A model load started on its own thread when the knowledge base opens,

@@ -86,3 +86,28 @@ fn a_manual_digest_and_the_scheduled_one_share_one_lock() {
     assert!(r.skipped, "{r:?}");
     assert!(r.summary.contains("another digest run"), "{}", r.summary);
 }
+
+/// `rag.rerank_model` is checked when the knowledge base opens, but the
+/// cross-encoder is not loaded until a search re-ranks.
+#[test]
+fn a_configured_reranker_is_checked_at_open_and_loaded_later() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-cross-encoder");
+    let t = tempfile::tempdir().unwrap();
+    let home = JarvisHome::at(t.path());
+    let set = |dir: &std::path::Path| {
+        std::fs::write(
+            home.config_file(),
+            format!("[rag]\nrerank_model = {:?}\n", dir.display().to_string()),
+        )
+        .unwrap();
+        App::open(home.clone(), no_env).unwrap().config()
+    };
+    let Err(err) = crate::app::kb::open_kb(&set(&t.path().join("nowhere"))) else {
+        panic!("a missing re-ranker directory must fail the open");
+    };
+    assert_eq!(err.kind(), ErrorKind::User);
+    assert!(err.to_string().contains("rag.rerank_model"), "{err}");
+    let kb = crate::app::kb::open_kb(&set(&fixture)).unwrap();
+    assert!(!kb.reranker_loaded(), "opening loads no re-ranker");
+    assert!(!kb.embedder_loaded(), "nor the embedding model");
+}

@@ -94,6 +94,10 @@ pub enum KbError {
     /// search or write first needed it; the source says which file and why.
     #[error("cannot load the embedding model: {0}")]
     EmbedderLoad(Box<dyn std::error::Error + Send + Sync>),
+    /// The configured re-ranker could not be loaded when a search first
+    /// re-ranked.
+    #[error("cannot load the re-ranker named by rag.rerank_model: {0} — fix that directory, or clear rag.rerank_model (or search with --no-rerank)")]
+    RerankerLoad(Box<dyn std::error::Error + Send + Sync>),
     #[error("stopped")]
     Cancelled,
     /// A document without a valid `visibility` was refused (a bug in the
@@ -119,7 +123,7 @@ impl KbError {
             KbError::Cancelled => ErrorKind::Cancelled,
             KbError::Invalid(_) => ErrorKind::User,
             KbError::NoVisibility { .. } => ErrorKind::Internal,
-            KbError::EmbedderLoad(_) => ErrorKind::Unavailable,
+            KbError::EmbedderLoad(_) | KbError::RerankerLoad(_) => ErrorKind::Unavailable,
         }
     }
 }
@@ -146,7 +150,8 @@ pub struct Kb {
     /// unloads a model idle for longer than its keep-alive
     /// ([`Kb::release_idle_embedder`]).
     embedder_used: Mutex<std::time::Instant>,
-    reranker: Option<Mutex<CrossEncoder>>,
+    /// Loaded the first time a search re-ranks (see [`Reranker`]).
+    reranker: Option<Mutex<RerankSlot>>,
     settings: KbSettings,
     /// Set when the store's model differs from the embedder's; cleared by
     /// a reindex through a shared handle, hence the lock.
@@ -169,6 +174,7 @@ impl Kb {
         settings: KbSettings,
     ) -> Result<Kb> {
         let spec = embedder.spec().clone();
+        let reranker = reranker.map(Reranker::Loaded);
         Self::open_with(rag_dir, spec, Some(embedder), None, reranker, settings)
     }
 
@@ -176,11 +182,12 @@ impl Kb {
     /// time a search or write needs it: `kb stats`, `list`, `schema` and the
     /// like never load ONNX Runtime or the model. `spec` is the configured
     /// model's registry entry (its id is checked against the store now).
+    /// A [`Reranker::Lazy`] waits likewise for the first re-ranked search.
     pub fn open_lazy(
         rag_dir: &Path,
         spec: ModelSpec,
         loader: EmbedderLoader,
-        reranker: Option<CrossEncoder>,
+        reranker: Option<Reranker>,
         settings: KbSettings,
     ) -> Result<Kb> {
         Self::open_with(rag_dir, spec, None, Some(loader), reranker, settings)
@@ -191,7 +198,7 @@ impl Kb {
         spec: ModelSpec,
         embedder: Option<Embedder>,
         loader: Option<EmbedderLoader>,
-        reranker: Option<CrossEncoder>,
+        reranker: Option<Reranker>,
         settings: KbSettings,
     ) -> Result<Kb> {
         let store = Store::open_with(rag_dir, settings.store)?;
@@ -221,7 +228,7 @@ impl Kb {
             embedder: Mutex::new(embedder),
             loader,
             embedder_used: Mutex::new(std::time::Instant::now()),
-            reranker: reranker.map(Mutex::new),
+            reranker: reranker.map(|r| Mutex::new(RerankSlot::from(r))),
             settings,
             mismatch: Mutex::new(mismatch),
             write: Mutex::new(()),
@@ -336,8 +343,31 @@ impl Kb {
         true
     }
 
-    pub(crate) fn reranker(&self) -> Option<std::sync::MutexGuard<'_, CrossEncoder>> {
-        self.reranker.as_ref().map(lock)
+    /// The re-ranker, if one is configured, loading it on first use.
+    pub(crate) fn reranker(&self) -> Result<Option<std::sync::MutexGuard<'_, RerankSlot>>> {
+        let Some(slot) = &self.reranker else {
+            return Ok(None);
+        };
+        let mut slot = lock(slot);
+        if slot.model.is_none() {
+            let started = std::time::Instant::now();
+            let load = slot
+                .loader
+                .as_ref()
+                .ok_or_else(|| KbError::RerankerLoad("no re-ranker and no way to load one".into()))?;
+            let model = load().map_err(KbError::RerankerLoad)?;
+            slot.model = Some(model);
+            tracing::debug!(
+                ms = started.elapsed().as_millis() as u64,
+                "re-ranker loaded on first use"
+            );
+        }
+        Ok(Some(slot))
+    }
+
+    /// Whether a configured re-ranker has been loaded yet.
+    pub fn reranker_loaded(&self) -> bool {
+        self.reranker.as_ref().is_some_and(|s| lock(s).model.is_some())
     }
 
     pub(crate) fn write_lock(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -473,6 +503,40 @@ impl Kb {
         };
         self.store.prune_journal(b.min(v))?;
         Ok(())
+    }
+}
+
+/// Loads the cross-encoder (and ONNX Runtime) when a search first re-ranks.
+pub type RerankerLoader =
+    Box<dyn Fn() -> std::result::Result<CrossEncoder, Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
+
+/// A configured re-ranker.
+pub enum Reranker {
+    Loaded(CrossEncoder),
+    /// Loaded the first time a search re-ranks, so that commands which
+    /// never search (`kb stats`, `list`, `schema`…) never load ONNX Runtime
+    /// for it.
+    Lazy(RerankerLoader),
+}
+
+/// The re-ranker under its lock: the model once loaded, and how to load it.
+pub(crate) struct RerankSlot {
+    pub(crate) model: Option<CrossEncoder>,
+    loader: Option<RerankerLoader>,
+}
+
+impl From<Reranker> for RerankSlot {
+    fn from(r: Reranker) -> Self {
+        match r {
+            Reranker::Loaded(m) => RerankSlot {
+                model: Some(m),
+                loader: None,
+            },
+            Reranker::Lazy(l) => RerankSlot {
+                model: None,
+                loader: Some(l),
+            },
+        }
     }
 }
 

@@ -194,7 +194,7 @@ impl Kb {
             });
         }
         if reranking && hits.len() > 1 {
-            if let Some(mut ce) = self.reranker() {
+            if let Some(ce) = self.reranker()?.as_mut().and_then(|slot| slot.model.as_mut()) {
                 let texts: Vec<&str> = hits.iter().map(|h| h.record.text.as_str()).collect();
                 let scores = ce.score(&req.query, &texts)?;
                 for (h, s) in hits.iter_mut().zip(scores) {

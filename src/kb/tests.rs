@@ -571,6 +571,54 @@ fn the_embedder_is_loaded_only_when_something_embeds() {
     assert_eq!(loads.load(Ordering::SeqCst), 1);
 }
 
+/// The same for a configured re-ranker: nothing but a re-ranked search
+/// loads it, once; a load that fails is that search's error, and a search
+/// without re-ranking still works.
+#[test]
+fn the_reranker_is_loaded_only_by_a_reranked_search() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let open_with = |dir: &Path, fail: bool| {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&loads);
+        let lazy = Reranker::Lazy(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            if fail {
+                return Err("model.onnx is not an ONNX model".into());
+            }
+            Ok(reranker())
+        }));
+        let spec = lookup(DEFAULT_MODEL_ID).unwrap().clone();
+        let kb = Kb::open_lazy(dir, spec, counting_loader().0, Some(lazy), KbSettings::default()).unwrap();
+        (kb, loads)
+    };
+    let t = tempfile::tempdir().unwrap();
+    {
+        let (kb, loads) = open_with(t.path(), false);
+        note(&kb, "a.md", "public", "cats and dogs on the mat");
+        note(&kb, "c.md", "public", "neural ranking models for retrieval and search");
+        assert!(kb.list_documents(&Filter::default(), 10).unwrap().len() == 2);
+        let mut req = SearchRequest::new("neural retrieval ranking models", 2);
+        req.rerank = false;
+        kb.search(&req).unwrap();
+        assert!(!kb.reranker_loaded());
+        assert_eq!(loads.load(Ordering::SeqCst), 0);
+        req.rerank = true;
+        let hits = kb.search(&req).unwrap();
+        assert!(hits[0].score > 1.0, "re-ranked by the cross-encoder: {hits:?}");
+        kb.search(&req).unwrap();
+        assert!(kb.reranker_loaded());
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+    }
+    let (kb, _) = open_with(t.path(), true);
+    let mut req = SearchRequest::new("neural retrieval ranking models", 2);
+    let err = kb.search(&req).unwrap_err();
+    assert!(matches!(err, KbError::RerankerLoad(_)), "{err}");
+    assert!(err.to_string().contains("rag.rerank_model"), "{err}");
+    req.rerank = false;
+    assert_eq!(kb.search(&req).unwrap().len(), 2);
+}
+
 /// An owner unloads a model nobody used for the keep-alive, never one in
 /// use or recently used, and the next search loads it again with the same
 /// answers.
