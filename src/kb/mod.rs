@@ -174,7 +174,7 @@ impl Kb {
         settings: KbSettings,
     ) -> Result<Kb> {
         let spec = embedder.spec().clone();
-        let reranker = reranker.map(Reranker::Loaded);
+        let reranker = reranker.map(|r| Reranker::Loaded(Box::new(r)));
         Self::open_with(rag_dir, spec, Some(embedder), None, reranker, settings)
     }
 
@@ -512,7 +512,7 @@ pub type RerankerLoader =
 
 /// A configured re-ranker.
 pub enum Reranker {
-    Loaded(CrossEncoder),
+    Loaded(Box<CrossEncoder>),
     /// Loaded the first time a search re-ranks, so that commands which
     /// never search (`kb stats`, `list`, `schema`…) never load ONNX Runtime
     /// for it.
@@ -529,7 +529,7 @@ impl From<Reranker> for RerankSlot {
     fn from(r: Reranker) -> Self {
         match r {
             Reranker::Loaded(m) => RerankSlot {
-                model: Some(m),
+                model: Some(*m),
                 loader: None,
             },
             Reranker::Lazy(l) => RerankSlot {
