@@ -382,3 +382,52 @@ fn dump_glyphs() {
         );
     }
 }
+
+/// A PDF whose objects are `objects` (numbered from 1, object 1 the
+/// catalog), with a correct cross-reference table.
+fn pdf_of(objects: &[&str]) -> Vec<u8> {
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+#[test]
+fn a_cyclic_outline_is_read_to_a_bound_not_forever() {
+    // Two entries that are each other's next sibling, and the first its
+    // own first child.
+    let bytes = pdf_of(&[
+        "<< /Type /Catalog /Pages 2 0 R /Outlines 4 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+        "<< /Type /Outlines /First 5 0 R /Last 6 0 R /Count 2 >>",
+        "<< /Title (One) /Parent 4 0 R /Next 6 0 R /First 5 0 R /Last 5 0 R /Count 1 >>",
+        "<< /Title (Two) /Parent 4 0 R /Prev 5 0 R /Next 5 0 R >>",
+    ]);
+    let o = outline(engine(), "cyclic.pdf", &bytes).expect("outline");
+    assert!(o.len() <= MAX_OUTLINE_ENTRIES, "{} entries", o.len());
+    assert_eq!(o.first().map(|e| e.title.as_str()), Some("One"));
+    assert!(o.iter().all(|e| e.title == "One" || e.title == "Two"));
+    assert!(o.iter().all(|e| e.level <= 16));
+}
+
+#[test]
+fn a_pdf_without_an_outline_has_an_empty_one() {
+    let bytes = fixture("paper.pdf");
+    assert!(outline(engine(), "paper.pdf", &bytes).expect("outline").is_empty());
+}

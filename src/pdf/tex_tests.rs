@@ -263,3 +263,23 @@ fn contents_in_one_column_beside_prose_stay_apart_from_it() {
         "{md}"
     );
 }
+
+#[test]
+fn the_outline_of_a_hyperref_paper_is_read_depth_first_with_its_levels() {
+    let bytes = tex_pdf("outline");
+    let got: Vec<(usize, String)> = outline(engine(), "outline.pdf", &bytes)
+        .expect("outline")
+        .into_iter()
+        .map(|e| (e.level, e.title))
+        .collect();
+    let want = [
+        (1, "Introduction"),
+        (1, "Method"),
+        (2, "Field data"),
+        (3, "Night counts"),
+        (2, "Analysis"),
+        (1, "Results and discussion"),
+    ];
+    let want: Vec<(usize, String)> = want.iter().map(|(l, t)| (*l, t.to_string())).collect();
+    assert_eq!(got, want);
+}
