@@ -223,7 +223,9 @@ pub fn test(root: &Path, args: &[String]) -> Result<()> {
     install_missing(TEST_SYSTEM)?;
     mcp_sdk()?;
     crate::natives::run(root, &[])?;
-    let mut all = vec!["test", "--workspace", "--features", "jarvis/failpoints"];
+    // `xtask/kb` too: the benchmark tool's own unit tests (the quality
+    // harness's scorers) run with everything else.
+    let mut all = vec!["test", "--workspace", "--features", "jarvis/failpoints,xtask/kb"];
     let args = match args.first().map(String::as_str) {
         Some("--") => &args[1..],
         _ => args,

@@ -12,6 +12,7 @@ mod common;
 mod eval;
 mod eval_vault;
 mod owner;
+mod pdf_outline;
 mod pdf_quality;
 mod vault;
 

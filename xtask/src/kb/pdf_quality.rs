@@ -16,7 +16,10 @@
 //!   ending without terminal punctuation followed by a paragraph that
 //!   starts in lower case (list items are not paragraphs: a list of
 //!   lower-case items without full stops is not a break);
-//! - pages/s: conversion plus annotation extraction, in process.
+//! - pages/s: conversion plus annotation extraction, in process;
+//! - outline P/R: for a PDF with an outline (bookmarks, as hyperref makes
+//!   them), the share of headings that are outline entries and the share
+//!   of entries that are headings (see `pdf_outline`).
 //!
 //! Then the worst five files by each measure. Figures only, no assertions;
 //! the machine may be shared, so pages/s is noisy.
@@ -34,7 +37,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use jarvis::pdf::{extract_annotations, pdf_to_markdown, plain_text, PdfEngine};
+use jarvis::pdf::{extract_annotations, outline, pdf_to_markdown, plain_text, PdfEngine};
+
+use crate::pdf_outline::{self, OutlineScore};
 
 /// The Debian packages the set comes from (all LaTeX/TeX-made manuals,
 /// papers, journal templates and samples; some a few decades old).
@@ -135,6 +140,8 @@ struct Score {
     hit: usize,
     total: usize,
     time: Option<Duration>,
+    /// Headings against the PDF's outline, when it has one.
+    outline: Option<OutlineScore>,
 }
 
 pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
@@ -193,8 +200,8 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let engine = PdfEngine::load(&lib.path)?;
 
     println!(
-        "{:<44} {:>5} {:>6} {:>6} {:>8} {:>7} {:>6} {:>8}",
-        "file", "pages", "words", "head%", "head/src", "para/p", "mid/p", "pages/s"
+        "{:<44} {:>5} {:>6} {:>6} {:>8} {:>7} {:>6} {:>8} {:>10}",
+        "file", "pages", "words", "head%", "head/src", "para/p", "mid/p", "pages/s", "outline P/R"
     );
     let mut scores = Vec::new();
     let (mut failed, mut missing) = (0usize, 0usize);
@@ -250,8 +257,10 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         let mut s = score(&name, &markdown, &plain, converted.page_count, time);
         let src_lines: usize = converted.page_texts.iter().map(|t| t.lines().count()).sum();
         s.heading_per_src = s.heading_lines as f64 / src_lines.max(1) as f64;
+        let titles: Vec<String> = outline(engine, &name, &bytes)?.into_iter().map(|e| e.title).collect();
+        s.outline = pdf_outline::score(&markdown, &titles);
         println!(
-            "{:<44} {:>5} {:>6.3} {:>6.1} {:>8.1} {:>7.2} {:>6.2} {:>8}",
+            "{:<44} {:>5} {:>6.3} {:>6.1} {:>8.1} {:>7.2} {:>6.2} {:>8} {:>10}",
             short(&name),
             s.pages,
             s.words,
@@ -259,7 +268,9 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             100.0 * s.heading_per_src,
             s.paras_per_page,
             s.mid_per_page,
-            s.pages_per_s.map_or("-".into(), |p| format!("{p:.1}"))
+            s.pages_per_s.map_or("-".into(), |p| format!("{p:.1}")),
+            s.outline
+                .map_or("-".into(), |o| format!("{:.2}/{:.2}", o.precision(), o.recall()))
         );
         if missing_words {
             let (want, got) = (bag(&plain), bag(&markdown));
@@ -330,6 +341,20 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         mids as f64 / pages.max(1) as f64,
         median(scores.iter().map(|s| s.mid_per_page)),
     );
+    let outlined: Vec<OutlineScore> = scores.iter().filter_map(|s| s.outline).collect();
+    if !outlined.is_empty() {
+        let sum = |f: fn(&OutlineScore) -> usize| outlined.iter().map(f).sum::<usize>();
+        println!(
+            "headings vs the PDF's own outline ({} files with ≥ {} entries): precision median {:.3}, pooled {:.3}, worst {:.3}; recall median {:.3}, pooled {:.3}",
+            outlined.len(),
+            pdf_outline::MIN_ENTRIES,
+            median(outlined.iter().map(|o| o.precision())),
+            sum(|o| o.true_headings) as f64 / sum(|o| o.headings).max(1) as f64,
+            outlined.iter().map(|o| o.precision()).fold(1.0, f64::min),
+            median(outlined.iter().map(|o| o.recall())),
+            sum(|o| o.found_entries) as f64 / sum(|o| o.entries).max(1) as f64,
+        );
+    }
     if given_dir.is_some() {
         println!(
             "speed: {:.1} pages/s over the {} files with a .secs time ({} pages; that converter's own timing)",
@@ -355,6 +380,16 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         "heading lines (highest)",
         |s| s.heading_share,
         |s| format!("{:.1}%", 100.0 * s.heading_share),
+    );
+    worst(
+        &scores,
+        "heading precision against the outline (lowest; files with one)",
+        |s| s.outline.map_or(f64::NEG_INFINITY, |o| -o.precision()),
+        |s| {
+            s.outline.map_or("-".into(), |o| {
+                format!("{:.2} ({} of {})", o.precision(), o.true_headings, o.headings)
+            })
+        },
     );
     worst(
         &scores,
@@ -511,6 +546,7 @@ fn score(name: &str, md: &str, plain: &str, pages: usize, time: Option<Duration>
         hit,
         total,
         time,
+        outline: None,
     }
 }
 
