@@ -63,7 +63,8 @@ pub fn pdf_to_markdown(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<C
             continue;
         }
         alnum += glyphs.iter().filter(|g| g.c.is_alphanumeric()).count();
-        let lines = layout::reading_order(layout::words_from_glyphs(&glyphs));
+        let words = super::linenos::drop_line_numbers(layout::words_from_glyphs(&glyphs), height);
+        let lines = layout::reading_order(words);
         pages.push(PageLines { lines, height });
     }
     if !unreadable.is_empty() && unreadable.len() == pages.len() {

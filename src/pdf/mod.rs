@@ -17,6 +17,7 @@ mod convert;
 mod figures;
 mod flow;
 mod layout;
+mod linenos;
 mod render;
 mod structure;
 mod tables;

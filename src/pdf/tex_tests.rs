@@ -283,3 +283,29 @@ fn the_outline_of_a_hyperref_paper_is_read_depth_first_with_its_levels() {
     let want: Vec<(usize, String)> = want.iter().map(|(l, t)| (*l, t.to_string())).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn margin_line_numbers_are_dropped_and_headings_keep_their_own_numbers() {
+    let md = golden_tex("linenos");
+    // No title: the first heading stands for it, as H1.
+    assert_eq!(
+        headings(&md),
+        vec![
+            "# 1 Introduction",
+            "## 2 Method",
+            "### 2.1 Field data",
+            "### 2.2 Analysis",
+            "## 3 Results"
+        ]
+    );
+    // No line starts with the margin count, and the prose reads whole.
+    assert!(
+        md.lines()
+            .all(|l| !l.split(' ').next().is_some_and(|w| w.parse::<u32>().is_ok())),
+        "{md}"
+    );
+    assert!(
+        paragraph_with(&md, "Otters are semi-aquatic").contains("for its referees."),
+        "{md}"
+    );
+}
