@@ -73,6 +73,23 @@ pub(crate) fn numbering(text: &str) -> Option<usize> {
     (ok && !lone_letter).then_some(parts.len())
 }
 
+/// A numbered line's text after its number.
+fn body_after_number(t: &str) -> &str {
+    t.split_once(' ').map(|(_, r)| r).unwrap_or(t)
+}
+
+/// Every letter upper case, and at least four of them.
+fn all_capitals(t: &str) -> bool {
+    let mut n = 0;
+    for c in t.chars().filter(|c| c.is_alphabetic()) {
+        if !c.is_uppercase() {
+            return false;
+        }
+        n += 1;
+    }
+    n >= 4
+}
+
 fn letters(s: &str) -> usize {
     s.chars().filter(|c| c.is_alphabetic()).count()
 }
@@ -114,6 +131,11 @@ pub(crate) fn mark(
         if t.ends_with([',', ';', '-']) || is_caption(t) || is_date(t) {
             continue;
         }
+        // A contents entry the contents pass did not catch (its page
+        // number pushed to the column's edge or behind dot leaders).
+        if ends_in_page_number(t) && number_stands_apart(l) {
+            continue;
+        }
         let depth = numbering(t);
         if depth.is_none() && !heading_words(t) {
             continue;
@@ -121,8 +143,19 @@ pub(crate) fn mark(
         let ratio = l.size / body.max(1.0);
         // Numbering lets a smaller step count (\large over 11 pt body).
         let bigger = ratio >= 1.12 || (ratio >= 1.06 && depth.is_some());
-        let bolder = l.bold && !body_bold && ratio >= 0.95;
-        if !(bigger || bolder) {
+        // Bold sans capitals measure smaller than the body's serif: with
+        // its own number a bold line may be a little smaller.
+        let bolder = l.bold && !body_bold && (ratio >= 0.95 || (depth.is_some() && ratio >= 0.85));
+        // Numbered capitals at body size, with clear space above (or at
+        // the top of a column), are a heading too ("1. INTRODUCTION" in small caps, as AASTeX and
+        // many journals set them): the number, the capitals and the space
+        // together are the evidence that size or weight would be.
+        let capitals = depth.is_some()
+            && ratio >= 0.85
+            && l.line.words.len() <= 10
+            && all_capitals(body_after_number(t))
+            && l.gap_above.is_none_or(|g| g >= body);
+        if !(bigger || bolder || capitals) {
             continue;
         }
         // Unnumbered bold at body size is weak evidence: keep it short and
@@ -133,8 +166,7 @@ pub(crate) fn mark(
         if t.ends_with('.') && depth.is_none() && t.split(' ').count() > 4 {
             continue;
         }
-        let body_after_number = t.split_once(' ').map(|(_, r)| r).unwrap_or(t);
-        let first_text = if depth.is_some() { body_after_number } else { t };
+        let first_text = if depth.is_some() { body_after_number(t) } else { t };
         if starts_lower(first_text) {
             continue;
         }

@@ -309,3 +309,15 @@ fn margin_line_numbers_are_dropped_and_headings_keep_their_own_numbers() {
         "{md}"
     );
 }
+
+#[test]
+fn numbered_capitals_and_numbered_bold_at_body_size_are_headings() {
+    let md = golden_tex("capsheads");
+    // Levels from the numbering (no title, no size steps to rank).
+    assert_eq!(
+        headings(&md),
+        vec!["# 1 INTRODUCTION", "## 1.1 Field data", "# 2 RESULTS AND DISCUSSION"]
+    );
+    // A line of capitals with no number of its own stays in its paragraph.
+    assert!(paragraph_with(&md, "THE SURVEY TEAM").contains("simple model."), "{md}");
+}
