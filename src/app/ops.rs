@@ -49,18 +49,14 @@ impl OpError {
 /// What `kb stats` reports.
 #[derive(Debug, Clone)]
 pub struct Stats {
-    pub documents: usize,
-    pub chunks: usize,
-    pub docs_by_type: BTreeMap<String, usize>,
-    pub chunks_by_type: BTreeMap<String, usize>,
-    pub categories: BTreeMap<String, usize>,
-    pub statuses: BTreeMap<String, usize>,
+    /// Documents and chunks, by type, category and status, and the papers
+    /// stored private (kept by the store with every commit).
+    pub totals: crate::store::DocTotals,
     pub configured_model: String,
     pub recorded_model: Option<String>,
     /// The model-guard message when the vectors were built by another model.
     pub mismatch: Option<String>,
     pub usage: DiskUsage,
-    pub legacy_private_papers: Vec<String>,
 }
 
 /// What doctor's search probe saw.
@@ -167,19 +163,12 @@ impl App {
 
     pub fn stats(&self) -> Result<Stats, OpError> {
         let kb = self.kb()?;
-        let o = kb.overview()?;
         Ok(Stats {
-            documents: o.documents,
-            chunks: o.chunks,
-            docs_by_type: o.docs_by_type,
-            chunks_by_type: o.chunks_by_type,
-            categories: o.categories,
-            statuses: o.statuses,
+            totals: kb.overview()?,
             configured_model: kb.model_id(),
             recorded_model: kb.store().meta_string("embed_model").map_err(KbError::from)?,
             mismatch: kb.check_model().err().map(|e| e.to_string()),
             usage: kb.disk_usage()?,
-            legacy_private_papers: o.private_papers,
         })
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::cancel::Cancel;
 use crate::index::{ChunkId, Visibility};
-use crate::store::{ChunkRecord, LookupField, Metadata};
+use crate::store::{ChunkRecord, DocTotals, LookupField, Metadata};
 
 use super::stage::{build_text_documents, ReplaceBy};
 use super::{index_doc, scalar_string, Kb, KbError, Result};
@@ -74,23 +74,6 @@ pub fn normalise_title(t: &str) -> String {
 
 fn doc_key(rec: &ChunkRecord) -> String {
     crate::store::doc_key(&rec.meta).to_string()
-}
-
-/// What [`Kb::overview`] counts.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Overview {
-    pub documents: usize,
-    pub chunks: usize,
-    /// Documents per `doc_type` of their first chunk.
-    pub docs_by_type: BTreeMap<String, usize>,
-    /// Chunks per `doc_type` value.
-    pub chunks_by_type: BTreeMap<String, usize>,
-    /// Documents per `category` / `status` of their first chunk.
-    pub categories: BTreeMap<String, usize>,
-    pub statuses: BTreeMap<String, usize>,
-    /// Papers with a private chunk: papers are always public, so these
-    /// predate that invariant.
-    pub private_papers: Vec<String>,
 }
 
 fn add_to_documents(docs: &mut BTreeMap<String, DocumentSummary>, rec: &ChunkRecord) {
@@ -259,28 +242,16 @@ impl Kb {
         Ok(newest_first(docs, limit))
     }
 
-    /// Keys of the papers stored private (see [`Overview::private_papers`]).
+    /// Keys of the papers stored private (see
+    /// [`DocTotals::legacy_private_papers`]).
     pub fn legacy_private_papers(&self) -> Result<Vec<String>> {
-        // The store's per-document summary flags them with every commit.
         Ok(self.store.doc_totals()?.legacy_private_papers)
     }
 
-    /// Everything `kb stats` counts, in one pass over the chunks' metadata
-    /// (it used to take three, each copying every chunk's text).
-    pub fn overview(&self) -> Result<Overview> {
-        // The store keeps these sums with every commit: one read, however
-        // many documents (a pass over the chunks decoded every record).
-        let t = self.store.doc_totals()?;
-        let n = |m: BTreeMap<String, u64>| m.into_iter().map(|(k, v)| (k, v as usize)).collect();
-        Ok(Overview {
-            documents: t.documents as usize,
-            chunks: t.chunks as usize,
-            docs_by_type: n(t.docs_by_type),
-            chunks_by_type: n(t.chunks_by_type),
-            categories: n(t.categories),
-            statuses: n(t.statuses),
-            private_papers: t.legacy_private_papers,
-        })
+    /// Everything `kb stats` counts. The store keeps these sums with every
+    /// commit: one read, however many documents.
+    pub fn overview(&self) -> Result<DocTotals> {
+        Ok(self.store.doc_totals()?)
     }
 
     /// One document's chunks in reading order — body by chunk_index, then

@@ -6,9 +6,10 @@
 //! ([`doc_key`]). Like the per-file map it is written in the SAME batch as
 //! the chunks it summarises, so it can never disagree with them after a
 //! crash (a bulk commit ingests the entries just before; the totals are
-//! always in the batch). It exists so that `kb stats` reads one small entry per document
-//! instead of decoding every chunk (at 10k chunks that pass was ~120 ms of
-//! a 50 ms budget). Must not: hold text, or anything a search needs.
+//! always in the batch). It exists so that `kb stats` reads one value, the
+//! [`DocTotals`], instead of decoding every chunk (at 10k chunks that pass
+//! was ~120 ms of a 50 ms budget). Must not: hold text, or anything a
+//! search needs.
 //!
 //! Stores made before the summary existed get it built once, on open, from
 //! one pass over the chunks (marked done by the `docs_map` meta key).

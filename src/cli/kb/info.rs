@@ -20,10 +20,11 @@ pub(crate) fn legacy_warning(keys: &[String]) -> String {
 
 pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let s = app.stats()?;
-    let (docs_by_type, chunks_by_type, chunks) = (&s.docs_by_type, &s.chunks_by_type, s.chunks);
+    let totals = &s.totals;
+    let (docs_by_type, chunks_by_type, chunks) = (&totals.docs_by_type, &totals.chunks_by_type, totals.chunks);
     let (configured, recorded, usage) = (&s.configured_model, &s.recorded_model, &s.usage);
-    if !s.legacy_private_papers.is_empty() {
-        t.err(&format!("{}\n", legacy_warning(&s.legacy_private_papers)));
+    if !totals.legacy_private_papers.is_empty() {
+        t.err(&format!("{}\n", legacy_warning(&totals.legacy_private_papers)));
     }
     if let Some(m) = &s.mismatch {
         t.err(&format!("warning: {m}\n"));
@@ -43,19 +44,19 @@ pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         emit_json(
             t,
             &json!({
-                "documents": s.documents,
+                "documents": totals.documents,
                 "chunks": chunks,
                 "by_doc_type": by_type,
-                "categories": s.categories,
-                "statuses": s.statuses,
+                "categories": totals.categories,
+                "statuses": totals.statuses,
                 "embed_model": { "configured": configured, "index": recorded, "mismatch": s.mismatch.is_some() },
                 "disk_bytes": super::dto::Disk::from(usage),
-                "legacy_private_papers": s.legacy_private_papers,
+                "legacy_private_papers": totals.legacy_private_papers,
             }),
         )?;
         return Ok(0);
     }
-    let mut out = format!("documents  {}\nchunks     {chunks}\n", s.documents);
+    let mut out = format!("documents  {}\nchunks     {chunks}\n", totals.documents);
     if !docs_by_type.is_empty() {
         out.push_str("\nby type\n");
         for (t, n) in docs_by_type {
@@ -63,7 +64,10 @@ pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
             out.push_str(&format!("  {t:<10} {n:>6} documents {c:>8} chunks\n"));
         }
     }
-    for (label, counts) in [("record categories", &s.categories), ("record statuses", &s.statuses)] {
+    for (label, counts) in [
+        ("record categories", &totals.categories),
+        ("record statuses", &totals.statuses),
+    ] {
         if !counts.is_empty() {
             out.push_str(&format!("\n{label}\n"));
             for (v, n) in counts {
