@@ -128,3 +128,39 @@ fn the_recognised_title_is_reported() {
     let c = pdf_to_markdown(engine(), "figures.pdf", &fixture("figures.pdf")).expect("convert");
     assert_eq!(c.title, None);
 }
+
+#[test]
+fn letters_misread_as_dingbats_read_again() {
+    // dvips' `aNN` glyph names, mapped to Zapf Dingbats (make_dingbat_fixture.py).
+    let md = golden("misread.pdf");
+    // OT1 page: ligatures at 11..=15, the en dash at 0x7B.
+    assert!(
+        md.starts_with("# Letters in Disguise\n\n## 1 Fitting effects by hand\n"),
+        "{md}"
+    );
+    assert!(
+        paragraph_with(&md, "Old papers")
+            .contains("The efficient, affine fit of a flexible model – first things first –"),
+        "{md}"
+    );
+    assert!(md.contains("the author’s words."), "{md}");
+    // T1 page: ligatures at 27..=31, the en dash at 21, é as itself.
+    assert!(
+        md.contains("The Université de Montréal wrote this page in the EC fonts,"),
+        "{md}"
+    );
+    assert!(
+        md.contains("a fluffy office with efficient staff – and a final sentence"),
+        "{md}"
+    );
+    // Genuine dingbats (the base-14 Zapf Dingbats font) stay as they are.
+    assert_eq!(md.matches('✔').count(), 3, "{md}");
+    // No dingbat is left from the misread pages.
+    let left: Vec<char> = md
+        .chars()
+        .filter(|&c| dingbats::code_of(c).is_some() && c != '✔')
+        .collect();
+    assert!(left.is_empty(), "{left:?}\n{md}");
+    let c = convert("misread.pdf");
+    assert!(c.unreadable_pages.is_empty(), "{:?}", c.unreadable_pages);
+}

@@ -14,6 +14,7 @@ use pdfium_render::prelude::*;
 mod annotations;
 mod blocks;
 mod convert;
+mod dingbats;
 mod figures;
 mod flow;
 mod layout;
@@ -282,13 +283,16 @@ pub struct Probe {
 
 /// PDFium's own plain text of every page (`FPDFText_GetText`), with no
 /// layout analysis: the yardstick the quality benchmark measures the
-/// converter's word recovery against.
+/// converter's word recovery against. Letters PDFium misread as dingbats
+/// (dvips' bitmap fonts, see `dingbats`) are put back here too: that is
+/// decoding, not layout, and a yardstick of dingbats measures nothing.
 pub fn plain_text(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<Vec<String>, PdfError> {
     let doc = engine.open(name, bytes)?;
     let mut out = Vec::new();
     for page in doc.pages().iter() {
         let text = page.text().map_err(|e| read_error(name, "page text", e))?;
-        out.push(text.all());
+        let all = text.all();
+        out.push(dingbats::mend_text(&all).unwrap_or(all));
     }
     Ok(out)
 }
@@ -347,8 +351,16 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
     let mut out = Vec::with_capacity(chars.len());
     let mut space = false;
     let mut font_cache: Option<(String, bool)> = None;
+    // Glyphs that may be letters PDFium misread as dingbats (see
+    // `dingbats`), by index into `out`, with the code their name carried.
+    let mut misread: Vec<(usize, u8)> = Vec::new();
+    let mut letters = 0usize;
     for ch in chars.iter() {
         let Some(c) = ch.unicode_char() else { continue };
+        let code = dingbats::code_of(c).filter(|_| !dingbats::genuine_dingbat_font(&ch.font_name()));
+        if code.is_none() && c.is_alphanumeric() {
+            letters += 1;
+        }
         let piece = match text::normalise(c) {
             text::Norm::Skip => continue,
             text::Norm::Space => {
@@ -391,6 +403,9 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
         };
         let (x0, x1) = (b.left().value, b.right().value);
         let (top, bottom) = (height - b.top().value, height - b.bottom().value);
+        if let Some(code) = code {
+            misread.push((out.len(), code));
+        }
         if piece.is_empty() {
             out.push(layout::Glyph {
                 c,
@@ -421,7 +436,49 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
         }
         space = false;
     }
+    if dingbats::misread_page(misread.len(), letters) {
+        mend_misread(&mut out, &misread);
+    }
     Ok(out)
+}
+
+/// Put back the letters of a page PDFium read as dingbats (`dingbats`),
+/// last first so the indices stay right; a ligature shares its glyph's box
+/// among its letters, as in [`page_glyphs`].
+fn mend_misread(out: &mut Vec<layout::Glyph>, misread: &[(usize, u8)]) {
+    let enc = dingbats::vote(misread.iter().map(|&(_, c)| c));
+    let items = out
+        .iter()
+        .flat_map(|g| [None].into_iter().filter(|_| g.space_before).chain([Some(g.c)]));
+    if !dingbats::reads_as_text(items, enc) {
+        return;
+    }
+    for &(i, code) in misread.iter().rev() {
+        match dingbats::decode(code, enc) {
+            None => {}
+            Some(dingbats::Decoded::Char(c)) => out[i].c = c,
+            Some(dingbats::Decoded::Drop) => {
+                let g = out.remove(i);
+                // The space before an accent belongs to the letter after it.
+                if let Some(next) = out.get_mut(i) {
+                    next.space_before |= g.space_before;
+                }
+            }
+            Some(dingbats::Decoded::Text(t)) => {
+                let g = out[i].clone();
+                let n = t.chars().count() as f32;
+                let w = (g.x1 - g.x0) / n;
+                let pieces = t.chars().enumerate().map(|(k, c)| layout::Glyph {
+                    c,
+                    x0: g.x0 + w * k as f32,
+                    x1: g.x0 + w * (k + 1) as f32,
+                    space_before: g.space_before && k == 0,
+                    ..g.clone()
+                });
+                out.splice(i..=i, pieces);
+            }
+        }
+    }
 }
 
 fn weight_value(w: PdfFontWeight) -> u32 {
