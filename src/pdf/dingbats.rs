@@ -299,7 +299,7 @@ pub(crate) fn decode(code: u8, enc: Encoding) -> Option<Decoded> {
         (Encoding::Ot1, 0x5C) => Char('\u{201C}'),
         (Encoding::Ot1, 0x7B) => Char('\u{2013}'),
         (Encoding::Ot1, 0x7C) => Char('\u{2014}'),
-        (Encoding::Ot1, 0x7D | 0x7E | 0x7F) => Drop,
+        (Encoding::Ot1, 0x7D..=0x7F) => Drop,
         (Encoding::Ot1, 128..) => return None,
         (Encoding::T1, 0..=12) => Drop,
         (Encoding::T1, 13) => Char('\u{201A}'),
