@@ -13,6 +13,7 @@ mod eval;
 mod eval_vault;
 mod owner;
 mod pdf_outline;
+mod pdf_papers;
 mod pdf_quality;
 mod vault;
 

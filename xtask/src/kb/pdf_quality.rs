@@ -154,13 +154,20 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         .map(|(_, a)| a)
         .map(PathBuf::from)
         .collect();
+    // `--papers`: the set of real papers (R vignettes) instead of the
+    // manuals and templates; `--all`: both.
+    let papers = args.iter().any(|a| a == "--papers");
+    let all = args.iter().any(|a| a == "--all");
     let files = if explicit.is_empty() {
-        install_if_missing()?;
-        let mut f: Vec<PathBuf> = FIXTURES
-            .iter()
-            .map(|n| root.join("tests/fixtures/pdf").join(n))
-            .collect();
-        f.extend(FILES.iter().map(PathBuf::from));
+        let mut f: Vec<PathBuf> = Vec::new();
+        if !papers || all {
+            install_if_missing()?;
+            f.extend(FIXTURES.iter().map(|n| root.join("tests/fixtures/pdf").join(n)));
+            f.extend(FILES.iter().map(PathBuf::from));
+        }
+        if papers || all {
+            f.extend(crate::pdf_papers::files(root)?);
+        }
         f
     } else {
         explicit
@@ -556,19 +563,6 @@ fn install_if_missing() -> anyhow::Result<()> {
     if FILES.iter().all(|f| Path::new(f).exists()) {
         return Ok(());
     }
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout == b"0\n");
-    let apt = |args: &[&str]| -> anyhow::Result<()> {
-        let mut c = std::process::Command::new(if root { "apt-get" } else { "sudo" });
-        if !root {
-            c.arg("apt-get");
-        }
-        let s = c.env("DEBIAN_FRONTEND", "noninteractive").args(args).status()?;
-        anyhow::ensure!(s.success(), "apt-get {} failed ({s})", args.join(" "));
-        Ok(())
-    };
     eprintln!("bench pdf --quality: installing {}", PACKAGES.join(" "));
     apt(&["update", "-qq"])?;
     let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
@@ -576,11 +570,29 @@ fn install_if_missing() -> anyhow::Result<()> {
     apt(&args)
 }
 
+/// Run apt-get as root, or through sudo.
+pub(crate) fn apt(args: &[&str]) -> anyhow::Result<()> {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n");
+    let mut c = std::process::Command::new(if root { "apt-get" } else { "sudo" });
+    if !root {
+        c.arg("apt-get");
+    }
+    let s = c.env("DEBIAN_FRONTEND", "noninteractive").args(args).status()?;
+    anyhow::ensure!(s.success(), "apt-get {} failed ({s})", args.join(" "));
+    Ok(())
+}
+
 /// The file name stem `--out` writes and `--score-markdown` reads for a
 /// PDF: its path under /usr/share/doc (or /usr/share), or `fixtures/NAME`
 /// for a committed fixture, with `/` as `_` and no `.pdf`:
 /// `texlive-doc_latex_ieeepes_ieeepes_doc`, `fixtures_paper`.
 fn md_key(root: &Path, path: &Path) -> String {
+    if let Some(k) = crate::pdf_papers::key(root, path) {
+        return k;
+    }
     let fixtures = root.join("tests/fixtures/pdf");
     let rel = match path.strip_prefix(&fixtures) {
         Ok(r) => format!("fixtures/{}", r.display()),
