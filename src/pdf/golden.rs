@@ -153,6 +153,11 @@ fn letters_misread_as_dingbats_read_again() {
         md.contains("a fluffy office with efficient staff – and a final sentence"),
         "{md}"
     );
+    // No map at all: the ligatures arrive as their T1 control codes.
+    assert!(
+        md.contains("the first office staff defined the efficient workflow."),
+        "{md}"
+    );
     // Genuine dingbats (the base-14 Zapf Dingbats font) stay as they are.
     assert_eq!(md.matches('✔').count(), 3, "{md}");
     // No dingbat is left from the misread pages.

@@ -284,15 +284,17 @@ pub struct Probe {
 /// PDFium's own plain text of every page (`FPDFText_GetText`), with no
 /// layout analysis: the yardstick the quality benchmark measures the
 /// converter's word recovery against. Letters PDFium misread as dingbats
-/// (dvips' bitmap fonts, see `dingbats`) are put back here too: that is
-/// decoding, not layout, and a yardstick of dingbats measures nothing.
+/// (dvips' bitmap fonts, see `dingbats`) and TeX ligatures passed through
+/// as control codes are put back here too: that is decoding, not layout,
+/// and a yardstick of dingbats measures nothing.
 pub fn plain_text(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<Vec<String>, PdfError> {
     let doc = engine.open(name, bytes)?;
     let mut out = Vec::new();
     for page in doc.pages().iter() {
         let text = page.text().map_err(|e| read_error(name, "page text", e))?;
         let all = text.all();
-        out.push(dingbats::mend_text(&all).unwrap_or(all));
+        let all = dingbats::mend_text(&all).unwrap_or(all);
+        out.push(text::mend_ligatures(&all));
     }
     Ok(out)
 }
@@ -355,13 +357,29 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
     // `dingbats`), by index into `out`, with the code their name carried.
     let mut misread: Vec<(usize, u8)> = Vec::new();
     let mut letters = 0usize;
-    for ch in chars.iter() {
+    for (k, ch) in chars.iter().enumerate() {
         let Some(c) = ch.unicode_char() else { continue };
         let code = dingbats::code_of(c).filter(|_| !dingbats::genuine_dingbat_font(&ch.font_name()));
         if code.is_none() && c.is_alphanumeric() {
             letters += 1;
         }
-        let piece = match text::normalise(c) {
+        let norm = match text::tex_ligature(c) {
+            // Only inside or at the edge of a word, and not in a math font
+            // (TeX's big delimiters sit at the same codes in cmex).
+            Some(lig)
+                if (out.last().is_some_and(|g: &layout::Glyph| g.c.is_alphabetic()) && !space
+                    || chars
+                        .get(k + 1)
+                        .ok()
+                        .and_then(|n| n.unicode_char())
+                        .is_some_and(char::is_alphabetic))
+                    && !text::math_font(&ch.font_name()) =>
+            {
+                text::Norm::Text(lig)
+            }
+            _ => text::normalise(c),
+        };
+        let piece = match norm {
             text::Norm::Skip => continue,
             text::Norm::Space => {
                 space = true;

@@ -166,6 +166,11 @@ pub(crate) fn mark(
         if t.ends_with('.') && depth.is_none() && t.split(' ').count() > 4 {
             continue;
         }
+        // A line ending in a colon introduces what follows it ("Affiliation:",
+        // "we can extend the class for space-time:"): a label or a sentence.
+        if t.ends_with(':') && depth.is_none() {
+            continue;
+        }
         let first_text = if depth.is_some() { body_after_number(t) } else { t };
         if starts_lower(first_text) {
             continue;
@@ -180,6 +185,20 @@ pub(crate) fn mark(
             continue;
         }
         if depth.is_none() && shares.get(&l.style()).copied().unwrap_or(0.0) > 0.08 {
+            continue;
+        }
+        // Words pushed apart into columns: a table's header or a row
+        // label, not a title (the gap after a section number may be a quad).
+        if spread_like_a_row(l, depth.is_some()) {
+            continue;
+        }
+        // Bold at body size with only line spacing above and below does not
+        // stand apart: a label inside a table or a list, not a section.
+        if !bigger
+            && depth.is_none()
+            && l.gap_above.is_some_and(|g| g < 0.6 * body)
+            && l.gap_below.is_some_and(|g| g < 0.6 * body)
+        {
             continue;
         }
         // Space above, unless it starts a column/page or continues the
@@ -217,6 +236,18 @@ pub(crate) fn mark(
     }
     labels_are_not_headings(lns, heights, &mut marks);
     marks
+}
+
+/// Some gap between the line's words is wider than two em: the words
+/// stand in columns. With `numbered`, the gap after the first word (the
+/// number) does not count.
+fn spread_like_a_row(l: &Ln<'_>, numbered: bool) -> bool {
+    let words = &l.line.words;
+    let skip = usize::from(numbered);
+    words
+        .windows(2)
+        .skip(skip)
+        .any(|w| w[1].x0 - w[0].x1 > 2.0 * w[0].size.max(w[1].size).max(1.0))
 }
 
 /// A line that is only a date ("20 April 1999", "April 20, 1999", "Dec.
@@ -271,6 +302,11 @@ fn is_date(t: &str) -> bool {
 /// author or affiliation line (an e-mail address, a university or
 /// department, names with footnote marks between commas).
 fn heading_words(t: &str) -> bool {
+    // A comment or a prompt in a code listing, set bold by the listing's
+    // highlighter ("// Return result", "# [1] FALSE", "> fit <- lm(y ~ x)").
+    if t.starts_with(['/', '#', '%', ';', '>', '$', '-', '*', '{', '}', '<', '[']) {
+        return false;
+    }
     let words: Vec<&str> = t.split(' ').collect();
     // A run of three letters ("data/version.csv" has one; "Lx,yx(s)ϕ(x)"
     // has none), or one word of letters ("Do", a manual's command name).
@@ -644,6 +680,98 @@ mod tests {
         assert_eq!(numbering("Introduction"), None);
     }
 
+    /// A line of words at the given x positions (5 pt per character).
+    fn row(words: &[(&str, f32)], top: f32, size: f32, bold: bool) -> crate::pdf::layout::Line {
+        let words: Vec<crate::pdf::layout::Word> = words
+            .iter()
+            .map(|&(t, x0)| crate::pdf::layout::Word {
+                text: t.into(),
+                x0,
+                x1: x0 + 5.0 * t.chars().count() as f32,
+                top,
+                bottom: top + size,
+                size,
+                bold,
+            })
+            .collect();
+        crate::pdf::layout::Line {
+            x0: words[0].x0,
+            x1: words[words.len() - 1].x1,
+            top,
+            bottom: top + size,
+            column: Some(0),
+            words,
+        }
+    }
+
+    fn prose(top: f32) -> crate::pdf::layout::Line {
+        let t = "body text of the page runs on to the right edge of the column here.";
+        let ws: Vec<(&str, f32)> = t
+            .split(' ')
+            .scan(72.0f32, |x, w| {
+                let at = *x;
+                *x += 5.0 * w.len() as f32 + 3.0;
+                Some((w, at))
+            })
+            .collect();
+        row(&ws, top, 10.0, false)
+    }
+
+    /// Bold at body size is a heading only when it stands apart: with space
+    /// above or below, words at word spacing, and not introducing a colon.
+    #[test]
+    fn bold_labels_in_tables_and_before_colons_are_not_headings() {
+        let mut lines = Vec::new();
+        let mut y = 80.0;
+        for _ in 0..12 {
+            lines.push(prose(y));
+            y += 12.0;
+        }
+        y += 12.0;
+        let heading = lines.len();
+        lines.push(row(&[("Computational", 72.0), ("details", 142.0)], y, 10.0, true));
+        y += 22.0;
+        for _ in 0..6 {
+            lines.push(prose(y));
+            y += 12.0;
+        }
+        y += 12.0;
+        // A table: a column header in bold, words in columns; then a row
+        // label in bold with only row spacing above and below.
+        let header = lines.len();
+        lines.push(row(&[("Intercept", 200.0), ("Slope", 380.0)], y, 10.0, true));
+        y += 12.0;
+        lines.push(row(&[("Bias", 200.0), ("MAE", 260.0), ("RMSE", 320.0)], y, 10.0, false));
+        // Rows 4.5 pt apart (quantreg's crq.pdf: 4.3 pt at 11 pt).
+        y += 14.5;
+        let label = lines.len();
+        lines.push(row(&[("Portnoy", 90.0)], y, 10.0, true));
+        y += 14.5;
+        lines.push(row(
+            &[("n", 100.0), ("=", 110.0), ("100", 120.0), ("0.063", 200.0)],
+            y,
+            10.0,
+            false,
+        ));
+        y += 24.0;
+        let colon = lines.len();
+        lines.push(row(&[("Affiliation:", 72.0)], y, 10.0, true));
+        y += 22.0;
+        for _ in 0..4 {
+            lines.push(prose(y));
+            y += 12.0;
+        }
+        let page: Vec<&crate::pdf::layout::Line> = lines.iter().collect();
+        let lns = crate::pdf::flow::build(&[page]);
+        let (body, bold) = crate::pdf::flow::body_style(&lns);
+        let shares = crate::pdf::flow::style_shares(&lns);
+        let marks = mark(&lns, &[792.0], body, bold, &shares);
+        assert!(matches!(marks[heading], Mark::Heading { .. }), "{:?}", marks[heading]);
+        assert_eq!(marks[header], Mark::None, "words in columns");
+        assert_eq!(marks[label], Mark::None, "a row label");
+        assert_eq!(marks[colon], Mark::None, "a label before a colon");
+    }
+
     #[test]
     fn a_date_alone_is_not_a_heading() {
         for d in ["20 April 1999", "April 20, 1999", "Dec. 2026", "December 2007"] {
@@ -686,6 +814,10 @@ mod tests {
         assert!(!heading_words("Definition (Gutter)"));
         assert!(!heading_words("Proof:"));
         assert!(!heading_words("Keywords: layout, headings"));
+        // Code listings' comments and prompts.
+        assert!(!heading_words("// Return result"));
+        assert!(!heading_words("# [1] FALSE"));
+        assert!(!heading_words("> fm <- lm(y ~ x)"));
         // Bylines.
         assert!(!heading_words("Univ. of Universe, Sun"));
         assert!(!heading_words("Institute of Reading, University of Examples"));

@@ -39,6 +39,81 @@ pub(crate) fn normalise(c: char) -> Norm {
     }
 }
 
+/// A ligature that leaked into the text layer as its raw TeX code: a font
+/// with no Unicode map for it, where PDFium passes the code through as a
+/// control character ("Shape\x1cles"). T1 keeps its ligatures at 27..=31,
+/// OT1 at 11..=15 (13, a carriage return to PDFium, is left alone). No
+/// other producer puts control characters in running text.
+pub(crate) fn tex_ligature(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{1B}' | '\u{B}' => "ff",
+        '\u{1C}' | '\u{C}' => "fi",
+        '\u{1D}' => "fl",
+        '\u{1E}' | '\u{E}' => "ffi",
+        '\u{1F}' | '\u{F}' => "ffl",
+        _ => return None,
+    })
+}
+
+/// TeX's math fonts, whose codes 11..=15 and 27..=31 are delimiters and
+/// symbols, not ligatures.
+pub(crate) fn math_font(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "cmex", "cmsy", "cmmi", "cmbsy", "msam", "msbm", "eufm", "eusm", "eurm", "lmex", "lmsy", "lmmi", "stmary",
+        "wasy", "rsfs", "esint", "txex", "pxex", "txsy", "pxsy", "symbol", "math",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+}
+
+/// [`tex_ligature`] over a page of plain text, which has no font names:
+/// a control code is taken for a ligature only inside a lower-case word
+/// ("Shape\x1cles", "\x1crst", "sta\x1b"), since TeX's big delimiters sit at
+/// the same codes and stand next to capitals and single letters in
+/// formulas ("\x0cDu", "\x0chDu", "\x0c u"); those are left out, as before. The converter, which knows the fonts, mends more
+/// (`page_glyphs`).
+pub(crate) fn mend_ligatures(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in chars.iter().enumerate() {
+        match tex_ligature(c) {
+            Some(lig) => {
+                // The lower-case letters on each side, up to the word's edge
+                // (`None` when the run meets a capital or a digit: "hDu").
+                // Going back, one capital may start the word ("Shape").
+                let run = |it: &mut dyn Iterator<Item = &char>, back: bool| {
+                    let mut n = 0;
+                    for c in it {
+                        if c.is_lowercase() {
+                            n += 1;
+                        } else if back && n > 0 && c.is_uppercase() {
+                            n += 1;
+                            break;
+                        } else if c.is_alphanumeric() {
+                            return None;
+                        } else {
+                            break;
+                        }
+                    }
+                    Some(n)
+                };
+                let before = run(&mut chars[..i].iter().rev(), true);
+                let after = run(&mut chars[i + 1..].iter(), false);
+                let word = match (before, after) {
+                    (Some(b), Some(a)) => (b > 0 && a > 0) || b + a >= 2,
+                    _ => false,
+                };
+                if word {
+                    out.push_str(lig);
+                }
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 /// Normalise a whole string (annotation contents, typed notes).
 pub(crate) fn clean(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -138,6 +213,23 @@ pub(crate) fn hyphenated_words<'a>(lines: impl IntoIterator<Item = &'a str>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ligatures_leaked_as_control_codes_are_mended_in_words_only() {
+        assert_eq!(
+            mend_ligatures("Shape\u{1c}les and modi\u{1c}cations"),
+            "Shapefiles and modifications"
+        );
+        assert_eq!(mend_ligatures("\u{1c}rst e\u{1b}ect sta\u{1b}."), "first effect staff.");
+        // Next to a capital or a lone letter it is a delimiter: left out.
+        assert_eq!(mend_ligatures("\u{c}hDu \u{c}Du \u{c}u"), "hDu Du u");
+        // Math delimiters at the same codes, between spaces and symbols.
+        assert_eq!(
+            mend_ligatures("Z D \u{c} \u{c}\u{2202}u \u{c} \u{c} 2"),
+            "Z D  \u{2202}u   2"
+        );
+        assert!(math_font("ABCDEF+CMEX10") && math_font("LMMathExtension10") && !math_font("CMR10"));
+    }
 
     #[test]
     fn ligatures_and_spaces_are_normalised() {
