@@ -355,12 +355,19 @@ async fn a_panicking_job_is_recorded_and_the_schedule_keeps_running_the_others()
 async fn a_trigger_while_running_is_skipped_or_folded_into_one_follow_up() {
     let dir = tempfile::tempdir().unwrap();
     let fake = Arc::new(Fake::default());
-    fake.vault_sleep_ms.store(400, Ordering::SeqCst);
+    fake.vault_sleep_ms.store(1500, Ordering::SeqCst);
     let ctx = JobCtx::new(settings(dir.path()), Arc::clone(&fake) as Arc<dyn JobDeps>);
     let runner = Runner::new(ctx, Cancel::new());
     let r1 = Arc::clone(&runner);
     let first = tokio::spawn(async move { r1.run(JobId::VaultRefresh, Cause::Schedule, false).await });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Wait until the first run's body has started (it took the pending
+    // changes then): on a loaded machine a fixed sleep may end before the
+    // spawned body runs, and the first sweep would take the paths below.
+    let started = std::time::Instant::now();
+    while fake.vault_calls.load(Ordering::SeqCst) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the first run never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     assert!(matches!(
         runner.run(JobId::VaultRefresh, Cause::Schedule, false).await,
         Ran::AlreadyRunning
