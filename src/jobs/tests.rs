@@ -365,7 +365,10 @@ async fn a_trigger_while_running_is_skipped_or_folded_into_one_follow_up() {
     // spawned body runs, and the first sweep would take the paths below.
     let started = std::time::Instant::now();
     while fake.vault_calls.load(Ordering::SeqCst) == 0 {
-        assert!(started.elapsed() < Duration::from_secs(30), "the first run never started");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the first run never started"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(matches!(

@@ -193,10 +193,12 @@ pub(crate) fn mark(
             continue;
         }
         // Bold at body size with only line spacing above and below does not
-        // stand apart: a label inside a table or a list, not a section.
+        // stand apart: a label inside a table or a list, not a section. At
+        // the top of a column the space above is unknown; the line below
+        // decides (a table's first row label).
         if !bigger
             && depth.is_none()
-            && l.gap_above.is_some_and(|g| g < 0.6 * body)
+            && l.gap_above.is_none_or(|g| g < 0.6 * body)
             && l.gap_below.is_some_and(|g| g < 0.6 * body)
         {
             continue;
