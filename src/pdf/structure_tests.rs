@@ -1,0 +1,197 @@
+//! Tests of `structure`: numbering, the label rules, and the heading
+//! rules on small hand-built pages.
+
+use super::*;
+
+#[test]
+fn section_numbers() {
+    assert_eq!(numbering("2.1 Related Work"), Some(2));
+    assert_eq!(numbering("IV. EXPERIMENTS"), Some(1));
+    assert_eq!(numbering("A.1 Proofs"), Some(2));
+    assert_eq!(numbering("3 Results"), Some(1));
+    assert_eq!(numbering("A Survey of Things"), None);
+    assert_eq!(numbering("1999 was a year"), None);
+    assert_eq!(numbering("2 the rest"), None);
+    assert_eq!(numbering("Introduction"), None);
+}
+
+/// A line of words at the given x positions (5 pt per character).
+fn row(words: &[(&str, f32)], top: f32, size: f32, bold: bool) -> crate::pdf::layout::Line {
+    let words: Vec<crate::pdf::layout::Word> = words
+        .iter()
+        .map(|&(t, x0)| crate::pdf::layout::Word {
+            text: t.into(),
+            x0,
+            x1: x0 + 5.0 * t.chars().count() as f32,
+            top,
+            bottom: top + size,
+            size,
+            bold,
+        })
+        .collect();
+    crate::pdf::layout::Line {
+        x0: words[0].x0,
+        x1: words[words.len() - 1].x1,
+        top,
+        bottom: top + size,
+        column: Some(0),
+        words,
+    }
+}
+
+fn prose(top: f32) -> crate::pdf::layout::Line {
+    let t = "body text of the page runs on to the right edge of the column here.";
+    let ws: Vec<(&str, f32)> = t
+        .split(' ')
+        .scan(72.0f32, |x, w| {
+            let at = *x;
+            *x += 5.0 * w.len() as f32 + 3.0;
+            Some((w, at))
+        })
+        .collect();
+    row(&ws, top, 10.0, false)
+}
+
+/// Bold at body size is a heading only when it stands apart: with space
+/// above or below, words at word spacing, and not introducing a colon.
+#[test]
+fn bold_labels_in_tables_and_before_colons_are_not_headings() {
+    let mut lines = Vec::new();
+    let mut y = 80.0;
+    for _ in 0..12 {
+        lines.push(prose(y));
+        y += 12.0;
+    }
+    y += 12.0;
+    let heading = lines.len();
+    lines.push(row(&[("Computational", 72.0), ("details", 142.0)], y, 10.0, true));
+    y += 22.0;
+    for _ in 0..6 {
+        lines.push(prose(y));
+        y += 12.0;
+    }
+    y += 12.0;
+    // A table: a column header in bold, words in columns; then a row
+    // label in bold with only row spacing above and below.
+    let header = lines.len();
+    lines.push(row(&[("Intercept", 200.0), ("Slope", 380.0)], y, 10.0, true));
+    y += 12.0;
+    lines.push(row(&[("Bias", 200.0), ("MAE", 260.0), ("RMSE", 320.0)], y, 10.0, false));
+    // Rows 4.5 pt apart (quantreg's crq.pdf: 4.3 pt at 11 pt).
+    y += 14.5;
+    let label = lines.len();
+    lines.push(row(&[("Portnoy", 90.0)], y, 10.0, true));
+    y += 14.5;
+    lines.push(row(
+        &[("n", 100.0), ("=", 110.0), ("100", 120.0), ("0.063", 200.0)],
+        y,
+        10.0,
+        false,
+    ));
+    y += 24.0;
+    let colon = lines.len();
+    lines.push(row(&[("Affiliation:", 72.0)], y, 10.0, true));
+    y += 22.0;
+    for _ in 0..4 {
+        lines.push(prose(y));
+        y += 12.0;
+    }
+    // The table goes on at the top of the next page: a row label with
+    // no line above it (space above unknown) and a row under it.
+    let next = vec![
+        row(&[("Powell", 90.0)], 80.0, 10.0, true),
+        row(
+            &[("n", 100.0), ("=", 110.0), ("400", 120.0), ("0.041", 200.0)],
+            94.5,
+            10.0,
+            false,
+        ),
+        prose(106.5),
+        prose(118.5),
+        prose(130.5),
+    ];
+    let page: Vec<&crate::pdf::layout::Line> = lines.iter().collect();
+    let lns = crate::pdf::flow::build(&[page, next.iter().collect()]);
+    let (body, bold) = crate::pdf::flow::body_style(&lns);
+    let shares = crate::pdf::flow::style_shares(&lns);
+    let marks = mark(&lns, &[792.0, 792.0], body, bold, &shares);
+    assert!(matches!(marks[heading], Mark::Heading { .. }), "{:?}", marks[heading]);
+    assert_eq!(marks[header], Mark::None, "words in columns");
+    assert_eq!(marks[label], Mark::None, "a row label");
+    assert_eq!(marks[colon], Mark::None, "a label before a colon");
+    let top = lines.len();
+    assert_eq!(lns[top].text, "Powell");
+    assert_eq!(marks[top], Mark::None, "a row label at the top of a page");
+}
+
+#[test]
+fn a_date_alone_is_not_a_heading() {
+    for d in ["20 April 1999", "April 20, 1999", "Dec. 2026", "December 2007"] {
+        assert!(is_date(d), "{d}");
+    }
+    for t in ["20 Results", "May 2020 Update", "3 Changes in 1999", "April"] {
+        assert!(!is_date(t), "{t}");
+    }
+}
+
+#[test]
+fn page_numbers_end_contents_entries() {
+    assert!(ends_in_page_number("1 Introduction 2"));
+    assert!(ends_in_page_number("Canvas size . . . . . . 32"));
+    assert!(!ends_in_page_number("Chapter"));
+    assert!(!ends_in_page_number("12"));
+    assert!(!ends_in_page_number("as shown in (1)"));
+    assert!(!ends_in_page_number("measured in 20061"));
+    assert!(ends_in_page_number("Cd 87"));
+}
+
+#[test]
+fn headings_are_words_not_labels_math_or_bylines() {
+    assert!(heading_words("Related Work"));
+    assert!(heading_words("Proof of the Main Theorem"));
+    assert!(heading_words("Examples"));
+    assert!(heading_words("Acknowledgements"));
+    assert!(heading_words("3.1 data/version.csv"));
+    assert!(heading_words("Do"));
+    assert!(heading_words("Example"));
+    assert!(heading_words("KEYWORDS"));
+    assert!(heading_words("Seeking-assistance"));
+    assert!(heading_words("Hp500c"));
+    // A line of math, panel letters.
+    assert!(!heading_words("Ey Z 0 t\u{3b5} Lx,yx(s)\u{3d5}(x) ds"));
+    assert!(!heading_words("A B"));
+    // Theorem-like run-in heads.
+    assert!(!heading_words("Theorem 1"));
+    assert!(!heading_words("Lemma 3.2 (Key lemma)"));
+    assert!(!heading_words("Definition (Gutter)"));
+    assert!(!heading_words("Proof:"));
+    assert!(!heading_words("Keywords: layout, headings"));
+    // Code listings' comments and prompts.
+    assert!(!heading_words("// Return result"));
+    assert!(!heading_words("# [1] FALSE"));
+    assert!(!heading_words("> fm <- lm(y ~ x)"));
+    // Bylines.
+    assert!(!heading_words("Univ. of Universe, Sun"));
+    assert!(!heading_words("Institute of Reading, University of Examples"));
+    assert!(!heading_words("ada@example.org"));
+    assert!(!heading_words(
+        "Sir J.K. Krishnana,c,\u{2217},1 (Researcher), Han Thaneb,d , William"
+    ));
+}
+
+#[test]
+fn captions_are_labels() {
+    assert!(is_caption("Table 1: Frequency of Special Characters"));
+    assert!(is_caption("Figure 3.2. The pipeline"));
+    assert!(is_caption("Fig. 4. Results"));
+    assert!(is_caption("Table A1"));
+    assert!(!is_caption("Tables and Figures"));
+    assert!(!is_caption("Table"));
+    assert!(!is_caption("Table of Contents"));
+    assert!(is_caption("TABLE IV"));
+    assert!(!is_caption("2 Figures of merit"));
+    assert!(is_figure_caption("Figure 1: Example Image"));
+    assert!(is_figure_caption("FIG. 2. Use the figure* environment"));
+    assert!(!is_figure_caption("Figure 2 shows the pipeline"));
+    assert!(!is_figure_caption("Table 1: Speeds"));
+}
