@@ -98,7 +98,7 @@ fn bold_labels_in_tables_and_before_colons_are_not_headings() {
     }
     // The table goes on at the top of the next page: a row label with
     // no line above it (space above unknown) and a row under it.
-    let next = vec![
+    let next = [
         row(&[("Powell", 90.0)], 80.0, 10.0, true),
         row(
             &[("n", 100.0), ("=", 110.0), ("400", 120.0), ("0.041", 200.0)],
