@@ -427,23 +427,7 @@ mod tests {
     use super::*;
 
     fn line(text: &str, x0: f32, top: f32, h: f32) -> Line {
-        let word = layout::Word {
-            text: text.into(),
-            x0,
-            x1: x0 + 5.0 * text.len() as f32,
-            top,
-            bottom: top + h,
-            size: h,
-            bold: false,
-        };
-        Line {
-            x0: word.x0,
-            x1: word.x1,
-            top,
-            bottom: top + h,
-            column: Some(0),
-            words: vec![word],
-        }
+        Line::of_words(&[(text, x0)], top, h, false)
     }
 
     /// A page of body lines at 12 pt spacing down to `last_top`.

@@ -9,9 +9,12 @@
 //! code means what TeX's font encoding says (OT1 for old TeX fonts, T1 for
 //! the EC fonts).
 //!
-//! Owns: the reverse table and the decision that a page's dingbats are
-//! misread letters. Must not: touch a genuine dingbat (a font whose name
-//! says Dingbats, or a bullet here and there on a page of real text).
+//! Owns: the reverse table, the decision that a page's dingbats are
+//! misread letters, and mending a page's glyphs or plain text by it.
+//! Must not: touch a genuine dingbat (a font whose name says Dingbats, or
+//! a bullet here and there on a page of real text).
+
+use super::layout::Glyph;
 
 /// Zapf Dingbats' `aNN` glyph names from the Adobe glyph list, as
 /// (code point, NN), sorted by code point. Generated from URW's
@@ -247,7 +250,7 @@ pub(crate) fn genuine_dingbat_font(name: &str) -> bool {
 /// TeX's two text encodings. They agree on letters and digits and differ
 /// below 32 and at a few punctuation codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Encoding {
+enum Encoding {
     /// Knuth's original (cmr and friends): ligatures at 11..=15.
     Ot1,
     /// The Cork encoding of the EC fonts: ligatures at 27..=31.
@@ -256,7 +259,7 @@ pub(crate) enum Encoding {
 
 /// Which encoding a page's misread codes are in: ligatures are frequent in
 /// any prose, and each encoding has them at its own codes.
-pub(crate) fn vote(codes: impl Iterator<Item = u8>) -> Encoding {
+fn vote(codes: impl Iterator<Item = u8>) -> Encoding {
     let (mut ot1, mut t1) = (0usize, 0usize);
     for c in codes {
         match c {
@@ -275,7 +278,7 @@ pub(crate) fn vote(codes: impl Iterator<Item = u8>) -> Encoding {
 
 /// What a code becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Decoded {
+enum Decoded {
     Char(char),
     /// A ligature, spelled out (search sees "file", not "ﬁle").
     Text(&'static str),
@@ -285,7 +288,7 @@ pub(crate) enum Decoded {
 
 /// Decode one code in `enc`; `None` for a code that means nothing there
 /// (the glyph is left as PDFium read it).
-pub(crate) fn decode(code: u8, enc: Encoding) -> Option<Decoded> {
+fn decode(code: u8, enc: Encoding) -> Option<Decoded> {
     use Decoded::{Char, Drop, Text};
     let lig = |i: u8| Text(["ff", "fi", "fl", "ffi", "ffl"][usize::from(i)]);
     Some(match (enc, code) {
@@ -346,7 +349,7 @@ const T1_HIGH: [char; 64] = [
 /// check mark among ordinary letters, while a misread page has most of
 /// its letters turned into dingbats (the letters whose names are not in
 /// the list, such as "t" and "r", come through as themselves).
-pub(crate) fn misread_page(dingbats: usize, letters: usize) -> bool {
+fn misread_page(dingbats: usize, letters: usize) -> bool {
     dingbats >= 3 && dingbats * 10 >= (dingbats + letters) * 3
 }
 
@@ -356,7 +359,7 @@ pub(crate) fn misread_page(dingbats: usize, letters: usize) -> bool {
 /// word space. Diagrams drawn with symbol fonts (Xy-pic's line pieces,
 /// also set in dvips' bitmap fonts under `aNN` names) decode to lone
 /// capitals, ligatures and punctuation between spaces and are left alone.
-pub(crate) fn reads_as_text(items: impl Iterator<Item = Option<char>>, enc: Encoding) -> bool {
+fn reads_as_text(items: impl Iterator<Item = Option<char>>, enc: Encoding) -> bool {
     #[derive(Default)]
     struct Run {
         glyphs: usize,
@@ -398,23 +401,30 @@ pub(crate) fn reads_as_text(items: impl Iterator<Item = Option<char>>, enc: Enco
     total > 0 && in_words * 2 >= total
 }
 
-/// [`misread_page`] and [`decode`] over a plain string (a page of
-/// PDFium's own text, which has no font names): the string with its
-/// misread letters restored, or `None` when it has none.
+/// The encoding to decode a page's dingbats in, when they are misread
+/// letters: enough of them ([`misread_page`]), and reading as words in the
+/// voted encoding ([`reads_as_text`]). `codes` are the dingbats' codes,
+/// `letters` the page's other letters and digits, `items` the page in
+/// reading order (`None` for a word space).
+fn page_encoding(codes: &[u8], letters: usize, items: impl Iterator<Item = Option<char>>) -> Option<Encoding> {
+    if !misread_page(codes.len(), letters) {
+        return None;
+    }
+    let enc = vote(codes.iter().copied());
+    reads_as_text(items, enc).then_some(enc)
+}
+
+/// The decoding over a plain string (a page of PDFium's own text, which
+/// has no font names): the string with its misread letters restored, or
+/// `None` when it has none.
 pub(crate) fn mend_text(s: &str) -> Option<String> {
-    let dingbats = s.chars().filter(|&c| code_of(c).is_some()).count();
+    let codes: Vec<u8> = s.chars().filter_map(code_of).collect();
     // Some dingbats (circled digits) count as alphanumeric themselves.
     let letters = s
         .chars()
         .filter(|&c| c.is_alphanumeric() && code_of(c).is_none())
         .count();
-    if !misread_page(dingbats, letters) {
-        return None;
-    }
-    let enc = vote(s.chars().filter_map(code_of));
-    if !reads_as_text(s.chars().map(|c| (!c.is_whitespace()).then_some(c)), enc) {
-        return None;
-    }
+    let enc = page_encoding(&codes, letters, s.chars().map(|c| (!c.is_whitespace()).then_some(c)))?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match code_of(c).and_then(|code| decode(code, enc)) {
@@ -425,6 +435,37 @@ pub(crate) fn mend_text(s: &str) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// The decoding over a page's glyphs: `misread` holds the candidates (by
+/// index into `glyphs`, with their codes; genuine dingbat fonts already
+/// left out), `letters` the page's other letters and digits. Mended last
+/// first so the indices stay right.
+pub(crate) fn mend_glyphs(glyphs: &mut Vec<Glyph>, misread: &[(usize, u8)], letters: usize) {
+    let codes: Vec<u8> = misread.iter().map(|&(_, c)| c).collect();
+    let items = glyphs
+        .iter()
+        .flat_map(|g| [None].into_iter().filter(|_| g.space_before).chain([Some(g.c)]));
+    let Some(enc) = page_encoding(&codes, letters, items) else {
+        return;
+    };
+    for &(i, code) in misread.iter().rev() {
+        match decode(code, enc) {
+            None => {}
+            Some(Decoded::Char(c)) => glyphs[i].c = c,
+            Some(Decoded::Drop) => {
+                let g = glyphs.remove(i);
+                // The space before an accent belongs to the letter after it.
+                if let Some(next) = glyphs.get_mut(i) {
+                    next.space_before |= g.space_before;
+                }
+            }
+            Some(Decoded::Text(t)) => {
+                let pieces: Vec<Glyph> = glyphs[i].spelled(t).collect();
+                glyphs.splice(i..=i, pieces);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,21 @@ pub(crate) struct Glyph {
     pub space_before: bool,
 }
 
+impl Glyph {
+    /// This glyph as the letters of `text` (a ligature, "ﬁ" → "fi"), its
+    /// box shared among them; the first keeps the space before it.
+    pub fn spelled<'a>(&'a self, text: &'a str) -> impl Iterator<Item = Glyph> + 'a {
+        let w = (self.x1 - self.x0) / text.chars().count().max(1) as f32;
+        text.chars().enumerate().map(move |(i, c)| Glyph {
+            c,
+            x0: self.x0 + w * i as f32,
+            x1: self.x0 + w * (i + 1) as f32,
+            space_before: self.space_before && i == 0,
+            ..self.clone()
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Word {
     pub text: String,
@@ -105,6 +120,25 @@ impl Line {
 
     pub fn all_bold(&self) -> bool {
         self.words.iter().all(|w| w.bold)
+    }
+
+    /// A line of `(text, left edge)` words for unit tests, 5 pt per
+    /// character, in column 0.
+    #[cfg(test)]
+    pub fn of_words(words: &[(&str, f32)], top: f32, size: f32, bold: bool) -> Line {
+        let words: Vec<Word> = words
+            .iter()
+            .map(|&(t, x0)| Word {
+                text: t.into(),
+                x0,
+                x1: x0 + 5.0 * t.chars().count() as f32,
+                top,
+                bottom: top + size,
+                size,
+                bold,
+            })
+            .collect();
+        Line::from_words(words, Some(0))
     }
 
     /// Horizontal gaps wider than `min_gap` split the line into cells

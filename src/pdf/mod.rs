@@ -424,79 +424,26 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
         if let Some(code) = code {
             misread.push((out.len(), code));
         }
+        let glyph = layout::Glyph {
+            c,
+            x0,
+            x1,
+            top,
+            bottom,
+            size,
+            bold,
+            space_before: space,
+        };
         if piece.is_empty() {
-            out.push(layout::Glyph {
-                c,
-                x0,
-                x1,
-                top,
-                bottom,
-                size,
-                bold,
-                space_before: space,
-            });
+            out.push(glyph);
         } else {
-            // A ligature: share its box among the letters it stands for.
-            let n = piece.chars().count() as f32;
-            let w = (x1 - x0) / n;
-            for (i, pc) in piece.chars().enumerate() {
-                out.push(layout::Glyph {
-                    c: pc,
-                    x0: x0 + w * i as f32,
-                    x1: x0 + w * (i + 1) as f32,
-                    top,
-                    bottom,
-                    size,
-                    bold,
-                    space_before: space && i == 0,
-                });
-            }
+            // A ligature: its box shared among the letters it stands for.
+            out.extend(glyph.spelled(piece));
         }
         space = false;
     }
-    if dingbats::misread_page(misread.len(), letters) {
-        mend_misread(&mut out, &misread);
-    }
+    dingbats::mend_glyphs(&mut out, &misread, letters);
     Ok(out)
-}
-
-/// Put back the letters of a page PDFium read as dingbats (`dingbats`),
-/// last first so the indices stay right; a ligature shares its glyph's box
-/// among its letters, as in [`page_glyphs`].
-fn mend_misread(out: &mut Vec<layout::Glyph>, misread: &[(usize, u8)]) {
-    let enc = dingbats::vote(misread.iter().map(|&(_, c)| c));
-    let items = out
-        .iter()
-        .flat_map(|g| [None].into_iter().filter(|_| g.space_before).chain([Some(g.c)]));
-    if !dingbats::reads_as_text(items, enc) {
-        return;
-    }
-    for &(i, code) in misread.iter().rev() {
-        match dingbats::decode(code, enc) {
-            None => {}
-            Some(dingbats::Decoded::Char(c)) => out[i].c = c,
-            Some(dingbats::Decoded::Drop) => {
-                let g = out.remove(i);
-                // The space before an accent belongs to the letter after it.
-                if let Some(next) = out.get_mut(i) {
-                    next.space_before |= g.space_before;
-                }
-            }
-            Some(dingbats::Decoded::Text(t)) => {
-                let g = out[i].clone();
-                let n = t.chars().count() as f32;
-                let w = (g.x1 - g.x0) / n;
-                let pieces = t.chars().enumerate().map(|(k, c)| layout::Glyph {
-                    c,
-                    x0: g.x0 + w * k as f32,
-                    x1: g.x0 + w * (k + 1) as f32,
-                    space_before: g.space_before && k == 0,
-                    ..g.clone()
-                });
-                out.splice(i..=i, pieces);
-            }
-        }
-    }
 }
 
 fn weight_value(w: PdfFontWeight) -> u32 {

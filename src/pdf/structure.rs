@@ -241,15 +241,13 @@ pub(crate) fn mark(
 }
 
 /// Some gap between the line's words is wider than two em: the words
-/// stand in columns. With `numbered`, the gap after the first word (the
-/// number) does not count.
+/// stand in columns, as the table finder's cells. With `numbered`, a
+/// number standing alone before the title (a quad after it) does not count.
 fn spread_like_a_row(l: &Ln<'_>, numbered: bool) -> bool {
-    let words = &l.line.words;
-    let skip = usize::from(numbered);
-    words
-        .windows(2)
-        .skip(skip)
-        .any(|w| w[1].x0 - w[0].x1 > 2.0 * w[0].size.max(w[1].size).max(1.0))
+    let cells = l.line.cells(2.0 * l.size.max(1.0));
+    let number_alone =
+        numbered && cells.first().map(|c| c.text.as_str()) == l.line.words.first().map(|w| w.text.as_str());
+    cells.len() > 1 + usize::from(number_alone)
 }
 
 /// A line that is only a date ("20 April 1999", "April 20, 1999", "Dec.

@@ -15,31 +15,13 @@ fn section_numbers() {
     assert_eq!(numbering("Introduction"), None);
 }
 
-/// A line of words at the given x positions (5 pt per character).
-fn row(words: &[(&str, f32)], top: f32, size: f32, bold: bool) -> crate::pdf::layout::Line {
-    let words: Vec<crate::pdf::layout::Word> = words
-        .iter()
-        .map(|&(t, x0)| crate::pdf::layout::Word {
-            text: t.into(),
-            x0,
-            x1: x0 + 5.0 * t.chars().count() as f32,
-            top,
-            bottom: top + size,
-            size,
-            bold,
-        })
-        .collect();
-    crate::pdf::layout::Line {
-        x0: words[0].x0,
-        x1: words[words.len() - 1].x1,
-        top,
-        bottom: top + size,
-        column: Some(0),
-        words,
-    }
+use crate::pdf::layout::Line;
+
+fn row(words: &[(&str, f32)], top: f32, size: f32, bold: bool) -> Line {
+    Line::of_words(words, top, size, bold)
 }
 
-fn prose(top: f32) -> crate::pdf::layout::Line {
+fn prose(top: f32) -> Line {
     let t = "body text of the page runs on to the right edge of the column here.";
     let ws: Vec<(&str, f32)> = t
         .split(' ')
@@ -110,7 +92,7 @@ fn bold_labels_in_tables_and_before_colons_are_not_headings() {
         prose(118.5),
         prose(130.5),
     ];
-    let page: Vec<&crate::pdf::layout::Line> = lines.iter().collect();
+    let page: Vec<&Line> = lines.iter().collect();
     let lns = crate::pdf::flow::build(&[page, next.iter().collect()]);
     let (body, bold) = crate::pdf::flow::body_style(&lns);
     let shares = crate::pdf::flow::style_shares(&lns);

@@ -69,9 +69,10 @@ pub(crate) fn math_font(name: &str) -> bool {
 
 /// [`tex_ligature`] over a page of plain text, which has no font names:
 /// a control code is taken for a ligature only inside a lower-case word
-/// ("Shape\x1cles", "\x1crst", "sta\x1b"), since TeX's big delimiters sit at
-/// the same codes and stand next to capitals and single letters in
-/// formulas ("\x0cDu", "\x0chDu", "\x0c u"); those are left out, as before. The converter, which knows the fonts, mends more
+/// ("Shape\x1cles", "\x1crst", "sta\x1b"), since TeX's big delimiters sit
+/// at the same codes and stand next to capitals and single letters in
+/// formulas ("\x0cDu", "\x0chDu", "\x0c u"); those are left out, as
+/// before. The converter, which knows the fonts, mends more
 /// (`page_glyphs`).
 pub(crate) fn mend_ligatures(s: &str) -> String {
     let chars: Vec<char> = s.chars().collect();

@@ -130,10 +130,14 @@ fn dir(root: &Path) -> PathBuf {
     root.join("target/xtask-kb/papers")
 }
 
+/// Where the packages' `usr/lib/R` lands once unpacked.
+fn unpacked(root: &Path) -> PathBuf {
+    dir(root).join("root/usr/lib/R")
+}
+
 /// The set's paths, fetching and unpacking the packages on first use.
 pub fn files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let unpacked = dir(root).join("root/usr/lib/R");
-    let paths: Vec<PathBuf> = PAPERS.iter().map(|p| unpacked.join(p)).collect();
+    let paths: Vec<PathBuf> = PAPERS.iter().map(|p| unpacked(root).join(p)).collect();
     if paths.iter().all(|p| p.exists()) {
         return Ok(paths);
     }
@@ -176,7 +180,7 @@ pub fn files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// The `--out`/`--score-markdown` key of a paper: its path under
 /// `usr/lib/R/`, `/` as `_`, prefixed `R_` (`R_site-library_zoo_doc_zoo`).
 pub fn key(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(dir(root).join("root/usr/lib/R")).ok()?;
+    let rel = path.strip_prefix(unpacked(root)).ok()?;
     let rel = rel.to_string_lossy();
     let rel = rel.strip_suffix(".pdf").unwrap_or(&rel);
     Some(format!("R_{}", rel.replace(['/', '\\'], "_")))
