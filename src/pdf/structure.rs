@@ -35,16 +35,19 @@ pub(crate) enum Mark {
 }
 
 /// Numbering depth of a heading's first word: "3" and "III." → 1,
-/// "2.1" → 2, "A.1.2" → 3. The next word must start a title (upper case).
+/// "2.1" → 2, "A.1.2" → 3. The next word must start a title (upper case),
+/// unless the number has three parts or more: "1.2.2 glp set graph name"
+/// (a manual's entry named after its routine) is numbered as surely as
+/// "1.2.2 Setting names", while "2 the rest" or "2.5 times" is prose.
 pub(crate) fn numbering(text: &str) -> Option<usize> {
     let mut it = text.split(' ');
     let first = it.next()?;
     let next = it.next()?;
-    if !next
+    let titled = next
         .chars()
         .next()
-        .is_some_and(|c| c.is_uppercase() || !c.is_alphabetic())
-    {
+        .is_some_and(|c| c.is_uppercase() || !c.is_alphabetic());
+    if !titled && first.trim_end_matches('.').split('.').count() < 3 {
         return None;
     }
     let lower = first.to_ascii_lowercase();
@@ -171,8 +174,8 @@ pub(crate) fn mark(
         if t.ends_with(':') && depth.is_none() {
             continue;
         }
-        let first_text = if depth.is_some() { body_after_number(t) } else { t };
-        if starts_lower(first_text) {
+        // (A numbered line's case was judged with its number.)
+        if depth.is_none() && starts_lower(t) {
             continue;
         }
         if run[i] > 3 && depth.is_none() {

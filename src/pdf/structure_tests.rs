@@ -12,6 +12,8 @@ fn section_numbers() {
     assert_eq!(numbering("A Survey of Things"), None);
     assert_eq!(numbering("1999 was a year"), None);
     assert_eq!(numbering("2 the rest"), None);
+    assert_eq!(numbering("2.5 times larger"), None);
+    assert_eq!(numbering("1.2.2 glp set graph name"), Some(3));
     assert_eq!(numbering("Introduction"), None);
 }
 
@@ -176,4 +178,44 @@ fn captions_are_labels() {
     assert!(is_figure_caption("FIG. 2. Use the figure* environment"));
     assert!(!is_figure_caption("Figure 2 shows the pipeline"));
     assert!(!is_figure_caption("Table 1: Speeds"));
+}
+
+/// A manual's entry named after its routine ("1.2.2 glp set graph name —
+/// assign (change) graph name", glpk's graphs.pdf, bold at body size):
+/// its three-part number makes it a heading although a lower-case word
+/// follows the number and it is longer than an unnumbered bold label may be.
+#[test]
+fn a_three_part_number_before_a_routine_name_is_a_heading() {
+    let mut lines = Vec::new();
+    let mut y = 80.0;
+    for _ in 0..12 {
+        lines.push(prose(y));
+        y += 12.0;
+    }
+    y += 12.0;
+    let words = "1.2.2 glp set graph name \u{2014} assign (change) graph name";
+    let ws: Vec<(&str, f32)> = words
+        .split(' ')
+        .scan(72.0f32, |x, w| {
+            let at = *x;
+            *x += 5.0 * w.chars().count() as f32 + 3.0;
+            Some((w, at))
+        })
+        .collect();
+    let entry = lines.len();
+    lines.push(row(&ws, y, 10.0, true));
+    y += 22.0;
+    for _ in 0..6 {
+        lines.push(prose(y));
+        y += 12.0;
+    }
+    let lns = crate::pdf::flow::build(&[lines.iter().collect()]);
+    let (body, bold) = crate::pdf::flow::body_style(&lns);
+    let shares = crate::pdf::flow::style_shares(&lns);
+    let marks = mark(&lns, &[792.0], body, bold, &shares);
+    assert!(
+        matches!(marks[entry], Mark::Heading { depth: Some(3), .. }),
+        "{:?}",
+        marks[entry]
+    );
 }
