@@ -610,7 +610,7 @@ fn front_matter(lns: &[Ln<'_>], heights: &[f32], body: f32, marks: &mut [Mark]) 
     while start > 0
         && lns[start - 1].page == 0
         && (lns[start - 1].size - lns[t0].size).abs() <= 0.6
-        && lns[start].gap_above.is_some_and(|g| g < lns[t0].size)
+        && title_gap(lns, start).is_some_and(|g| g < lns[t0].size)
         && t0 - start < 3
     {
         start -= 1;
@@ -619,19 +619,28 @@ fn front_matter(lns: &[Ln<'_>], heights: &[f32], body: f32, marks: &mut [Mark]) 
     while end < lns.len()
         && lns[end].page == 0
         && (lns[end].size - lns[t0].size).abs() <= 0.6
-        && lns[end].gap_above.is_some_and(|g| g < lns[t0].size)
+        && title_gap(lns, end).is_some_and(|g| g < lns[t0].size)
         && end - start < 4
     {
         end += 1;
     }
     marks[start..end].iter_mut().for_each(|m| *m = Mark::Title);
     // Front matter: what follows the title on the first page until the
-    // abstract, a numbered heading, or a line of prose.
+    // abstract, a numbered heading, or a line of prose — at body size, or
+    // in any size when it and the line under it read as sentences (an
+    // unlabelled abstract set small and bold in a box, as the pinp
+    // template does; one centred line of a title page is not a paragraph).
     let stop = abstract_at.as_ref().map(|(a, _)| *a).unwrap_or(usize::MAX);
+    let long = |k: usize| {
+        lns.get(k)
+            .is_some_and(|l| l.page == 0 && l.line.words.len() >= 8 && l.full_width())
+    };
+    let sentences = |k: usize| long(k) && reads_as_prose(&lns[k].text);
     let mut i = end;
     while i < lns.len() && i < stop && lns[i].page == 0 && i - end < 15 {
         let l = &lns[i];
-        let prose = l.line.words.len() >= 8 && l.full_width() && (l.size - body).abs() <= 0.6 && abstract_at.is_none();
+        let small_paragraph = sentences(i) && sentences(i + 1) && (lns[i + 1].size - l.size).abs() <= 0.3;
+        let prose = long(i) && abstract_at.is_none() && ((l.size - body).abs() <= 0.6 || small_paragraph);
         if prose || numbering(&l.text).is_some() && l.size >= body {
             break;
         }
@@ -642,6 +651,25 @@ fn front_matter(lns: &[Ln<'_>], heights: &[f32], body: f32, marks: &mut [Mark]) 
         marks[a] = Mark::Abstract { rest };
     }
     i
+}
+
+/// The space between line `i` and the line before it on its page: the
+/// flow's gap, or, where the two sit in different columns (a title's long
+/// first line spans the gutter, its short second line does not), the
+/// distance between their boxes.
+fn title_gap(lns: &[Ln<'_>], i: usize) -> Option<f32> {
+    lns[i].gap_above.or_else(|| {
+        let (a, b) = (lns.get(i.checked_sub(1)?)?, &lns[i]);
+        (a.page == b.page && b.line.top >= a.line.top).then_some(b.line.top - a.line.bottom)
+    })
+}
+
+/// Most of the line's words start in lower case: sentences, not names or
+/// affiliations (whose words are capitalised but for "of", "and", "for").
+fn reads_as_prose(t: &str) -> bool {
+    let words: Vec<&str> = t.split(' ').filter(|w| w.chars().any(char::is_alphabetic)).collect();
+    let lower = words.iter().filter(|w| starts_lower(w)).count();
+    words.len() >= 8 && lower * 2 > words.len()
 }
 
 /// The abstract's label on the first two pages: a line that is or starts

@@ -219,3 +219,59 @@ fn a_three_part_number_before_a_routine_name_is_a_heading() {
         marks[entry]
     );
 }
+
+/// Words of `text` from x = 72, 5 pt per character and a 3 pt space.
+fn sentence(text: &str, top: f32, size: f32, bold: bool) -> Line {
+    let ws: Vec<(&str, f32)> = text
+        .split(' ')
+        .scan(72.0f32, |x, w| {
+            let at = *x;
+            *x += 5.0 * w.chars().count() as f32 + 3.0;
+            Some((w, at))
+        })
+        .collect();
+    row(&ws, top, size, bold)
+}
+
+/// A first page as the pinp template sets it (Rcpp's vignettes): a title
+/// whose long first line spans the gutter and whose second line does not,
+/// bylines, then an abstract with no label, small and bold, and a section
+/// number set a little under the body size. The title is one, the front
+/// matter ends where the abstract's sentences start, and the section is a
+/// heading, not a byline.
+#[test]
+fn an_unlabelled_small_abstract_ends_the_front_matter() {
+    let mut title = sentence("Exposing functions and classes", 60.0, 22.0, true);
+    title.column = None;
+    let mut lines = vec![
+        title,
+        sentence("with modules", 86.0, 22.0, true),
+        sentence("Ada Lovelace and Charles Babbage", 120.0, 8.0, false),
+        sentence("This version was compiled on January 11, 2022", 132.0, 6.0, false),
+    ];
+    let abs = lines.len();
+    let text = "this note discusses the modules that allow programmers to expose the functions and";
+    for k in 0..3 {
+        lines.push(sentence(text, 150.0 + 9.0 * k as f32, 7.0, true));
+    }
+    let section = lines.len();
+    lines.push(sentence("1. Motivation", 200.0, 8.7, true));
+    let mut y = 214.0;
+    for _ in 0..20 {
+        lines.push(sentence(text, y, 9.0, false));
+        y += 11.0;
+    }
+    let lns = crate::pdf::flow::build(&[lines.iter().collect()]);
+    let (body, bold) = crate::pdf::flow::body_style(&lns);
+    let shares = crate::pdf::flow::style_shares(&lns);
+    let marks = mark(&lns, &[792.0], body, bold, &shares);
+    assert_eq!(marks[0], Mark::Title);
+    assert_eq!(marks[1], Mark::Title, "the title's second line, in another column");
+    assert_eq!(marks[2], Mark::Front);
+    assert_eq!(marks[abs], Mark::None, "the abstract is a paragraph, not front matter");
+    assert!(
+        matches!(marks[section], Mark::Heading { depth: Some(1), .. }),
+        "{:?}",
+        marks[section]
+    );
+}

@@ -55,7 +55,10 @@ fn a_two_column_latex_paper_reads_column_by_column_with_headings() {
     assert!(pos(md, "### 3.1 Discussion") < pos(md, "## 4 Conclusion"));
     assert!(
         md.trim_end()
-            .ends_with("The final sentence of the paper is CONCLUSION- MARKER."),
+            // TeX broke "CONCLUSIONMARKER" before a capital, where a hyphen
+            // is normally a compound's; with no whole copy of the word in
+            // the paper to say otherwise, the hyphen stays (no space).
+            .ends_with("The final sentence of the paper is CONCLUSION-MARKER."),
         "{md}"
     );
 }

@@ -151,7 +151,8 @@ fn is_hyphen(c: char) -> bool {
 
 /// Join line texts into one flowing paragraph. A line ending in a hyphen
 /// after a letter, followed by a line starting in lower case, is a word
-/// broken by the typesetter: the hyphen goes. `keep` lists hyphenated
+/// broken by the typesetter: the hyphen goes (before a capital it is a
+/// compound's and stays, joined without a space). `keep` lists hyphenated
 /// compounds seen unbroken elsewhere in the document ("two-column"), whose
 /// hyphen stays.
 pub(crate) fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>, keep: &HashSet<String>) -> String {
@@ -172,7 +173,25 @@ pub(crate) fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>, keep: &Ha
         let broken = matches!(last, Some(h) if is_hyphen(h))
             && before.is_some_and(char::is_alphabetic)
             && first.is_some_and(char::is_lowercase);
-        if broken {
+        // A hyphen before a capital is a compound's ("Grosse-" / "Kunstleve",
+        // "non-" / "English"): TeX does not break a word there, so the
+        // hyphen stays and no space goes in.
+        let compound_at_end = matches!(last, Some(h) if is_hyphen(h))
+            && before.is_some_and(char::is_alphabetic)
+            && first.is_some_and(char::is_uppercase);
+        if compound_at_end {
+            // Unless the document has the word whole elsewhere: TeX does
+            // break capitals ("DI-" / "MACS", "GNU-" / "PLOT").
+            let prefix_start = out.rfind(' ').map(|i| i + 1).unwrap_or(0);
+            let first_word = line.split(' ').next().unwrap_or("");
+            let fragment = out[prefix_start..].trim_start_matches(|c: char| !c.is_alphanumeric());
+            let whole = format!("{}{}", fragment.strip_suffix(is_hyphen).unwrap_or(fragment), first_word);
+            let whole = whole.trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+            if keep.contains(&whole) {
+                out.pop();
+            }
+            out.push_str(line);
+        } else if broken {
             let prefix_start = out.rfind(' ').map(|i| i + 1).unwrap_or(0);
             let first_word = line.split(' ').next().unwrap_or("");
             let compound = format!("{}{}", &out[prefix_start..], first_word);
@@ -190,7 +209,9 @@ pub(crate) fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>, keep: &Ha
 }
 
 /// Hyphenated words that appear inside lines (not at a line end): evidence
-/// that the hyphen is part of the word.
+/// that the hyphen is part of the word; and words with a capital after
+/// their first letter ("DIMACS", "adjCoef"), evidence that "DI-" / "MACS"
+/// at a line end is that word broken. All lower-cased.
 pub(crate) fn hyphenated_words<'a>(lines: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
     let mut set = HashSet::new();
     for line in lines {
@@ -205,6 +226,11 @@ pub(crate) fn hyphenated_words<'a>(lines: impl IntoIterator<Item = &'a str>) -> 
                     .any(is_hyphen);
             if inner && (i + 1 < n || !w.ends_with(is_hyphen)) {
                 set.insert(w.trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase());
+            } else if !w.contains(is_hyphen)
+                && w.chars().skip(1).any(char::is_uppercase)
+                && w.chars().all(char::is_alphanumeric)
+            {
+                set.insert(w.to_lowercase());
             }
         }
     }
@@ -245,7 +271,16 @@ mod tests {
     fn line_end_hyphens_are_joined_unless_the_compound_is_known() {
         let none = HashSet::new();
         assert_eq!(join_lines(["the re-", "trieval step"], &none), "the retrieval step");
-        assert_eq!(join_lines(["see Section-", "Two"], &none), "see Section- Two");
+        assert_eq!(
+            join_lines(["(Abrahams and Grosse-", "Kunstleve, 2003)"], &none),
+            "(Abrahams and Grosse-Kunstleve, 2003)"
+        );
+        assert_eq!(join_lines(["a spaced dash -", "Then"], &none), "a spaced dash - Then");
+        // A capitalised word broken by TeX, seen whole elsewhere.
+        let seen = hyphenated_words(["the DIMACS format"]);
+        assert_eq!(join_lines(["in DI-", "MACS format"], &seen), "in DIMACS format");
+        assert_eq!(join_lines(["HP-", "GL/2"], &seen), "HP-GL/2");
+        assert_eq!(join_lines(["DI\u{2010}", "MACS"], &seen), "DIMACS");
         assert_eq!(join_lines(["ends.", "Next"], &none), "ends. Next");
         let keep = hyphenated_words(["a two-column layout here"]);
         assert!(keep.contains("two-column"), "{keep:?}");

@@ -9,6 +9,8 @@
 //!   did not mark, so ~0.96 is the practical ceiling, not a defect;
 //! - head%: share of non-empty Markdown lines that are `#` headings (a
 //!   paragraph is one Markdown line, so mending paragraphs raises it);
+//!   the summary also gives the share of all the file's lines, blank
+//!   lines included (a scorer that counts `lines()` of the file sees that);
 //!   head/src: heading lines per text line of the PDF (the layout's lines),
 //!   which does not depend on how paragraphs were joined;
 //! - para/p: paragraphs per page;
@@ -128,6 +130,8 @@ struct Score {
     pages: usize,
     words: f64,
     heading_share: f64,
+    /// Heading lines over every line of the file, blank ones included.
+    heading_share_all: f64,
     heading_per_src: f64,
     paras_per_page: f64,
     mid_per_page: f64,
@@ -336,6 +340,12 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         scores.iter().filter(|s| s.heading_share > 0.10).count()
     );
     println!(
+        "heading lines among all lines of the file (blank ones included): median {:.1}%, worst {:.1}%, files above 10%: {}",
+        100.0 * median(scores.iter().map(|s| s.heading_share_all)),
+        100.0 * scores.iter().map(|s| s.heading_share_all).fold(0.0, f64::max),
+        scores.iter().filter(|s| s.heading_share_all > 0.10).count()
+    );
+    println!(
         "heading lines per PDF text line: median {:.1}%, worst {:.1}%, files above 10%: {}",
         100.0 * median(scores.iter().map(|s| s.heading_per_src)),
         100.0 * scores.iter().map(|s| s.heading_per_src).fold(0.0, f64::max),
@@ -531,6 +541,7 @@ fn score(name: &str, md: &str, plain: &str, pages: usize, time: Option<Duration>
         .iter()
         .map(|(w, n)| (*n).min(got.get(w).copied().unwrap_or(0)))
         .sum();
+    let all_lines = md.lines().count();
     let lines: Vec<&str> = md.lines().filter(|l| !l.trim().is_empty()).collect();
     let heading_lines = lines.iter().filter(|l| l.starts_with('#')).count();
     let b = blocks(md);
@@ -542,6 +553,7 @@ fn score(name: &str, md: &str, plain: &str, pages: usize, time: Option<Duration>
         pages,
         words: if total == 0 { 1.0 } else { hit as f64 / total as f64 },
         heading_share: heading_lines as f64 / lines.len().max(1) as f64,
+        heading_share_all: heading_lines as f64 / all_lines.max(1) as f64,
         heading_per_src: 0.0,
         paras_per_page: paragraphs as f64 / p,
         mid_per_page: mid_breaks as f64 / p,
@@ -630,6 +642,9 @@ mod tests {
         assert_eq!(mid_sentence_examples(md).len(), 1);
         let s = score("x", md, "decades decades", 1, Some(Duration::from_secs(1)));
         assert_eq!(s.heading_lines, 1);
+        // Five non-empty lines, nine in the file.
+        assert!((s.heading_share - 0.2).abs() < 1e-9);
+        assert!((s.heading_share_all - 1.0 / 9.0).abs() < 1e-9);
         assert!((s.words - 0.5).abs() < 1e-9);
         // A word PDFium marked as hyphenated at a line end is one word.
         let s = score(
