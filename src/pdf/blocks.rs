@@ -32,6 +32,57 @@ pub(crate) const ABSTRACT_STYLE: (i32, bool) = (i32::MAX, true);
 /// halves of a paragraph cut by a break.
 const LOOKAHEAD: usize = 4;
 
+/// A chapter's label on its own line ("Chapter 3", "Part II", "Appendix
+/// A"), as book and report classes set it, and the chapter's title under
+/// it (as large or larger) are one heading, "Chapter 3: Cox model", at the
+/// label's level: two headings would leave an empty section named
+/// "Chapter 3".
+pub(crate) fn chapter_titles(blocks: Vec<Block>) -> Vec<Block> {
+    let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        if let (
+            Some(Block::Heading {
+                lines: label,
+                style: (label_size, _),
+                ..
+            }),
+            Block::Heading {
+                lines: title,
+                style: (title_size, _),
+                ..
+            },
+        ) = (out.last_mut(), &b)
+        {
+            // The title is set at least as large as its label; a smaller
+            // heading under "Appendix A" is the appendix's first section.
+            let named = ["chapter", "part", "appendix"]
+                .iter()
+                .any(|w| title.join(" ").to_lowercase().starts_with(w));
+            if label.len() == 1 && is_chapter_label(&label[0]) && title_size >= label_size && !named {
+                let merged = format!("{}: {}", label[0], title.join(" "));
+                label[0] = merged;
+                continue;
+            }
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// "Chapter 3", "CHAPTER 3", "Part II", "Appendix A": the word and a
+/// number or a letter, nothing else.
+fn is_chapter_label(t: &str) -> bool {
+    let mut words = t.split_whitespace();
+    let (Some(word), Some(n), None) = (words.next(), words.next(), words.next()) else {
+        return false;
+    };
+    let named = ["chapter", "part", "appendix"].contains(&word.to_lowercase().as_str());
+    let numeral = n.chars().all(|c| c.is_ascii_digit())
+        || n.chars().all(|c| matches!(c, 'I' | 'V' | 'X' | 'L'))
+        || (n.len() == 1 && n.chars().all(|c| c.is_ascii_uppercase()));
+    named && numeral
+}
+
 /// Join a paragraph (or list item) that stops mid-sentence with the next
 /// paragraph of the same size that starts in lower case, across the
 /// footnotes, captions and tables that a column or page break put between
@@ -227,6 +278,28 @@ mod tests {
         assert_eq!(
             md,
             "The method ran for over two decades without failing.\n\n1 A footnote.\n\nNext paragraph.\n"
+        );
+    }
+
+    #[test]
+    fn a_chapter_label_and_its_title_are_one_heading() {
+        let heading = |t: &str, size: i32| Block::Heading {
+            style: (size, true),
+            depth: None,
+            lines: vec![t.to_string()],
+        };
+        let blocks = vec![
+            heading("Chapter 3", 20),
+            heading("Cox model", 24),
+            para("The most common model.", 10.0),
+            heading("Part II", 20),
+            heading("Appendix A", 20),
+            heading("Methods", 14),
+        ];
+        let md = emit(&chapter_titles(blocks), &HashSet::new());
+        assert_eq!(
+            md,
+            "# Chapter 3: Cox model\n\nThe most common model.\n\n# Part II\n\n# Appendix A\n\n## Methods\n"
         );
     }
 }

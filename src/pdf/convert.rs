@@ -394,7 +394,7 @@ fn render(pages: &[PageLines]) -> (String, Option<String>) {
         }
         prev = Some(i);
     }
-    let out = blocks::mend_breaks(out);
+    let out = blocks::chapter_titles(blocks::mend_breaks(out));
     let title = (!title.is_empty()).then(|| text::join_lines(title.iter().map(String::as_str), &keep_hyphens));
     (blocks::emit(&out, &keep_hyphens), title)
 }
