@@ -23,17 +23,40 @@ fn row(words: &[(&str, f32)], top: f32, size: f32, bold: bool) -> Line {
     Line::of_words(words, top, size, bold)
 }
 
-fn prose(top: f32) -> Line {
-    let t = "body text of the page runs on to the right edge of the column here.";
-    let ws: Vec<(&str, f32)> = t
+/// Words of `text` from x = 72, 5 pt per character and a 3 pt space.
+fn sentence(text: &str, top: f32, size: f32, bold: bool) -> Line {
+    let ws: Vec<(&str, f32)> = text
         .split(' ')
         .scan(72.0f32, |x, w| {
             let at = *x;
-            *x += 5.0 * w.len() as f32 + 3.0;
+            *x += 5.0 * w.chars().count() as f32 + 3.0;
             Some((w, at))
         })
         .collect();
-    row(&ws, top, 10.0, false)
+    row(&ws, top, size, bold)
+}
+
+fn prose(top: f32) -> Line {
+    sentence(
+        "body text of the page runs on to the right edge of the column here.",
+        top,
+        10.0,
+        false,
+    )
+}
+
+/// `n` lines of body text 12 pt apart from `y`; the `y` after them.
+fn paragraph(lines: &mut Vec<Line>, y: f32, n: usize) -> f32 {
+    lines.extend((0..n).map(|k| prose(y + 12.0 * k as f32)));
+    y + 12.0 * n as f32
+}
+
+/// The structure pass over pages of lines, as `convert` runs it.
+fn marks_of(pages: &[Vec<&Line>]) -> Vec<Mark> {
+    let lns = crate::pdf::flow::build(pages);
+    let (body, bold) = crate::pdf::flow::body_style(&lns);
+    let shares = crate::pdf::flow::style_shares(&lns);
+    mark(&lns, &vec![792.0; pages.len()], body, bold, &shares)
 }
 
 /// Bold at body size is a heading only when it stands apart: with space
@@ -42,18 +65,12 @@ fn prose(top: f32) -> Line {
 fn bold_labels_in_tables_and_before_colons_are_not_headings() {
     let mut lines = Vec::new();
     let mut y = 80.0;
-    for _ in 0..12 {
-        lines.push(prose(y));
-        y += 12.0;
-    }
+    y = paragraph(&mut lines, y, 12);
     y += 12.0;
     let heading = lines.len();
     lines.push(row(&[("Computational", 72.0), ("details", 142.0)], y, 10.0, true));
     y += 22.0;
-    for _ in 0..6 {
-        lines.push(prose(y));
-        y += 12.0;
-    }
+    y = paragraph(&mut lines, y, 6);
     y += 12.0;
     // A table: a column header in bold, words in columns; then a row
     // label in bold with only row spacing above and below.
@@ -76,10 +93,7 @@ fn bold_labels_in_tables_and_before_colons_are_not_headings() {
     let colon = lines.len();
     lines.push(row(&[("Affiliation:", 72.0)], y, 10.0, true));
     y += 22.0;
-    for _ in 0..4 {
-        lines.push(prose(y));
-        y += 12.0;
-    }
+    paragraph(&mut lines, y, 4);
     // The table goes on at the top of the next page: a row label with
     // no line above it (space above unknown) and a row under it.
     let next = [
@@ -94,17 +108,13 @@ fn bold_labels_in_tables_and_before_colons_are_not_headings() {
         prose(118.5),
         prose(130.5),
     ];
-    let page: Vec<&Line> = lines.iter().collect();
-    let lns = crate::pdf::flow::build(&[page, next.iter().collect()]);
-    let (body, bold) = crate::pdf::flow::body_style(&lns);
-    let shares = crate::pdf::flow::style_shares(&lns);
-    let marks = mark(&lns, &[792.0, 792.0], body, bold, &shares);
+    let marks = marks_of(&[lines.iter().collect(), next.iter().collect()]);
     assert!(matches!(marks[heading], Mark::Heading { .. }), "{:?}", marks[heading]);
     assert_eq!(marks[header], Mark::None, "words in columns");
     assert_eq!(marks[label], Mark::None, "a row label");
     assert_eq!(marks[colon], Mark::None, "a label before a colon");
     let top = lines.len();
-    assert_eq!(lns[top].text, "Powell");
+    assert_eq!(marks.len(), top + next.len(), "one mark per line");
     assert_eq!(marks[top], Mark::None, "a row label at the top of a page");
 }
 
@@ -188,49 +198,23 @@ fn captions_are_labels() {
 fn a_three_part_number_before_a_routine_name_is_a_heading() {
     let mut lines = Vec::new();
     let mut y = 80.0;
-    for _ in 0..12 {
-        lines.push(prose(y));
-        y += 12.0;
-    }
+    y = paragraph(&mut lines, y, 12);
     y += 12.0;
-    let words = "1.2.2 glp set graph name \u{2014} assign (change) graph name";
-    let ws: Vec<(&str, f32)> = words
-        .split(' ')
-        .scan(72.0f32, |x, w| {
-            let at = *x;
-            *x += 5.0 * w.chars().count() as f32 + 3.0;
-            Some((w, at))
-        })
-        .collect();
     let entry = lines.len();
-    lines.push(row(&ws, y, 10.0, true));
+    lines.push(sentence(
+        "1.2.2 glp set graph name \u{2014} assign (change) graph name",
+        y,
+        10.0,
+        true,
+    ));
     y += 22.0;
-    for _ in 0..6 {
-        lines.push(prose(y));
-        y += 12.0;
-    }
-    let lns = crate::pdf::flow::build(&[lines.iter().collect()]);
-    let (body, bold) = crate::pdf::flow::body_style(&lns);
-    let shares = crate::pdf::flow::style_shares(&lns);
-    let marks = mark(&lns, &[792.0], body, bold, &shares);
+    paragraph(&mut lines, y, 6);
+    let marks = marks_of(&[lines.iter().collect()]);
     assert!(
         matches!(marks[entry], Mark::Heading { depth: Some(3), .. }),
         "{:?}",
         marks[entry]
     );
-}
-
-/// Words of `text` from x = 72, 5 pt per character and a 3 pt space.
-fn sentence(text: &str, top: f32, size: f32, bold: bool) -> Line {
-    let ws: Vec<(&str, f32)> = text
-        .split(' ')
-        .scan(72.0f32, |x, w| {
-            let at = *x;
-            *x += 5.0 * w.chars().count() as f32 + 3.0;
-            Some((w, at))
-        })
-        .collect();
-    row(&ws, top, size, bold)
 }
 
 /// A first page as the pinp template sets it (Rcpp's vignettes): a title
@@ -261,10 +245,7 @@ fn an_unlabelled_small_abstract_ends_the_front_matter() {
         lines.push(sentence(text, y, 9.0, false));
         y += 11.0;
     }
-    let lns = crate::pdf::flow::build(&[lines.iter().collect()]);
-    let (body, bold) = crate::pdf::flow::body_style(&lns);
-    let shares = crate::pdf::flow::style_shares(&lns);
-    let marks = mark(&lns, &[792.0], body, bold, &shares);
+    let marks = marks_of(&[lines.iter().collect()]);
     assert_eq!(marks[0], Mark::Title);
     assert_eq!(marks[1], Mark::Title, "the title's second line, in another column");
     assert_eq!(marks[2], Mark::Front);
