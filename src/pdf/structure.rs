@@ -382,13 +382,24 @@ fn heading_words(t: &str) -> bool {
     !(affiliation || marked_names)
 }
 
+/// A line as a figure's text runs: a few words (a panel title, a box's
+/// label, an axis title) or only numbers (axis ticks); not a caption.
+fn figure_text(l: &Ln<'_>) -> bool {
+    let t = l.text.trim();
+    let numbers = t.split(' ').all(|w| {
+        w.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '\u{2212}'))
+    });
+    (l.line.words.len() <= 4 || numbers) && !is_figure_caption(t)
+}
+
 /// Headings that the rest of the page shows to be labels: the same
 /// unnumbered text set as a heading three or more times within a few
 /// inches of one page (the panel titles of a figure; a chapter's
 /// "Introduction" repeats across a book, a manual's "Synopsis" once per
-/// entry), and a heading followed at once by a figure's caption (a label
-/// inside the figure; a table's caption goes above the table, so it may
-/// follow a section heading).
+/// entry), and a heading followed by a figure's caption with only the
+/// figure's own text between (a label inside the figure; a table's caption
+/// goes above the table, so it may follow a section heading).
 fn labels_are_not_headings(lns: &[Ln<'_>], heights: &[f32], marks: &mut [Mark]) {
     let key = |l: &Ln<'_>| -> (usize, String) {
         let text = l
@@ -424,8 +435,15 @@ fn labels_are_not_headings(lns: &[Ln<'_>], heights: &[f32], marks: &mut [Mark]) 
             let span = t.iter().fold(f32::MIN, |a, &b| a.max(b)) - t.iter().fold(f32::MAX, |a, &b| a.min(b));
             t.len() >= 3 && span < 0.4 * height
         });
+        // The caption may follow the label after more of the figure's own
+        // text: axis ticks, other panel titles, a few words in boxes
+        // ("Mean Bootstrap" / "20.0 20.5 21.0" / "Samples" / "Fig. 2.").
+        let mut j = i + 1;
+        while j < lns.len() && j - i <= 8 && lns[j].page == lns[i].page && figure_text(&lns[j]) {
+            j += 1;
+        }
         let captioned = lns
-            .get(i + 1)
+            .get(j)
             .is_some_and(|n| n.page == lns[i].page && is_figure_caption(n.text.trim()));
         if repeated || captioned {
             marks[i] = Mark::None;

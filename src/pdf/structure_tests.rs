@@ -256,3 +256,34 @@ fn an_unlabelled_small_abstract_ends_the_front_matter() {
         marks[section]
     );
 }
+
+/// Text inside a vector figure set like headings (Rcpp's bootstrap plot:
+/// "Mean Bootstrap", its axis ticks, "Samples", then the caption) is the
+/// figure's, not a section; a heading with prose under it stays one even
+/// when a caption comes a few lines later.
+#[test]
+fn panel_titles_before_a_caption_are_not_headings() {
+    let mut lines = vec![sentence("Extending R with C++", 40.0, 20.0, true)];
+    let y = paragraph(&mut lines, 80.0, 12);
+    let panel = lines.len();
+    lines.push(sentence("Mean Bootstrap", y + 14.0, 14.0, true));
+    lines.push(sentence("20.0 20.5 21.0 21.5", y + 36.0, 7.0, false));
+    let axis = lines.len();
+    lines.push(sentence("Samples", y + 48.0, 12.0, true));
+    lines.push(sentence(
+        "Fig. 2. Results of the bootstrapping procedure for the sample mean.",
+        y + 70.0,
+        9.0,
+        false,
+    ));
+    let y = paragraph(&mut lines, y + 90.0, 6);
+    let section = lines.len();
+    lines.push(sentence("Rcpp in Packages", y + 14.0, 14.0, true));
+    let y = paragraph(&mut lines, y + 36.0, 2);
+    lines.push(sentence("Fig. 3. A second figure.", y + 14.0, 9.0, false));
+    paragraph(&mut lines, y + 30.0, 6);
+    let marks = marks_of(&[lines.iter().collect()]);
+    assert_eq!(marks[panel], Mark::None, "a panel title");
+    assert_eq!(marks[axis], Mark::None, "an axis title");
+    assert!(matches!(marks[section], Mark::Heading { .. }), "{:?}", marks[section]);
+}
