@@ -393,6 +393,23 @@ fn figure_text(l: &Ln<'_>) -> bool {
     (l.line.words.len() <= 4 || numbers) && !is_figure_caption(t)
 }
 
+/// A plot's axis ticks: four numbers or more in one steady step ("0.0 0.5
+/// 1.0 1.5", "0 200 400 600").
+fn axis_ticks(t: &str) -> bool {
+    let values: Vec<f64> = t
+        .split(' ')
+        .map_while(|w| w.replace('\u{2212}', "-").parse().ok())
+        .collect();
+    if values.len() < 4 || values.len() != t.split(' ').count() {
+        return false;
+    }
+    let step = values[1] - values[0];
+    step != 0.0
+        && values
+            .windows(2)
+            .all(|p| ((p[1] - p[0]) - step).abs() <= 1e-6 * step.abs().max(1.0))
+}
+
 /// Headings that the rest of the page shows to be labels: the same
 /// unnumbered text set as a heading three or more times within a few
 /// inches of one page (the panel titles of a figure; a chapter's
@@ -438,13 +455,17 @@ fn labels_are_not_headings(lns: &[Ln<'_>], heights: &[f32], marks: &mut [Mark]) 
         // The caption may follow the label after more of the figure's own
         // text: axis ticks, other panel titles, a few words in boxes
         // ("Mean Bootstrap" / "20.0 20.5 21.0" / "Samples" / "Fig. 2.").
+        // A plot without a caption shows itself by its axis ticks.
         let mut j = i + 1;
+        let mut ticks = false;
         while j < lns.len() && j - i <= 8 && lns[j].page == lns[i].page && figure_text(&lns[j]) {
+            ticks |= axis_ticks(lns[j].text.trim());
             j += 1;
         }
-        let captioned = lns
-            .get(j)
-            .is_some_and(|n| n.page == lns[i].page && is_figure_caption(n.text.trim()));
+        let captioned = ticks
+            || lns
+                .get(j)
+                .is_some_and(|n| n.page == lns[i].page && is_figure_caption(n.text.trim()));
         if repeated || captioned {
             marks[i] = Mark::None;
             // A wrapped continuation goes with it.

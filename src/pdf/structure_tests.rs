@@ -259,8 +259,9 @@ fn an_unlabelled_small_abstract_ends_the_front_matter() {
 
 /// Text inside a vector figure set like headings (Rcpp's bootstrap plot:
 /// "Mean Bootstrap", its axis ticks, "Samples", then the caption) is the
-/// figure's, not a section; a heading with prose under it stays one even
-/// when a caption comes a few lines later.
+/// figure's, not a section, and so is a plot's title over its legend and
+/// axis ticks with no caption near; a heading with prose under it stays one
+/// even when a caption comes a few lines later.
 #[test]
 fn panel_titles_before_a_caption_are_not_headings() {
     let mut lines = vec![sentence("Extending R with C++", 40.0, 20.0, true)];
@@ -281,9 +282,28 @@ fn panel_titles_before_a_caption_are_not_headings() {
     lines.push(sentence("Rcpp in Packages", y + 14.0, 14.0, true));
     let y = paragraph(&mut lines, y + 36.0, 2);
     lines.push(sentence("Fig. 3. A second figure.", y + 14.0, 9.0, false));
-    paragraph(&mut lines, y + 30.0, 6);
+    let y = paragraph(&mut lines, y + 30.0, 6);
+    // A plot with no caption near it: its legend, then its axis ticks.
+    let legend = lines.len();
+    lines.push(sentence("Males", y + 14.0, 14.0, true));
+    lines.push(sentence("Performance Score =0", y + 36.0, 7.0, false));
+    lines.push(sentence("Performance Score =1", y + 46.0, 7.0, false));
+    lines.push(sentence("0.0 0.5 1.0 1.5 2.0 2.5", y + 60.0, 7.0, false));
+    paragraph(&mut lines, y + 80.0, 6);
     let marks = marks_of(&[lines.iter().collect()]);
+    assert_eq!(marks[legend], Mark::None, "a plot's title over its legend");
     assert_eq!(marks[panel], Mark::None, "a panel title");
     assert_eq!(marks[axis], Mark::None, "an axis title");
     assert!(matches!(marks[section], Mark::Heading { .. }), "{:?}", marks[section]);
+}
+
+#[test]
+fn axis_ticks_step_steadily() {
+    assert!(axis_ticks("0.0 0.5 1.0 1.5 2.0 2.5"));
+    assert!(axis_ticks("0 200 400 600"));
+    assert!(axis_ticks("\u{2212}2 \u{2212}1 0 1"));
+    assert!(!axis_ticks("20.0 20.5 21.0"), "three is too few");
+    assert!(!axis_ticks("1 2 4 8"));
+    assert!(!axis_ticks("3 3 3 3"));
+    assert!(!axis_ticks("0 1 2 3 apples"));
 }
