@@ -54,13 +54,12 @@ pub(crate) fn chapter_titles(blocks: Vec<Block>) -> Vec<Block> {
         ) = (out.last_mut(), &b)
         {
             // The title is set at least as large as its label; a smaller
-            // heading under "Appendix A" is the appendix's first section.
-            let named = ["chapter", "part", "appendix"]
-                .iter()
-                .any(|w| title.join(" ").to_lowercase().starts_with(w));
-            if label.len() == 1 && is_chapter_label(&label[0]) && title_size >= label_size && !named {
-                let merged = format!("{}: {}", label[0], title.join(" "));
-                label[0] = merged;
+            // heading under "Appendix A" is the appendix's first section,
+            // and a second label ("Part II" / "Appendix A") is no title.
+            let title = title.join(" ");
+            let labelled = title.split_whitespace().next().is_some_and(chapter_word);
+            if label.len() == 1 && is_chapter_label(&label[0]) && title_size >= label_size && !labelled {
+                label[0] = format!("{}: {title}", label[0]);
                 continue;
             }
         }
@@ -76,11 +75,15 @@ fn is_chapter_label(t: &str) -> bool {
     let (Some(word), Some(n), None) = (words.next(), words.next(), words.next()) else {
         return false;
     };
-    let named = ["chapter", "part", "appendix"].contains(&word.to_lowercase().as_str());
     let numeral = n.chars().all(|c| c.is_ascii_digit())
         || n.chars().all(|c| matches!(c, 'I' | 'V' | 'X' | 'L'))
         || (n.len() == 1 && n.chars().all(|c| c.is_ascii_uppercase()));
-    named && numeral
+    chapter_word(word) && numeral
+}
+
+/// The words that name a book's divisions.
+fn chapter_word(w: &str) -> bool {
+    ["chapter", "part", "appendix"].contains(&w.to_lowercase().as_str())
 }
 
 /// Join a paragraph (or list item) that stops mid-sentence with the next

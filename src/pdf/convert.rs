@@ -276,7 +276,7 @@ fn render(pages: &[PageLines]) -> (String, Option<String>) {
         })
         .collect();
     let lns = flow::build(&kept);
-    let keep_hyphens = text::hyphenated_words(lns.iter().map(|l| l.text.as_str()));
+    let keep_hyphens = text::hyphen_evidence(lns.iter().map(|l| l.text.as_str()));
     let (body, body_bold) = flow::body_style(&lns);
     let shares = flow::style_shares(&lns);
     let heights: Vec<f32> = pages.iter().map(|p| p.height).collect();

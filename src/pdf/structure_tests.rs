@@ -51,6 +51,16 @@ fn paragraph(lines: &mut Vec<Line>, y: f32, n: usize) -> f32 {
     y + 12.0 * n as f32
 }
 
+/// Line `i` is a heading, with the numbering depth given (or unnumbered).
+#[track_caller]
+fn assert_heading(marks: &[Mark], i: usize, depth: Option<usize>) {
+    assert!(
+        matches!(&marks[i], Mark::Heading { depth: d, .. } if *d == depth),
+        "line {i}: {:?}",
+        marks[i]
+    );
+}
+
 /// The structure pass over pages of lines, as `convert` runs it.
 fn marks_of(pages: &[Vec<&Line>]) -> Vec<Mark> {
     let lns = crate::pdf::flow::build(pages);
@@ -109,7 +119,7 @@ fn bold_labels_in_tables_and_before_colons_are_not_headings() {
         prose(130.5),
     ];
     let marks = marks_of(&[lines.iter().collect(), next.iter().collect()]);
-    assert!(matches!(marks[heading], Mark::Heading { .. }), "{:?}", marks[heading]);
+    assert_heading(&marks, heading, None);
     assert_eq!(marks[header], Mark::None, "words in columns");
     assert_eq!(marks[label], Mark::None, "a row label");
     assert_eq!(marks[colon], Mark::None, "a label before a colon");
@@ -210,11 +220,7 @@ fn a_three_part_number_before_a_routine_name_is_a_heading() {
     y += 22.0;
     paragraph(&mut lines, y, 6);
     let marks = marks_of(&[lines.iter().collect()]);
-    assert!(
-        matches!(marks[entry], Mark::Heading { depth: Some(3), .. }),
-        "{:?}",
-        marks[entry]
-    );
+    assert_heading(&marks, entry, Some(3));
 }
 
 /// A first page as the pinp template sets it (Rcpp's vignettes): a title
@@ -250,11 +256,7 @@ fn an_unlabelled_small_abstract_ends_the_front_matter() {
     assert_eq!(marks[1], Mark::Title, "the title's second line, in another column");
     assert_eq!(marks[2], Mark::Front);
     assert_eq!(marks[abs], Mark::None, "the abstract is a paragraph, not front matter");
-    assert!(
-        matches!(marks[section], Mark::Heading { depth: Some(1), .. }),
-        "{:?}",
-        marks[section]
-    );
+    assert_heading(&marks, section, Some(1));
 }
 
 /// Text inside a vector figure set like headings (Rcpp's bootstrap plot:
@@ -294,7 +296,7 @@ fn panel_titles_before_a_caption_are_not_headings() {
     assert_eq!(marks[legend], Mark::None, "a plot's title over its legend");
     assert_eq!(marks[panel], Mark::None, "a panel title");
     assert_eq!(marks[axis], Mark::None, "an axis title");
-    assert!(matches!(marks[section], Mark::Heading { .. }), "{:?}", marks[section]);
+    assert_heading(&marks, section, None);
 }
 
 #[test]

@@ -170,33 +170,32 @@ pub(crate) fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>, keep: &Ha
         let last = tail.next();
         let before = tail.next();
         let first = line.chars().next();
-        let broken = matches!(last, Some(h) if is_hyphen(h))
-            && before.is_some_and(char::is_alphabetic)
-            && first.is_some_and(char::is_lowercase);
-        // A hyphen before a capital is a compound's ("Grosse-" / "Kunstleve",
-        // "non-" / "English"): TeX does not break a word there, so the
-        // hyphen stays and no space goes in.
-        let compound_at_end = matches!(last, Some(h) if is_hyphen(h))
-            && before.is_some_and(char::is_alphabetic)
-            && first.is_some_and(char::is_uppercase);
-        if compound_at_end {
-            // Unless the document has the word whole elsewhere: TeX does
-            // break capitals ("DI-" / "MACS", "GNU-" / "PLOT").
+        let hyphen_end = matches!(last, Some(h) if is_hyphen(h)) && before.is_some_and(char::is_alphabetic);
+        let lower = first.is_some_and(char::is_lowercase);
+        if hyphen_end && (lower || first.is_some_and(char::is_uppercase)) {
+            // The word across the break, with its hyphen and without,
+            // trimmed as `hyphen_evidence` trims ("(pseudo-" / "column)";
+            // "--no-" / "site-file" keeps its leading dashes).
             let prefix_start = out.rfind(' ').map(|i| i + 1).unwrap_or(0);
+            let fragment = out[prefix_start..].trim_start_matches(|c: char| !c.is_alphanumeric() && !is_hyphen(c));
             let first_word = line.split(' ').next().unwrap_or("");
-            let fragment = out[prefix_start..].trim_start_matches(|c: char| !c.is_alphanumeric());
-            let whole = format!("{}{}", fragment.strip_suffix(is_hyphen).unwrap_or(fragment), first_word);
-            let whole = whole.trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-            if keep.contains(&whole) {
-                out.pop();
-            }
-            out.push_str(line);
-        } else if broken {
-            let prefix_start = out.rfind(' ').map(|i| i + 1).unwrap_or(0);
-            let first_word = line.split(' ').next().unwrap_or("");
-            let compound = format!("{}{}", &out[prefix_start..], first_word);
-            let compound = compound.trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-            if !keep.contains(&compound) {
+            let word = |head: &str| {
+                format!("{head}{first_word}")
+                    .trim_end_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            };
+            // Before lower case the typesetter broke a word, unless the
+            // compound is seen unbroken. Before a capital the hyphen is a
+            // compound's ("Grosse-" / "Kunstleve"; TeX does not break a word
+            // there), unless the word is seen whole: TeX does break words
+            // in capitals ("DI-" / "MACS").
+            let drop = if lower {
+                !keep.contains(&word(fragment))
+            } else {
+                let head = fragment.trim_start_matches(is_hyphen);
+                keep.contains(&word(head.strip_suffix(is_hyphen).unwrap_or(head)))
+            };
+            if drop {
                 out.pop();
             }
             out.push_str(line);
@@ -208,11 +207,12 @@ pub(crate) fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>, keep: &Ha
     out
 }
 
-/// Hyphenated words that appear inside lines (not at a line end): evidence
+/// What the document says about line-end hyphens (`join_lines`' `keep`):
+/// hyphenated words that appear inside lines (not at a line end), evidence
 /// that the hyphen is part of the word; and words with a capital after
 /// their first letter ("DIMACS", "adjCoef"), evidence that "DI-" / "MACS"
 /// at a line end is that word broken. All lower-cased.
-pub(crate) fn hyphenated_words<'a>(lines: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
+pub(crate) fn hyphen_evidence<'a>(lines: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
     let mut set = HashSet::new();
     for line in lines {
         let words: Vec<&str> = line.split(' ').collect();
@@ -277,12 +277,14 @@ mod tests {
         );
         assert_eq!(join_lines(["a spaced dash -", "Then"], &none), "a spaced dash - Then");
         // A capitalised word broken by TeX, seen whole elsewhere.
-        let seen = hyphenated_words(["the DIMACS format"]);
+        let seen = hyphen_evidence(["the DIMACS format"]);
         assert_eq!(join_lines(["in DI-", "MACS format"], &seen), "in DIMACS format");
         assert_eq!(join_lines(["HP-", "GL/2"], &seen), "HP-GL/2");
         assert_eq!(join_lines(["DI\u{2010}", "MACS"], &seen), "DIMACS");
         assert_eq!(join_lines(["ends.", "Next"], &none), "ends. Next");
-        let keep = hyphenated_words(["a two-column layout here"]);
+        let keep = hyphen_evidence(["a two-column layout here, (pseudo-column) and --no-site-file"]);
+        assert_eq!(join_lines(["a (pseudo-", "column)"], &keep), "a (pseudo-column)");
+        assert_eq!(join_lines(["--no-", "site-file"], &keep), "--no-site-file");
         assert!(keep.contains("two-column"), "{keep:?}");
         assert_eq!(join_lines(["a two-", "column paper"], &keep), "a two-column paper");
     }
