@@ -11,13 +11,11 @@
 //! used by naming it in `rag.embed_model` and running `jarvis kb reindex`:
 //! the app calls [`download_model`] into `$JARVIS_HOME/models/<id>/` (from
 //! the Hugging Face Hub, or a mirror named by `HF_ENDPOINT`), then
-//! re-embeds. A download is accepted only when every file's sha256 matches
-//! the pin in this registry ([`Pins`]); a mismatch deletes what was fetched
-//! and fails. A model without pins is refused: the machines Jarvis was built
-//! on could not reach the Hub, so the BGE entries carry **no pins yet** —
-//! until someone with internet access records `revision` (a commit id) and
-//! both files' sha256 here, those models are used by downloading the two
-//! files by hand and setting `runtime.model_dir`.
+//! re-embeds. Every entry is pinned ([`Pins`]) to a fixed commit of the
+//! model's own repository and to each file's size and sha256 at that commit;
+//! a download is kept only when both match, and a file that does not is
+//! deleted and named in the error. A model without pins is refused (only a
+//! test-built registry could have one): nothing unverified is ever loaded.
 //!
 //! The downloader is blocking (ureq): call it off the async runtime. It
 //! writes each file to a temporary name in the target directory, checks its
@@ -70,7 +68,8 @@ pub enum ModelSource {
     /// A Hugging Face Hub repository.
     HuggingFace {
         repo: &'static str,
-        /// A commit id once pinned; a branch name (`main`) until then.
+        /// The commit the pins were taken at (never a branch: a branch
+        /// moves, and the pinned files with it).
         revision: &'static str,
         /// Path of the ONNX graph inside the repository.
         model_path: &'static str,
@@ -82,10 +81,13 @@ pub enum ModelSource {
     },
 }
 
-/// sha256 (hex) of each downloaded file, checked before it is kept.
+/// Size in bytes and sha256 (hex) of each downloaded file, both checked
+/// before it is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pins {
+    pub model_bytes: u64,
     pub model_sha256: &'static str,
+    pub tokenizer_bytes: u64,
     pub tokenizer_sha256: &'static str,
 }
 
@@ -108,10 +110,13 @@ pub struct ModelSpec {
 
 // all-MiniLM-L6-v2: 512 positions exist, but sentence-transformers uses it
 // with max_seq_length 256 and that is what its quality numbers are measured at.
-// The Hub paths (`onnx/model.onnx`) are where the BAAI repositories publish
-// their ONNX exports; no machine this was written on could reach the Hub, so
-// neither the paths nor any hashes could be checked, and the entries stay
-// unpinned (refused by the downloader) rather than carry invented pins.
+// The BGE pins are the published values of each file at a fixed commit of
+// BAAI's own repository (`onnx/model.onnx` is where they publish the ONNX
+// export). Both models share one tokenizer file (the same sha256), so its
+// size, published for bge-base, holds for bge-small too.
+const BGE_TOKENIZER_BYTES: u64 = 711_396;
+const BGE_TOKENIZER_SHA256: &str = "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66";
+
 static MODELS: &[ModelSpec] = &[
     ModelSpec {
         id: DEFAULT_MODEL_ID,
@@ -134,11 +139,15 @@ static MODELS: &[ModelSpec] = &[
         query_prefix: BGE_QUERY_INSTRUCTION,
         source: ModelSource::HuggingFace {
             repo: "BAAI/bge-small-en-v1.5",
-            revision: "main",
+            revision: "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a",
             model_path: "onnx/model.onnx",
             tokenizer_path: "tokenizer.json",
-            // Not pinned: the Hub was unreachable where this was written.
-            pins: None,
+            pins: Some(Pins {
+                model_bytes: 133_093_490,
+                model_sha256: "828e1496d7fabb79cfa4dcd84fa38625c0d3d21da474a00f08db0f559940cf35",
+                tokenizer_bytes: BGE_TOKENIZER_BYTES,
+                tokenizer_sha256: BGE_TOKENIZER_SHA256,
+            }),
         },
     },
     ModelSpec {
@@ -150,11 +159,15 @@ static MODELS: &[ModelSpec] = &[
         query_prefix: BGE_QUERY_INSTRUCTION,
         source: ModelSource::HuggingFace {
             repo: "BAAI/bge-base-en-v1.5",
-            revision: "main",
+            revision: "a5beb1e3e68b9ab74eb54cfd186867f64f240e1a",
             model_path: "onnx/model.onnx",
             tokenizer_path: "tokenizer.json",
-            // Not pinned: the Hub was unreachable where this was written.
-            pins: None,
+            pins: Some(Pins {
+                model_bytes: 435_811_539,
+                model_sha256: "9bc579acdba21c253c62a9bf866891355a63ffa3442b52c8a37d75b2ccb91848",
+                tokenizer_bytes: BGE_TOKENIZER_BYTES,
+                tokenizer_sha256: BGE_TOKENIZER_SHA256,
+            }),
         },
     },
 ];
@@ -177,7 +190,9 @@ static TEST_MODELS: &[ModelSpec] = &[ModelSpec {
         model_path: "onnx/model.onnx",
         tokenizer_path: "tokenizer.json",
         pins: Some(Pins {
+            model_bytes: 22_928_619,
             model_sha256: "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            tokenizer_bytes: 466_247,
             tokenizer_sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
         }),
     },
@@ -202,9 +217,23 @@ pub enum RegistryError {
     /// downloaded could be verified.
     #[error("model `{id}` has no pinned file hashes in this build, so jarvis will not download it — download model.onnx and tokenizer.json yourself, put them in a directory and set `runtime.model_dir` to it")]
     Unpinned { id: String },
+    /// A downloaded file's size differs from the pin; it was deleted.
+    #[error("{} downloaded from {url} is {} bytes, not the pinned {expected}; the file was deleted — {MISMATCH_FIX}", file.display(), size_text(*got))]
+    SizeMismatch {
+        file: PathBuf,
+        url: String,
+        expected: u64,
+        /// `None`: more than `expected` (the download was cut off there).
+        got: Option<u64>,
+    },
     /// A downloaded file's sha256 differs from the pin; it was deleted.
-    #[error("{url} does not match its pinned sha256 (expected {expected}, got {got}); the file was discarded — the mirror may be serving other files")]
-    Mismatch { url: String, expected: String, got: String },
+    #[error("{} downloaded from {url} does not match its pinned sha256 (expected {expected}, got {got}); the file was deleted — {MISMATCH_FIX}", file.display())]
+    Mismatch {
+        file: PathBuf,
+        url: String,
+        expected: String,
+        got: String,
+    },
     /// Writing the file into the model directory failed.
     #[error("writing {path} failed: {source}")]
     Io {
@@ -217,6 +246,13 @@ pub enum RegistryError {
     Empty { url: String },
 }
 
+/// What to do about a file that is not the pinned one.
+const MISMATCH_FIX: &str = "the server (or the mirror `HF_ENDPOINT` names) serves other files than the ones this jarvis was pinned to; unset `HF_ENDPOINT` or fix the mirror, or put model.onnx and tokenizer.json in a directory and set `runtime.model_dir`";
+
+fn size_text(got: Option<u64>) -> String {
+    got.map_or_else(|| "more than that".to_owned(), |n| n.to_string())
+}
+
 impl RegistryError {
     /// How an edge should report this failure.
     pub fn kind(&self) -> crate::error_kind::ErrorKind {
@@ -225,9 +261,10 @@ impl RegistryError {
             RegistryError::UnknownModel { .. } | RegistryError::Bundled { .. } | RegistryError::Unpinned { .. } => {
                 ErrorKind::User
             }
-            RegistryError::Http { .. } | RegistryError::Empty { .. } | RegistryError::Mismatch { .. } => {
-                ErrorKind::Unavailable
-            }
+            RegistryError::Http { .. }
+            | RegistryError::Empty { .. }
+            | RegistryError::Mismatch { .. }
+            | RegistryError::SizeMismatch { .. } => ErrorKind::Unavailable,
             RegistryError::Io { source, .. } => crate::error_kind::io_kind(source),
         }
     }
@@ -307,12 +344,13 @@ impl fmt::Display for Downloaded {
 
 /// Fetches a non-bundled model's ONNX graph and tokenizer into `dir`
 /// (created if missing) as `model.onnx` and `tokenizer.json`, each checked
-/// against its pinned sha256 before it is kept.
+/// against its pinned size and sha256 before it is kept.
 ///
 /// `base_url` overrides the Hub endpoint (tests, mirrors); `None` means
-/// [`hf_endpoint`]. A file already present is kept only if its hash matches
-/// the pin, so a re-run after a partial failure fetches only what is
-/// missing or wrong. `progress(done, total)` reports bytes of the current
+/// [`hf_endpoint`]. A file already present is kept only if it matches its
+/// pins, so a re-run after a partial failure fetches only what is missing
+/// or wrong; one that does not match is deleted before anything is fetched,
+/// so a failed download never leaves a wrong file behind. `progress(done, total)` reports bytes of the current
 /// file. Blocking.
 pub fn download_model(
     spec: &ModelSpec,
@@ -350,12 +388,23 @@ pub fn download_model(
     let mut bytes = 0;
     let mut model_sha256 = None;
     for (remote, local, pin) in [
-        (tokenizer_path, &files.tokenizer, pins.tokenizer_sha256),
-        (model_path, &files.model, pins.model_sha256),
+        (
+            tokenizer_path,
+            &files.tokenizer,
+            (pins.tokenizer_bytes, pins.tokenizer_sha256),
+        ),
+        (model_path, &files.model, (pins.model_bytes, pins.model_sha256)),
     ] {
-        if local.is_file() && sha256_of(local)? == pin {
-            tracing::debug!(path = %local.display(), "model file already present and verified");
-            continue;
+        if local.is_file() {
+            if matches_pin(local, pin)? {
+                tracing::debug!(path = %local.display(), "model file already present and verified");
+                continue;
+            }
+            tracing::warn!(path = %local.display(), "model file on disk does not match its pin; deleting it and downloading it again");
+            std::fs::remove_file(local).map_err(|source| RegistryError::Io {
+                path: local.clone(),
+                source,
+            })?;
         }
         let url = hf_file_url(&base, repo, revision, remote);
         tracing::info!(%url, dest = %local.display(), "downloading model file");
@@ -376,6 +425,18 @@ pub fn download_model(
     })
 }
 
+/// Whether the file at `path` has the pinned size and sha256 (the size is
+/// checked first: hashing a 400 MB file is not free).
+fn matches_pin(path: &Path, (bytes, sha256): (u64, &str)) -> Result<bool, RegistryError> {
+    let len = std::fs::metadata(path)
+        .map_err(|source| RegistryError::Io {
+            path: path.to_owned(),
+            source,
+        })?
+        .len();
+    Ok(len == bytes && sha256_of(path)? == sha256)
+}
+
 fn sha256_of(path: &Path) -> Result<String, RegistryError> {
     let io_err = |source| RegistryError::Io {
         path: path.to_owned(),
@@ -387,19 +448,26 @@ fn sha256_of(path: &Path) -> Result<String, RegistryError> {
     Ok(hex::encode(hasher.finalize()))
 }
 
-/// Streams `url` into a temporary file beside `dest`, checks its sha256
-/// against `pin`, fsyncs it and renames it over `dest`. Returns the byte
-/// count and the sha256. On any failure the temporary file is deleted.
+/// Streams `url` into a temporary file beside `dest`, checks its size and
+/// sha256 against `pin`, fsyncs it and renames it over `dest`. Returns the
+/// byte count and the sha256. On any failure the temporary file is deleted;
+/// a body longer than the pin is cut off as soon as it passes it.
 fn fetch_atomic(
     agent: &ureq::Agent,
     url: &str,
     dest: &Path,
-    pin: &str,
+    (pin_bytes, pin): (u64, &str),
     progress: &dyn Fn(u64, Option<u64>),
 ) -> Result<(u64, String), RegistryError> {
     let http_err = |e: &dyn fmt::Display| RegistryError::Http {
         url: url.to_owned(),
         reason: e.to_string(),
+    };
+    let size_err = |got| RegistryError::SizeMismatch {
+        file: dest.to_owned(),
+        url: url.to_owned(),
+        expected: pin_bytes,
+        got,
     };
     let response = agent.get(url).call().map_err(|e| http_err(&e))?;
     let length = response
@@ -407,6 +475,10 @@ fn fetch_atomic(
         .get("content-length")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    if let Some(n) = length.filter(|n| *n != pin_bytes && *n != 0) {
+        // The server says up front it has another file: fetch nothing.
+        return Err(size_err(Some(n)));
+    }
     let mut reader = response.into_body().into_reader();
 
     let dir = dest.parent().unwrap_or_else(|| Path::new("."));
@@ -429,17 +501,24 @@ fn fetch_atomic(
             // A body cut short surfaces here; the temp file is dropped (deleted).
             Err(e) => return Err(http_err(&e)),
         };
+        total += n as u64;
+        if total > pin_bytes {
+            return Err(size_err(None));
+        }
         hasher.update(&buf[..n]);
         tmp.write_all(&buf[..n]).map_err(io_err)?;
-        total += n as u64;
         progress(total, length);
     }
     if total == 0 {
         return Err(RegistryError::Empty { url: url.to_owned() });
     }
+    if total != pin_bytes {
+        return Err(size_err(Some(total)));
+    }
     let got = hex::encode(hasher.finalize());
     if got != pin {
         return Err(RegistryError::Mismatch {
+            file: dest.to_owned(),
             url: url.to_owned(),
             expected: pin.to_owned(),
             got,
@@ -451,246 +530,5 @@ fn fetch_atomic(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::BufRead;
-    use std::net::TcpListener;
-    use std::sync::{Arc, Mutex};
-
-    #[test]
-    fn lookup_finds_known_models_and_lists_them_on_a_miss() {
-        let minilm = lookup(DEFAULT_MODEL_ID).unwrap();
-        assert_eq!(minilm.dims, 384);
-        assert_eq!(minilm.pooling, Pooling::Mean);
-        assert_eq!(minilm.query_prefix, "");
-        assert!(matches!(minilm.source, ModelSource::Bundled { .. }));
-
-        let bge = lookup("baai/BGE-small-en-v1.5").unwrap();
-        assert_eq!(bge.id, "BAAI/bge-small-en-v1.5");
-        assert_eq!(bge.pooling, Pooling::Cls);
-        assert_eq!(bge.query_prefix, BGE_QUERY_INSTRUCTION);
-        assert_eq!(lookup("BAAI/bge-base-en-v1.5").unwrap().dims, 768);
-
-        let err = lookup("bge-smol").unwrap_err().to_string();
-        assert!(err.contains("unknown embedding model `bge-smol`"), "{err}");
-        assert!(
-            err.contains(DEFAULT_MODEL_ID) && err.contains("BAAI/bge-small-en-v1.5"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn hf_endpoint_override_is_trimmed_and_empty_means_default() {
-        assert_eq!(endpoint_from(None), DEFAULT_HF_ENDPOINT);
-        assert_eq!(endpoint_from(Some("  ")), DEFAULT_HF_ENDPOINT);
-        assert_eq!(
-            endpoint_from(Some("http://mirror.local/hf/ ")),
-            "http://mirror.local/hf"
-        );
-    }
-
-    #[test]
-    fn hub_urls_follow_the_resolve_route() {
-        assert_eq!(
-            hf_file_url(
-                "https://huggingface.co/",
-                "BAAI/bge-small-en-v1.5",
-                "main",
-                "onnx/model.onnx"
-            ),
-            "https://huggingface.co/BAAI/bge-small-en-v1.5/resolve/main/onnx/model.onnx"
-        );
-    }
-
-    /// A loopback HTTP/1.1 server that answers `GET path` from a fixed table
-    /// (404 otherwise) and records the paths it was asked for.
-    fn fake_hub(files: Vec<(String, Vec<u8>)>) -> (String, Arc<Mutex<Vec<String>>>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let seen2 = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-                let mut request_line = String::new();
-                if reader.read_line(&mut request_line).is_err() {
-                    continue;
-                }
-                // Drain headers up to the blank line.
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                }
-                let path = request_line.split_whitespace().nth(1).unwrap_or("").to_owned();
-                seen2.lock().unwrap().push(path.clone());
-                let (status, body): (&str, &[u8]) = match files.iter().find(|(p, _)| *p == path) {
-                    Some((_, b)) => ("200 OK", b),
-                    None => ("404 Not Found", b"not found"),
-                };
-                let head = format!(
-                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(body);
-            }
-        });
-        (base, seen)
-    }
-
-    /// A registry entry pinned to the given bytes, under `test/pinned`.
-    fn pinned(model: &[u8], tokenizer: &[u8]) -> &'static ModelSpec {
-        let leak = |b: &[u8]| -> &'static str { Box::leak(hex::encode(Sha256::digest(b)).into_boxed_str()) };
-        Box::leak(Box::new(ModelSpec {
-            id: "test/pinned",
-            dims: 4,
-            pooling: Pooling::Mean,
-            max_tokens: 16,
-            normalize: true,
-            query_prefix: "",
-            source: ModelSource::HuggingFace {
-                repo: "test/pinned",
-                revision: "abc123",
-                model_path: "onnx/model.onnx",
-                tokenizer_path: "tokenizer.json",
-                pins: Some(Pins {
-                    model_sha256: leak(model),
-                    tokenizer_sha256: leak(tokenizer),
-                }),
-            },
-        }))
-    }
-
-    fn leftovers(dir: &Path) -> usize {
-        std::fs::read_dir(dir)
-            .map(|d| {
-                d.filter(|e| {
-                    e.as_ref()
-                        .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(".download-"))
-                })
-                .count()
-            })
-            .unwrap_or(0)
-    }
-
-    #[test]
-    fn downloads_pinned_files_atomically_from_a_loopback_hub() {
-        let model_bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
-        let tok_bytes = br#"{"version":"1.0"}"#.to_vec();
-        let (base, seen) = fake_hub(vec![
-            (
-                "/test/pinned/resolve/abc123/onnx/model.onnx".into(),
-                model_bytes.clone(),
-            ),
-            ("/test/pinned/resolve/abc123/tokenizer.json".into(), tok_bytes.clone()),
-        ]);
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("models/pinned");
-        let spec = pinned(&model_bytes, &tok_bytes);
-        let reported = Mutex::new(0u64);
-        let got = download_model(spec, &target, Some(&base), &|_, done, _| {
-            *reported.lock().unwrap() = done
-        })
-        .unwrap();
-        assert_eq!(std::fs::read(&got.files.model).unwrap(), model_bytes);
-        assert_eq!(std::fs::read(&got.files.tokenizer).unwrap(), tok_bytes);
-        assert_eq!(got.bytes, (model_bytes.len() + tok_bytes.len()) as u64);
-        assert_eq!(
-            *reported.lock().unwrap(),
-            model_bytes.len() as u64,
-            "progress reaches the end"
-        );
-        assert_eq!(got.model_sha256.unwrap(), hex::encode(Sha256::digest(&model_bytes)));
-        let mut names: Vec<_> = std::fs::read_dir(&target)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["model.onnx", "tokenizer.json"]);
-
-        // A second run verifies both files and fetches nothing.
-        let before = seen.lock().unwrap().len();
-        let again = download_model(spec, &target, Some(&base), &|_, _, _| {}).unwrap();
-        assert_eq!(again.bytes, 0);
-        assert_eq!(seen.lock().unwrap().len(), before);
-        // A damaged file on disk is fetched again, not trusted.
-        std::fs::write(&got.files.model, b"damaged").unwrap();
-        let fixed = download_model(spec, &target, Some(&base), &|_, _, _| {}).unwrap();
-        assert_eq!(fixed.bytes, model_bytes.len() as u64);
-        assert_eq!(std::fs::read(&got.files.model).unwrap(), model_bytes);
-    }
-
-    /// Verification is real: bytes that differ from the pin are discarded
-    /// and the download fails.
-    #[test]
-    fn a_file_that_does_not_match_its_pin_is_discarded() {
-        let (base, _) = fake_hub(vec![
-            (
-                "/test/pinned/resolve/abc123/onnx/model.onnx".into(),
-                b"tampered model".to_vec(),
-            ),
-            ("/test/pinned/resolve/abc123/tokenizer.json".into(), b"{}".to_vec()),
-        ]);
-        let dir = tempfile::tempdir().unwrap();
-        let spec = pinned(b"the real model", b"{}");
-        let err = download_model(spec, dir.path(), Some(&base), &|_, _, _| {}).unwrap_err();
-        assert!(matches!(err, RegistryError::Mismatch { .. }), "{err}");
-        assert!(err.to_string().contains("pinned sha256"), "{err}");
-        assert!(!dir.path().join(MODEL_FILE).exists());
-        assert_eq!(leftovers(dir.path()), 0);
-    }
-
-    #[test]
-    fn an_unpinned_model_is_refused_and_offline_is_a_clear_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let bge = lookup("BAAI/bge-small-en-v1.5").unwrap();
-        let err = download_model(bge, dir.path(), Some("http://127.0.0.1:9"), &|_, _, _| {}).unwrap_err();
-        assert!(matches!(err, RegistryError::Unpinned { .. }), "{err}");
-        assert!(err.to_string().contains("runtime.model_dir"), "{err}");
-        // Nothing listening: an HTTP error that says what to do.
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", l.local_addr().unwrap());
-        drop(l);
-        let err = download_model(pinned(b"m", b"t"), dir.path(), Some(&base), &|_, _, _| {}).unwrap_err();
-        assert!(matches!(err, RegistryError::Http { .. }), "{err}");
-        assert!(err.to_string().contains("internet connection"), "{err}");
-    }
-
-    #[test]
-    fn a_missing_file_is_an_http_error_and_leaves_nothing_half_written() {
-        // The tokenizer exists upstream, the model does not.
-        let (base, _) = fake_hub(vec![(
-            "/test/pinned/resolve/abc123/tokenizer.json".into(),
-            b"{}".to_vec(),
-        )]);
-        let dir = tempfile::tempdir().unwrap();
-        let err = download_model(
-            pinned(b"m", b"{}"),
-            dir.path(),
-            Some(&format!("{base}/")),
-            &|_, _, _| {},
-        )
-        .unwrap_err();
-        let msg = err.to_string();
-        assert!(matches!(err, RegistryError::Http { .. }), "{msg}");
-        assert!(msg.contains("onnx/model.onnx") && msg.contains("404"), "{msg}");
-        assert!(!dir.path().join(MODEL_FILE).exists());
-        assert_eq!(leftovers(dir.path()), 0);
-    }
-
-    #[test]
-    fn bundled_models_are_not_downloaded() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = download_model(
-            lookup(DEFAULT_MODEL_ID).unwrap(),
-            dir.path(),
-            Some("http://127.0.0.1:9"),
-            &|_, _, _| {},
-        )
-        .unwrap_err();
-        assert!(matches!(err, RegistryError::Bundled { .. }));
-    }
-}
+#[path = "registry_tests.rs"]
+mod tests;

@@ -130,15 +130,45 @@ fn naming_a_registry_model_and_reindexing_downloads_verifies_and_reembeds() {
     ignore = "needs the test-only registry entry: cargo xtask test (or --features failpoints)"
 )]
 fn a_mirror_serving_other_bytes_or_no_network_fails_clearly_and_changes_nothing() {
-    let (_, tokenizer) = bundled();
-    let base = hub(files(b"not the pinned model".to_vec(), tokenizer));
+    let (model, tokenizer) = bundled();
+    let dir_of = |sb: &Sandbox| sb.jarvis_home().join("models").join("jarvis-test--minilm-mirror");
     let sb = indexed();
     switch(&sb);
+
+    // Another file altogether: its size alone gives it away.
+    let base = hub(files(b"not the pinned model".to_vec(), tokenizer.clone()));
+    let r = jarvis(&sb, &base, &["kb", "reindex"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("not the pinned 22928619"), "{}", r.stderr);
+    assert!(
+        !dir_of(&sb).join("model.onnx").exists(),
+        "a mismatching file is never kept"
+    );
+
+    // The right size with one byte changed: the sha256 refuses it, the
+    // error names the file, and the file is gone.
+    let mut one_byte_off = model;
+    let mid = one_byte_off.len() / 2;
+    one_byte_off[mid] ^= 0x01;
+    let base = hub(files(one_byte_off, tokenizer));
     let r = jarvis(&sb, &base, &["kb", "reindex"]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("pinned sha256"), "{}", r.stderr);
-    let dir = sb.jarvis_home().join("models").join("jarvis-test--minilm-mirror");
-    assert!(!dir.join("model.onnx").exists(), "a mismatching file is never kept");
+    assert!(
+        r.stderr.contains(&dir_of(&sb).join("model.onnx").display().to_string()) && r.stderr.contains("was deleted"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !dir_of(&sb).join("model.onnx").exists(),
+        "a mismatching file is never kept"
+    );
+    let stray: Vec<_> = std::fs::read_dir(dir_of(&sb))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "tokenizer.json")
+        .collect();
+    assert!(stray.is_empty(), "nothing half-written is left: {stray:?}");
 
     // Offline: nothing listens at the endpoint.
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
