@@ -60,3 +60,27 @@ pub fn pdf_to_text(cfg: &Config, worker: Option<WorkerCommand>) -> PdfToText {
             .ok_or_else(|| format!("{} has no extractable text", job.name))
     })
 }
+
+/// How long the model list waits for Ollama's `/api/tags`: a local server
+/// answers in milliseconds, and one that is not running refuses at once; a
+/// remote one that hangs must not hold up a picker.
+pub const OLLAMA_LIST_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// The switchable models with `current` marked (`jarvis models`, the web
+/// app's picker): the catalogue from config plus the models the configured
+/// Ollama server has installed, when it runs on this machine. The second value says why the installed
+/// models are missing (Ollama not running, …), when they are.
+pub fn model_catalogue(cfg: &Config, current: &str) -> (Vec<crate::llm::CatalogueEntry>, Option<String>) {
+    let settings = llm_settings(cfg);
+    let entries = crate::llm::list_catalogue(&settings, current);
+    match crate::llm::probe::local_ollama_models(&settings, OLLAMA_LIST_TIMEOUT) {
+        Ok(installed) => (
+            crate::llm::catalogue::with_installed(entries, &installed, &settings),
+            None,
+        ),
+        Err(why) => {
+            tracing::debug!(%why, "no installed-model list from Ollama");
+            (entries, Some(why))
+        }
+    }
+}

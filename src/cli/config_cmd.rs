@@ -22,7 +22,8 @@ pub enum ConfigCmd {
     Path,
     /// Validate and write one setting, keeping every other line of config.toml.
     Set {
-        /// `section.key`, e.g. `digest.hour` or `models.ollama`.
+        /// `section.key`, e.g. `digest.hour` or `models.ollama`; a server as
+        /// `servers.NAME.base_url` (then `.model`, `.api_key`, `.local`).
         key: String,
         /// The new value; lists as `a, b` or `["a", "b"]`.
         value: String,
@@ -41,6 +42,28 @@ pub fn run(cmd: ConfigCmd, home: &JarvisHome, config: Config) -> anyhow::Result<
         ConfigCmd::Path => super::emit(&format!("{}\n", home.config_file().display()))?,
         ConfigCmd::Set { key, value } => {
             let new = write::set_value(home, &key, &value, &process_env)?;
+            if let Some(rest) = key.strip_prefix("servers.") {
+                let shown = if rest.ends_with(".api_key") {
+                    if value.trim().is_empty() { "(not set)" } else { "(set)" }.to_string()
+                } else {
+                    value.trim().to_string()
+                };
+                eprintln!("set {key} = {shown} in {}", home.config_file().display());
+                if let Some(s) = rest
+                    .split_once('.')
+                    .and_then(|(n, _)| new.servers.iter().find(|s| s.name == n))
+                {
+                    eprintln!(
+                        "models on it are `{}:MODEL`{} — `jarvis models` lists it",
+                        s.name,
+                        s.model
+                            .as_deref()
+                            .map(|m| format!(" (default {m})"))
+                            .unwrap_or_default()
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let shown = new
                 .entries()
                 .find(|(f, _, _)| f.dotted() == key)
@@ -89,18 +112,21 @@ pub fn show_text(config: &Config) -> String {
             out.push_str(&format!("  {:<width$} = {}  # {origin}\n", f.key, display(f.kind, v)));
         }
     }
-    if !config.servers.is_empty() {
-        out.push_str("\n[servers]\n");
-        for s in &config.servers {
-            out.push_str(&format!(
-                "  {} = {} (model {}, {}, key {})  # file\n",
-                s.name,
-                s.base_url,
-                s.model.as_deref().unwrap_or("unset"),
-                if s.local { "marked local" } else { "cloud" },
-                if s.api_key.is_some() { "set" } else { "not set" }
-            ));
-        }
+    out.push_str("\n[servers]\n");
+    if config.servers.is_empty() {
+        out.push_str(
+            "  (none) — an OpenAI-compatible server (llama.cpp, LM Studio, vLLM): `jarvis config set servers.NAME.base_url http://127.0.0.1:8080/v1`, then `.model`, `.api_key`, `.local true`\n",
+        );
+    }
+    for s in &config.servers {
+        out.push_str(&format!(
+            "  {} = {} (model {}, {}, key {})  # file\n",
+            s.name,
+            s.base_url,
+            s.model.as_deref().unwrap_or("unset"),
+            if s.local { "marked local" } else { "cloud" },
+            if s.api_key.is_some() { "set" } else { "not set" }
+        ));
     }
     out
 }

@@ -2,7 +2,8 @@
 //!
 //! The file is edited with toml_edit so every other key, comment and blank
 //! line survives; the new file replaces the old one by rename and is left
-//! 0600 because it can hold API keys.
+//! 0600 because it can hold API keys. Server entries (`[servers.NAME]`) are
+//! set key by key: `servers.NAME.base_url`, `.model`, `.api_key`, `.local`.
 
 use std::path::Path;
 
@@ -34,17 +35,25 @@ pub fn set_value(home: &JarvisHome, dotted: &str, raw: &str, env: Env<'_>) -> Re
 /// The text of the config file after setting `dotted` to `raw`.
 pub fn edit_text(file: &Path, old: &str, dotted: &str, raw: &str, env: Env<'_>) -> Result<String, ConfigError> {
     let user_home = env("HOME").map(std::path::PathBuf::from);
+    let parse = |old: &str| -> Result<DocumentMut, ConfigError> {
+        old.parse().map_err(|e: toml_edit::TomlError| {
+            let (line, column) = e.span().map(|s| super::line_col(old, s.start)).unwrap_or((1, 1));
+            ConfigError::Syntax {
+                file: file.to_path_buf(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })
+    };
+    if let Some(rest) = dotted.strip_prefix("servers.") {
+        let mut doc = parse(old)?;
+        set_server_key(&mut doc, rest, raw)?;
+        return Ok(doc.to_string());
+    }
     let (section, key, field) = resolve_key(dotted)?;
     let origin = Origin::File(dotted.to_string());
-    let mut doc: DocumentMut = old.parse().map_err(|e: toml_edit::TomlError| {
-        let (line, column) = e.span().map(|s| super::line_col(old, s.start)).unwrap_or((1, 1));
-        ConfigError::Syntax {
-            file: file.to_path_buf(),
-            line,
-            column,
-            message: e.message().trim().to_string(),
-        }
-    })?;
+    let mut doc = parse(old)?;
 
     let new_value: toml_edit::Value = if field.kind == Kind::ModelTable {
         // models.<provider> = list of model names.
@@ -91,6 +100,132 @@ pub fn edit_text(file: &Path, old: &str, dotted: &str, raw: &str, env: Env<'_>) 
         }
     }
     Ok(doc.to_string())
+}
+
+/// The keys a `[servers.NAME]` entry takes.
+pub const SERVER_KEYS: [&str; 4] = ["base_url", "model", "api_key", "local"];
+
+/// Provider names a server may not take (they would shadow a built-in).
+const BUILT_IN_PROVIDERS: [&str; 3] = ["ollama", "anthropic", "openrouter"];
+
+/// Whether `name` may name a server: 1–32 of `a-z 0-9 _ -`, starting with a
+/// letter or digit, and not a built-in provider. It becomes the provider
+/// half of a model spec (`NAME:model`), so no `:` or spaces.
+pub fn valid_server_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        && !BUILT_IN_PROVIDERS.contains(&name)
+}
+
+/// `servers.NAME.KEY = raw` into `doc`. The whole file is validated by the
+/// caller afterwards (a base URL's scheme, the provider names).
+fn set_server_key(doc: &mut DocumentMut, rest: &str, raw: &str) -> Result<(), ConfigError> {
+    let dotted = format!("servers.{rest}");
+    let Some((name, key)) = rest.split_once('.') else {
+        return Err(ConfigError::UnknownKey {
+            key: dotted,
+            hint: format!(
+                " — a server is set key by key: `servers.{rest}.base_url` (then `.model`, `.api_key`, `.local`)"
+            ),
+        });
+    };
+    if !valid_server_name(name) {
+        return Err(ConfigError::Invalid {
+            key: dotted,
+            value: format!("{name:?}"),
+            allowed: format!(
+                "a server name of 1–32 characters a-z, 0-9, '_' or '-' that is not {}",
+                BUILT_IN_PROVIDERS.join(", ")
+            ),
+            origin: "command line".into(),
+        });
+    }
+    if !SERVER_KEYS.contains(&key) {
+        let hint = schema::suggest(key, SERVER_KEYS)
+            .map(|s| format!(" — did you mean `servers.{name}.{s}`?"))
+            .unwrap_or_else(|| format!(" — a server takes {}", SERVER_KEYS.join(", ")));
+        return Err(ConfigError::UnknownKey { key: dotted, hint });
+    }
+    let invalid = |allowed: &str| ConfigError::Invalid {
+        key: dotted.clone(),
+        value: format!("{raw:?}"),
+        allowed: allowed.to_string(),
+        origin: "command line".into(),
+    };
+    let value: toml_edit::Value = match key {
+        "base_url" => {
+            let url = raw.trim();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(invalid(
+                    "an http:// or https:// URL such as \"http://127.0.0.1:8080/v1\"",
+                ));
+            }
+            url.into()
+        }
+        "local" => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => true.into(),
+            "false" | "0" | "no" | "off" => false.into(),
+            _ => return Err(invalid("true or false")),
+        },
+        _ => raw.trim().into(),
+    };
+    let root = doc.as_table_mut();
+    if !matches!(root.get("servers"), Some(Item::Table(_))) {
+        if root.get("servers").is_some_and(|i| !i.is_none()) {
+            return Err(ConfigError::Invalid {
+                key: "servers".into(),
+                value: root.get("servers").map(|i| i.to_string()).unwrap_or_default(),
+                allowed: "tables like [servers.llama] — fix the file by hand".into(),
+                origin: "file".into(),
+            });
+        }
+        let mut t = Table::new();
+        // `[servers.NAME]` headers only, no empty `[servers]` above them.
+        t.set_implicit(true);
+        root.insert("servers", Item::Table(t));
+    }
+    let Some(Item::Table(servers)) = root.get_mut("servers") else {
+        unreachable_table()
+    };
+    if !servers.contains_key(name) {
+        if key != "base_url" {
+            return Err(ConfigError::Invalid {
+                key: dotted.clone(),
+                value: format!("{raw:?}"),
+                allowed: format!(
+                    "a server that exists — add it first with `jarvis config set servers.{name}.base_url http://127.0.0.1:8080/v1`"
+                ),
+                origin: "command line".into(),
+            });
+        }
+        servers.insert(name, Item::Table(Table::new()));
+    }
+    let Some(server) = servers.get_mut(name).and_then(Item::as_table_like_mut) else {
+        return Err(ConfigError::Invalid {
+            key: format!("servers.{name}"),
+            value: servers.get(name).map(|i| i.to_string()).unwrap_or_default(),
+            allowed: "a table with base_url, and optionally api_key, model, local — fix the file by hand".into(),
+            origin: "file".into(),
+        });
+    };
+    match server.get_mut(key) {
+        Some(Item::Value(existing)) => {
+            let decor = existing.decor().clone();
+            let mut v = value;
+            *v.decor_mut() = decor;
+            *existing = v;
+        }
+        _ => {
+            server.insert(key, Item::Value(value));
+        }
+    }
+    Ok(())
 }
 
 fn resolve_key(dotted: &str) -> Result<(&str, &str, &'static schema::Field), ConfigError> {

@@ -2,7 +2,9 @@
 //! Built from `[models]` plus each provider's configured default, so a user
 //! who never wrote a catalogue still sees the model they're on. Reads
 //! settings only: listing makes no network request, and jarvis ships no
-//! vendor model list.
+//! vendor model list. [`with_installed`] merges in what an Ollama server
+//! reports it has installed (the caller fetches that list, see
+//! `probe::ollama_models`).
 
 use serde::Serialize;
 
@@ -26,6 +28,11 @@ pub struct CatalogueEntry {
     pub credentials: bool,
     /// The spec currently in use.
     pub current: bool,
+    /// For Ollama entries, whether the server has the model installed;
+    /// `None` when that is not known (another provider, or Ollama did not
+    /// answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub installed: Option<bool>,
 }
 
 fn has(key: Option<&String>) -> bool {
@@ -97,12 +104,61 @@ pub fn list_catalogue(settings: &LlmSettings, current_spec: &str) -> Vec<Catalog
                 host: host_of(&provider, settings),
                 credentials: credentials_present(&provider, settings),
                 current: is_current(&provider, &model),
+                installed: None,
                 spec,
                 provider,
                 model,
             }
         })
         .collect()
+}
+
+/// The catalogue with what the Ollama server has installed: every Ollama
+/// entry is marked installed or not, and each installed model no entry
+/// names is added (after the configured ones, in name order), so the picker
+/// offers what can actually run.
+pub fn with_installed(
+    mut entries: Vec<CatalogueEntry>,
+    installed: &[String],
+    settings: &LlmSettings,
+) -> Vec<CatalogueEntry> {
+    // Ollama resolves a bare name to `:latest`.
+    let norm = |m: &str| {
+        if m.contains(':') {
+            m.to_string()
+        } else {
+            format!("{m}:latest")
+        }
+    };
+    let have: std::collections::BTreeSet<String> = installed.iter().map(|m| norm(m)).collect();
+    for e in entries
+        .iter_mut()
+        .filter(|e| e.provider == "ollama" && !e.model.is_empty())
+    {
+        e.installed = Some(have.contains(&norm(&e.model)));
+    }
+    let listed: std::collections::BTreeSet<String> = entries
+        .iter()
+        .filter(|e| e.provider == "ollama")
+        .map(|e| norm(&e.model))
+        .collect();
+    let spec_local = !is_cloud_provider("ollama", settings);
+    for m in installed {
+        if listed.contains(&norm(m)) {
+            continue;
+        }
+        entries.push(CatalogueEntry {
+            spec: format!("ollama:{m}"),
+            provider: "ollama".into(),
+            model: m.clone(),
+            local: spec_local,
+            host: host_of("ollama", settings),
+            credentials: true,
+            current: false,
+            installed: Some(true),
+        });
+    }
+    entries
 }
 
 /// Plain-text table for `jarvis models`: current marked with `*`.
@@ -115,7 +171,15 @@ pub fn format_catalogue(entries: &[CatalogueEntry]) -> String {
         let host = e.host.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
         let model = if e.model.is_empty() { "  (no default model)" } else { "" };
         let creds = if e.credentials { "" } else { "  (no credentials)" };
-        out.push_str(&format!("{mark} {:<width$}  {place}{host}{model}{creds}\n", e.spec));
+        let installed = match e.installed {
+            Some(true) => "  installed",
+            Some(false) => "  (not installed: `ollama pull` it)",
+            None => "",
+        };
+        out.push_str(&format!(
+            "{mark} {:<width$}  {place}{host}{model}{creds}{installed}\n",
+            e.spec
+        ));
     }
     out
 }
@@ -220,6 +284,31 @@ mod tests {
         // An unresolvable spec in effect is still shown, marked current.
         let list = list_catalogue(&s, "openrouter");
         assert!(list[0].spec == "openrouter" && list[0].current && !list[0].local);
+    }
+
+    #[test]
+    fn installed_ollama_models_are_marked_and_added() {
+        let mut s = LlmSettings::default();
+        s.models.insert("ollama".into(), vec!["llama3".into()]);
+        let base = list_catalogue(&s, "ollama");
+        let installed = vec!["gemma3:270m".to_string(), "llama3:latest".to_string()];
+        let list = with_installed(base.clone(), &installed, &s);
+        let find = |spec: &str| list.iter().find(|e| e.spec == spec).cloned();
+        // The configured default is not there; llama3 is (as :latest).
+        assert_eq!(find("ollama:qwen3-vl:30b").and_then(|e| e.installed), Some(false));
+        assert_eq!(find("ollama:llama3").and_then(|e| e.installed), Some(true));
+        let gemma = find("ollama:gemma3:270m").expect("an installed model is offered");
+        assert!(gemma.local && gemma.credentials && !gemma.current);
+        assert_eq!(gemma.installed, Some(true));
+        assert_eq!(list.len(), base.len() + 1, "llama3:latest is not listed twice");
+        // Anthropic's entry is untouched.
+        assert_eq!(find("anthropic:claude-sonnet-4-6").and_then(|e| e.installed), None);
+        let text = format_catalogue(&list);
+        assert!(text.contains("(not installed: `ollama pull` it)"), "{text}");
+        assert!(
+            text.contains("ollama:gemma3:270m") && text.contains("installed"),
+            "{text}"
+        );
     }
 
     #[test]

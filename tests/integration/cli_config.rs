@@ -236,3 +236,147 @@ fn models_lists_every_server_and_the_spec_in_effect_and_a_remote_ollama_as_cloud
     assert_eq!(v[0]["current"], true);
     assert_eq!(v[0]["host"], "gpu.lan");
 }
+
+/// `[servers.NAME]` is reachable from the command line: set key by key,
+/// shown by `config show` (its key never printed), listed by `jarvis
+/// models`; mistakes are refused with the fix and change nothing.
+#[test]
+fn servers_are_set_shown_and_listed_from_the_command_line() {
+    let sb = Sandbox::new();
+    let set = |key: &str, value: &str| {
+        let mut c = sb.jarvis();
+        c.args(["config", "set", key, value]);
+        run(c)
+    };
+    // Before any server: `config show` says how to add one.
+    let mut c = sb.jarvis();
+    c.args(["config", "show"]);
+    let r = run(c);
+    assert!(
+        r.stdout.contains("[servers]") && r.stdout.contains("config set servers.NAME.base_url"),
+        "{}",
+        r.stdout
+    );
+    // A key before the server exists, a bad name, a bad key, a bad URL.
+    let r = set("servers.llama.model", "gemma");
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("servers.llama.base_url"), "{}", r.stderr);
+    let r = set("servers.ollama.base_url", "http://127.0.0.1:8080/v1");
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("server name"), "{}", r.stderr);
+    let r = set("servers.llama.base_ur", "http://127.0.0.1:8080/v1");
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("did you mean `servers.llama.base_url`"),
+        "{}",
+        r.stderr
+    );
+    let r = set("servers.llama.base_url", "ftp://127.0.0.1/");
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("http://"), "{}", r.stderr);
+    assert!(!sb.jarvis_home().join("config.toml").exists(), "nothing written");
+
+    for (k, v) in [
+        ("servers.llama.base_url", "http://127.0.0.1:8080/v1"),
+        ("servers.llama.model", "gemma-3-12b"),
+        ("servers.llama.local", "true"),
+        ("servers.llama.api_key", "sk-llama-secret-123"),
+    ] {
+        let r = set(k, v);
+        assert_eq!(r.code, 0, "{k}: {}", r.stderr);
+        assert!(!r.stderr.contains("sk-llama-secret"), "{}", r.stderr);
+    }
+    let text = std::fs::read_to_string(sb.jarvis_home().join("config.toml")).unwrap();
+    assert!(text.contains("[servers.llama]"), "{text}");
+    assert!(!text.contains("[servers]\n"), "no empty parent table: {text}");
+    // The server is a provider now: the default can name it.
+    assert_eq!(set("chat.provider", "llama").code, 0);
+
+    let mut c = sb.jarvis();
+    c.args(["config", "show"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("llama = http://127.0.0.1:8080/v1 (model gemma-3-12b, marked local, key set)"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("sk-llama-secret"), "{}", r.stdout);
+    let mut c = sb.jarvis();
+    c.args(["config", "show", "--json"]);
+    let r = run(c);
+    assert!(!r.stdout.contains("sk-llama-secret"), "{}", r.stdout);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["servers"][0]["name"], "llama", "{v}");
+
+    let mut c = sb.jarvis();
+    c.args(["models", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let e = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["spec"] == "llama:gemma-3-12b")
+        .unwrap_or_else(|| panic!("the server is listed: {v}"));
+    assert_eq!(e["local"], true);
+    assert_eq!(e["current"], true);
+    assert_eq!(e["credentials"], true);
+}
+
+/// The models a local Ollama reports in `/api/tags` are offered by `jarvis
+/// models`, and a configured one it lacks is marked not installed.
+#[test]
+fn models_lists_what_the_local_ollama_has_installed() {
+    let sb = Sandbox::new();
+    let ollama = crate::fake_llm::FakeServer::start(vec![crate::fake_llm::Reply::status(500, "{}")]);
+    ollama.set_installed(&["gemma3:270m", "qwen3:8b"]);
+    sb.write_config(&format!(
+        "[chat]\nprovider = \"ollama:qwen3:8b\"\nollama_host = \"{}\"\n[models]\nollama = [\"llama3:8b\"]\n",
+        ollama.url
+    ));
+    let mut c = sb.jarvis();
+    c.args(["models", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let find = |spec: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["spec"] == spec)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {spec}: {v}"))
+    };
+    assert_eq!(find("ollama:gemma3:270m")["installed"], true);
+    assert_eq!(find("ollama:gemma3:270m")["local"], true);
+    assert_eq!(find("ollama:qwen3:8b")["installed"], true);
+    assert_eq!(find("ollama:qwen3:8b")["current"], true);
+    assert_eq!(find("ollama:llama3:8b")["installed"], false);
+    assert!(ollama.requests().is_empty(), "only the model list was asked for");
+    let mut c = sb.jarvis();
+    c.arg("models");
+    let r = run(c);
+    assert!(r.stdout.contains("not installed"), "{}", r.stdout);
+
+    // Ollama not running: the list from config, and a note saying why.
+    drop(ollama);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    sb.write_config(&format!("[chat]\nollama_host = \"http://127.0.0.1:{port}\"\n"));
+    let mut c = sb.jarvis();
+    c.arg("models");
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("ollama:qwen3-vl:30b"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("installed Ollama models are not listed"),
+        "{}",
+        r.stderr
+    );
+}

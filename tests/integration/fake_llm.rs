@@ -96,29 +96,83 @@ impl Reply {
 
 pub struct FakeServer {
     pub url: String,
+    /// What `GET /api/tags` (Ollama's installed-model list) answers; such a
+    /// request is neither recorded nor served a queued reply.
+    tags: Arc<Mutex<Vec<String>>>,
     requests: Arc<Mutex<Vec<Recorded>>>,
     /// When the server saw a hanging connection closed by the client.
     pub closed: Receiver<Instant>,
 }
 
 impl FakeServer {
-    /// Serves the replies in order, one per connection; the last repeats.
+    /// Serves the replies in order, one per model request; the last
+    /// repeats. `GET /api/tags` answers the installed-model list instead
+    /// (empty unless [`FakeServer::set_installed`]).
     pub fn start(replies: Vec<Reply>) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let tags: Arc<Mutex<Vec<String>>> = Arc::default();
         let (closed_tx, closed) = mpsc::channel();
         let recorded = requests.clone();
+        let installed = tags.clone();
+        let next = Arc::new(Mutex::new(0usize));
+        let replies = Arc::new(replies);
         thread::spawn(move || {
-            for (n, stream) in listener.incoming().enumerate() {
-                let Ok(stream) = stream else { break };
-                let reply = replies.get(n).or(replies.last()).cloned().expect("at least one reply");
-                let recorded = recorded.clone();
-                let closed_tx = closed_tx.clone();
-                thread::spawn(move || serve(stream, reply, &recorded, &closed_tx));
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                let (recorded, closed_tx, installed, next, replies) = (
+                    recorded.clone(),
+                    closed_tx.clone(),
+                    installed.clone(),
+                    next.clone(),
+                    replies.clone(),
+                );
+                thread::spawn(move || {
+                    let Some(req) = read_request(&mut stream) else {
+                        return;
+                    };
+                    if req.path == "/api/tags" {
+                        let models: Vec<Value> = installed
+                            .lock()
+                            .expect("lock")
+                            .iter()
+                            .map(|m| serde_json::json!({ "name": m, "model": m, "size": 1 }))
+                            .collect();
+                        let body = serde_json::json!({ "models": models }).to_string();
+                        let _ = stream.write_all(
+                            format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                                body.len()
+                            )
+                            .as_bytes(),
+                        );
+                        return;
+                    }
+                    // The reply is picked when the request is complete, so
+                    // a tags request in between does not shift the queue.
+                    let reply = {
+                        let mut n = next.lock().expect("lock");
+                        let r = replies.get(*n).or(replies.last()).cloned().expect("at least one reply");
+                        *n += 1;
+                        recorded.lock().expect("lock").push(req);
+                        r
+                    };
+                    serve(stream, reply, &closed_tx);
+                });
             }
         });
-        FakeServer { url, requests, closed }
+        FakeServer {
+            url,
+            tags,
+            requests,
+            closed,
+        }
+    }
+
+    /// The models `GET /api/tags` lists from now on.
+    pub fn set_installed(&self, models: &[&str]) {
+        *self.tags.lock().expect("lock") = models.iter().map(|m| m.to_string()).collect();
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -162,11 +216,7 @@ fn write_chunk(stream: &mut TcpStream, data: &str) -> std::io::Result<()> {
     stream.flush()
 }
 
-fn serve(mut stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>, closed: &Sender<Instant>) {
-    let Some(req) = read_request(&mut stream) else {
-        return;
-    };
-    recorded.lock().expect("lock").push(req);
+fn serve(mut stream: TcpStream, reply: Reply, closed: &Sender<Instant>) {
     match reply {
         Reply::Silent => hang(&mut stream, None, Duration::from_secs(60), closed),
         Reply::Status { status, headers, body } => {

@@ -248,6 +248,8 @@ fn model_switching_validates_like_the_picker_says() {
         "anthropic_api_key = \"sk-ant-test-0123456789abcdef\"\n[models]\nollama = [\"small:1b\"]\n",
     );
     let id = s.new_session();
+    // The picker also offers what the (fake, loopback) Ollama has installed.
+    llm.set_installed(&["tiny:270m"]);
     let m = s.get(&format!("/models?session_id={id}")).json();
     let specs: Vec<&str> = m["models"]
         .as_array()
@@ -256,6 +258,16 @@ fn model_switching_validates_like_the_picker_says() {
         .map(|e| e["spec"].as_str().unwrap())
         .collect();
     assert!(specs.contains(&"ollama:small:1b"), "{m}");
+    assert!(specs.contains(&"ollama:tiny:270m"), "{m}");
+    let tiny = m["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["spec"] == "ollama:tiny:270m")
+        .unwrap();
+    assert_eq!(tiny["installed"], true, "{m}");
+    assert_eq!(tiny["local"], true, "{m}");
+    assert!(m.get("ollama_note").is_none(), "{m}");
     assert_eq!(m["private"], false);
     let r = s.post("/model", &json!({ "session_id": id, "spec": "ollama:small:1b" }));
     assert_eq!(r.status, 200, "{}", r.text());

@@ -1,5 +1,6 @@
-//! The model picker: `GET /models` (the catalogue, from config only — no
-//! outbound request) and `POST /model` (switch one session from its next
+//! The model picker: `GET /models` (the catalogue from config, plus the
+//! models the configured Ollama server has installed — one short request
+//! to it) and `POST /model` (switch one session from its next
 //! turn: 409 mid-turn or private → cloud, 400 for an unknown provider or
 //! missing credentials).
 
@@ -10,9 +11,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
-use crate::app::llm::llm_settings;
+use crate::app::llm::model_catalogue;
 use crate::chat::ChatError;
-use crate::llm::{list_catalogue, CatalogueEntry};
+use crate::llm::CatalogueEntry;
 use crate::web::error::{ApiResult, Body, Query};
 use crate::web::ids::check_id;
 use crate::web::routes::sessions::{blocking, queried, resolve, SessionQuery};
@@ -29,6 +30,9 @@ pub struct Models {
     pub current: String,
     pub private: bool,
     pub models: Vec<CatalogueEntry>,
+    /// Why Ollama's installed models are not in the list, when they are not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama_note: Option<String>,
 }
 
 async fn models(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery>) -> ApiResult<Json<Models>> {
@@ -43,11 +47,12 @@ async fn models(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery
             }
             Err(_) => (cfg.str("chat.provider"), false),
         };
-        let models = list_catalogue(&llm_settings(&cfg), &current);
+        let (models, ollama_note) = model_catalogue(&cfg, &current);
         Ok(Json(Models {
             current,
             private,
             models,
+            ollama_note,
         }))
     })
     .await
