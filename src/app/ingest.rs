@@ -11,7 +11,16 @@ use crate::ingest::vault::{refresh_vault, VaultError, VaultOptions, VaultReport}
 use crate::kb::maintain::ReindexReport;
 use crate::kb::KbError;
 
-use super::{App, AppError};
+use super::{App, AppError, VaultProgress};
+
+/// Clears the App's vault progress when a refresh ends.
+struct VaultProgressGuard<'a>(&'a App);
+
+impl Drop for VaultProgressGuard<'_> {
+    fn drop(&mut self) {
+        self.0.set_vault_progress(None);
+    }
+}
 
 /// Why a write failed.
 #[derive(Debug, thiserror::Error)]
@@ -112,7 +121,14 @@ impl App {
             private_dirs: cfg.list("vault.private_dirs"),
             force,
         };
-        match refresh_vault(&kb, &root, &opts, progress, cancel) {
+        // Told to whoever asks the App (the web app's status line), whichever
+        // edge started the refresh; cleared when it ends, however it ends.
+        let _shown = VaultProgressGuard(self);
+        let progress = |done: usize, total: usize| {
+            self.set_vault_progress(Some(VaultProgress { done, total }));
+            progress(done, total);
+        };
+        match refresh_vault(&kb, &root, &opts, &progress, cancel) {
             Ok(r) => Ok((root, r)),
             Err(_) if cancel.is_cancelled() => Err(WriteError::Cancelled),
             Err(e) => Err(e.into()),

@@ -141,6 +141,16 @@ pub struct App {
     /// scheduled job, its catch-up, or a `jarvis run-digest` delegated to
     /// this owner — so two digests never run at once.
     digest_lock: Arc<tokio::sync::Mutex<()>>,
+    /// How far the vault refresh in flight is (any edge's: the scheduled
+    /// job, a delegated `kb index-vault`, …); `None` when none runs.
+    vault_progress: Mutex<Option<VaultProgress>>,
+}
+
+/// How far a running vault refresh is: `done` of `total` notes looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VaultProgress {
+    pub done: usize,
+    pub total: usize,
 }
 
 /// Modification time and size of a file, `None` when it does not exist.
@@ -194,7 +204,18 @@ impl App {
             drafts: Mutex::new(None),
             pdf_worker_cmd: Mutex::new(None),
             digest_lock: Arc::default(),
+            vault_progress: Mutex::new(None),
         })
+    }
+
+    /// The vault refresh in flight in this process and how far it is, for
+    /// a status line (`None`: no refresh is running).
+    pub fn vault_progress(&self) -> Option<VaultProgress> {
+        *self.vault_progress.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set_vault_progress(&self, p: Option<VaultProgress>) {
+        *self.vault_progress.lock().unwrap_or_else(|p| p.into_inner()) = p;
     }
 
     pub fn home(&self) -> &JarvisHome {

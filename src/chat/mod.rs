@@ -73,6 +73,12 @@ pub type SharedSession = Arc<Mutex<Session>>;
 pub struct TurnContext {
     /// The draft file open in the editor, if any.
     pub open_file: Option<OpenFile>,
+    /// Write the question with the answer, not before the first model
+    /// request. For a terminal's turn (`jarvis ask`): its question stays on
+    /// the screen, and a process killed mid-turn (even by SIGKILL) must not
+    /// leave a session holding only the question. The web app keeps the
+    /// default, so a closed tab never loses what was asked.
+    pub question_with_answer: bool,
 }
 
 /// A draft file by id and name (both already validated by the caller's

@@ -184,7 +184,9 @@ impl ChatAgent {
             let mut s = lock(session);
             cancel.check().map_err(|_| ChatError::Cancelled)?;
             s.begin_turn(message);
-            self.deps.sessions.save(&s)?;
+            if !context.question_with_answer {
+                self.deps.sessions.save(&s)?;
+            }
             (s.messages.clone(), s.messages.len())
         };
         events(ChatEvent::Status {

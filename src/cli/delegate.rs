@@ -1,4 +1,5 @@
-//! `jarvis kb …` through a running owner, both sides.
+//! `jarvis kb …`, `jarvis ask` and `jarvis run-digest` through a running
+//! owner, both sides.
 //!
 //! Client: [`run_kb`] goes to the owner when one is alive (stale sockets
 //! are removed, see `app::owner::client`), else runs the command in this
@@ -7,10 +8,11 @@
 //! prints what the owner sends, mirrors its progress bar, answers its
 //! questions from stdin, and turns Ctrl-C into a `cancel` frame.
 //! Owner: [`handler`] parses the forwarded argv and runs the same `kb`
-//! code against the owner's `App`, writing through a [`Remote`] term.
+//! (or `ask`) code against the owner's `App`, writing through a [`Remote`]
+//! term.
 
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clap::Parser;
 
@@ -36,6 +38,14 @@ pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
     })
 }
 
+/// `jarvis ask`, the same way: the turn runs in the owner when one is alive
+/// (its text streams back frame by frame), else here.
+pub fn run_ask(args: super::ask_cmd::AskArgs, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
+        super::ask_cmd::run(args, app, term, None)
+    })
+}
+
 /// `jarvis run-digest`, the same way: via the owner if one runs. A digest
 /// adds papers (bulk embedding), so its model loads for throughput.
 pub fn run_digest(args: super::digest_cmd::RunDigestArgs, config: Config) -> anyhow::Result<u8> {
@@ -51,7 +61,7 @@ fn here_or_owner(
     config: Config,
     internal: bool,
     profile: SessionProfile,
-    run: impl FnOnce(&App, &Direct) -> anyhow::Result<u8>,
+    run: impl FnOnce(&Arc<App>, &Direct) -> anyhow::Result<u8>,
 ) -> anyhow::Result<u8> {
     let home = config.home.clone();
     if !internal {
@@ -165,9 +175,14 @@ fn apply(bar: &mut Option<indicatif::ProgressBar>, event: BarEvent, stderr_tty: 
     }
 }
 
-/// What the owner runs for each delegated command: `jarvis kb …`, and
-/// `jarvis sync run-job …` (in the owner's schedule `jobs`, when it runs one).
-pub fn handler(jobs: Option<Arc<JobsHandle>>) -> Handler {
+/// The web app's address, once `jarvis serve` listens (empty under `sync`).
+pub type WebAddress = Arc<OnceLock<String>>;
+
+/// What the owner runs for each delegated command: `jarvis kb …`, `jarvis
+/// ask`, `jarvis run-digest`, and `jarvis sync run-job …` (in the owner's
+/// schedule `jobs`, when it runs one). `web` is where a `serve` owner's web
+/// app listens, for what `ask` leaves to be answered there.
+pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
     Arc::new(move |app, session| {
         let t = Remote::new(session);
         let argv = std::iter::once("jarvis".to_string()).chain(session.argv.iter().cloned());
@@ -176,6 +191,13 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>) -> Handler {
                 command: Command::Kb(cmd),
                 ..
             }) if !matches!(cmd, KbCmd::Probe) => match super::kb::run(cmd, app, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
+            Ok(Cli {
+                command: Command::Ask(args),
+                ..
+            }) => match super::ask_cmd::run(args, app, &t, web.get().map(String::as_str)) {
                 Ok(code) => code,
                 Err(e) => super::report_error(&e, &t),
             },
@@ -199,7 +221,7 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>) -> Handler {
             },
             Ok(_) => {
                 t.err(
-                    "error: only `jarvis kb …`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n",
+                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n",
                 );
                 2
             }

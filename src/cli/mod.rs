@@ -208,7 +208,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sync(a) if a.is_owner() => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Sync, config)?)),
         Command::Sync(a) => Ok(ExitCode::from(sync_cmd::run(a, config)?)),
         Command::Mcp => Ok(ExitCode::from(mcp_cmd::run(config)?)),
-        Command::Ask(a) => ask_cmd::run(a, &config),
+        Command::Ask(a) => Ok(ExitCode::from(delegate::run_ask(a, config)?)),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),

@@ -91,18 +91,21 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
         }
         Role::Serve { jobs: false, .. } => None,
     };
+    // Where the web app listens, once it does (`ask` sends what waits for
+    // an answer there; a `sync` has none).
+    let web: super::delegate::WebAddress = Arc::default();
     match role {
         Role::Sync => {
             eprintln!("Ctrl-C stops it.");
-            owner.run(Arc::clone(&app), super::delegate::handler(jobs.clone()), &shutdown)?;
+            owner.run(Arc::clone(&app), super::delegate::handler(jobs.clone(), web), &shutdown)?;
         }
         Role::Serve { port, .. } => {
             // The socket loop on its own thread, the web server on the
             // runtime here; either ending stops the other.
             let sock = {
-                let (app, shutdown, jobs) = (Arc::clone(&app), shutdown.clone(), jobs.clone());
+                let (app, shutdown, jobs, web) = (Arc::clone(&app), shutdown.clone(), jobs.clone(), web.clone());
                 std::thread::Builder::new().name("owner-socket".into()).spawn(move || {
-                    let r = owner.run(app, super::delegate::handler(jobs), &shutdown);
+                    let r = owner.run(app, super::delegate::handler(jobs, web), &shutdown);
                     shutdown.cancel();
                     r
                 })?
@@ -114,6 +117,7 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
             let opts = crate::web::WebOptions {
                 port,
                 on_ready: Some(Box::new(move |addr| {
+                    let _ = web.set(format!("http://{addr}/"));
                     eprintln!("web app on http://{addr}/ — Ctrl-C stops it");
                     eprintln!("MCP (streamable HTTP) on http://{addr}/mcp — {mcp_scope}");
                 })),

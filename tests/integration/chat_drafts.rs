@@ -210,6 +210,7 @@ fn the_file_open_in_the_editor_is_named_in_the_prompt_except_a_private_one_to_a_
             draft_id: id.to_string(),
             filename: name.to_string(),
         }),
+        ..TurnContext::default()
     };
     let turn = |spec: &str, wire: Wire, context: &TurnContext| {
         let server = FakeServer::start(vec![wire.text(&["ok"])]);

@@ -397,32 +397,71 @@ fn jarvis_ask_streams_the_reply_to_stdout_and_tool_lines_to_stderr() {
     assert!(r.stderr.contains("invalid session id"), "{}", r.stderr);
 }
 
+/// `jarvis ask` killed from outside mid-turn — SIGTERM (a stop: rolled
+/// back, exit 130) or SIGKILL (nothing to run at all) — leaves no session
+/// holding only the question, and no half-written file; a continued
+/// session keeps exactly what it had.
 #[test]
-fn kill_9_mid_turn_leaves_the_question_on_disk_and_no_half_written_file() {
+fn ask_killed_mid_turn_leaves_no_question_only_session() {
     let fx = fixture(NOTES);
-    let server = FakeServer::start(vec![Reply::Silent]);
+    let server = FakeServer::start(vec![Wire::Ollama.text(&["First answer."]), Reply::Silent]);
     ask_config(&fx, &server.url);
     let Fx { sb, kb, .. } = fx;
     drop(kb);
-    let mut c = sb.jarvis();
-    c.args(["ask", "a question that must survive"]);
-    c.stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = c.spawn().expect("spawn");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while server.requests().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the model was never asked");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().expect("kill -9");
-    child.wait().unwrap();
     let dir = sb.jarvis_home().join("sessions");
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
-    assert_eq!(files.len(), 1, "one session file and no temp file: {files:?}");
-    let s: jarvis::chat::Session = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-    assert_eq!(s.display.len(), 1);
-    assert_eq!(s.display[0].text, "a question that must survive");
-    assert_eq!(s.messages.len(), 1);
+    let files = || -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let kill_mid_turn = |args: &[&str], sig: &str| -> Option<i32> {
+        let asked = server.requests().len();
+        let mut c = sb.jarvis();
+        c.arg("ask").args(args);
+        c.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().expect("spawn");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while server.requests().len() == asked {
+            assert!(std::time::Instant::now() < deadline, "the model was never asked");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let ok = std::process::Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        child.wait().unwrap().code()
+    };
+    // One finished exchange first (the model's only real answer).
+    let mut c = sb.jarvis();
+    c.args(["ask", "first question"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let saved = files();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let id = saved[0].file_stem().unwrap().to_string_lossy().into_owned();
+    let before = std::fs::read(&saved[0]).unwrap();
+    // New sessions killed mid-turn leave nothing at all.
+    assert_eq!(kill_mid_turn(&["a question that must not linger"], "-KILL"), None);
+    assert_eq!(files(), saved, "no question-only session, no temp file");
+    assert_eq!(kill_mid_turn(&["another one"], "-TERM"), Some(130));
+    assert_eq!(files(), saved, "no question-only session");
+    // A continued session keeps its one exchange, byte for byte.
+    assert_eq!(kill_mid_turn(&["follow-up", "--session", &id], "-KILL"), None);
+    assert_eq!(files(), saved, "no temp file");
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), before);
+    assert_eq!(kill_mid_turn(&["follow-up", "--session", &id], "-TERM"), Some(130));
+    let (was, now): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_slice(&before).unwrap(),
+        serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap(),
+    );
+    assert_eq!(now["display"], was["display"], "the stopped turn left nothing");
+    assert_eq!(now["messages"], was["messages"]);
+    assert_eq!(now["turn_starts"], was["turn_starts"]);
 }
 
 #[test]

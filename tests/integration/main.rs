@@ -5,6 +5,7 @@
 // jarvis::sandbox spawns processes is for library code.
 #![allow(clippy::disallowed_methods)]
 
+mod ask_owner;
 mod browser_support;
 mod chat_drafts;
 mod chat_privacy;
@@ -29,6 +30,7 @@ mod llm_stream;
 mod mcp;
 mod metadata;
 mod owner;
+mod owner_progress;
 mod pdf_isolation;
 mod sandbox;
 mod support;

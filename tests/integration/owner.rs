@@ -50,7 +50,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Start an owner and wait until it accepts `kb` commands. The guard kills
 /// it if the test panics.
-fn start_owner(sb: &Sandbox, args: &[&str]) -> Owned {
+pub(crate) fn start_owner(sb: &Sandbox, args: &[&str]) -> Owned {
     let mut c = sb.jarvis();
     c.args(args);
     let mut child = Owned::spawn(c);
@@ -74,7 +74,7 @@ fn start_owner(sb: &Sandbox, args: &[&str]) -> Owned {
     }
 }
 
-fn signal(pid: u32, sig: &str) {
+pub(crate) fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")
         .args([sig, &pid.to_string()])
         .status()

@@ -70,6 +70,7 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
             Some(f) => Some(open_file(&state, f)?),
             None => None,
         },
+        ..Default::default()
     };
     let chat = state.chat()?;
     if chat.is_busy(&id) || state.is_streaming(&id) {

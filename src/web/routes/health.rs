@@ -24,6 +24,16 @@ pub struct Health {
     pub ok: bool,
     pub version: &'static str,
     pub busy: usize,
+    /// The vault refresh in flight (the scheduled one or a `kb
+    /// index-vault` run through this server): notes looked at of all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexing: Option<Indexing>,
+}
+
+#[derive(Serialize)]
+pub struct Indexing {
+    pub done: usize,
+    pub total: usize,
 }
 
 async fn health(State(state): State<Arc<WebState>>) -> Json<Health> {
@@ -31,6 +41,10 @@ async fn health(State(state): State<Arc<WebState>>) -> Json<Health> {
         ok: true,
         version: env!("CARGO_PKG_VERSION"),
         busy: state.busy().len(),
+        indexing: state.app.vault_progress().map(|p| Indexing {
+            done: p.done,
+            total: p.total,
+        }),
     })
 }
 
