@@ -674,8 +674,16 @@ pub const FIELDS: &[Field] = &[
         "pdf_engine",
         None,
         Kind::Str,
-        Default::Str("pdflatex"),
-        "the engine pandoc drives for Markdown → PDF (xelatex handles Greek but needs texlive-xetex)"
+        Default::Str("xelatex"),
+        "the TeX engine for Markdown → PDF (pandoc) and .tex compiles (latexmk): xelatex reads any UTF-8 text; pdflatex and lualatex also work"
+    ),
+    field!(
+        "drafts",
+        "pdf_mainfont",
+        None,
+        Kind::Str,
+        Default::Str("DejaVu Serif"),
+        "body font of a Markdown → PDF export under xelatex/lualatex (it must cover your scripts; \"\" keeps Latin Modern)"
     ),
     field!(
         "drafts",

@@ -6,10 +6,19 @@
 //!   files (never `draft.json`, never `.versions/`, never a link) — never in
 //!   place, so nothing the document writes reaches the draft or anything
 //!   else; `HOME`, `TMPDIR` and TeX's cache directories point inside it;
-//! - runs latexmk as `-norc -pdf -no-shell-escape -interaction=nonstopmode
+//! - runs latexmk as `-norc -xelatex -no-shell-escape -interaction=nonstopmode
 //!   -halt-on-error ./name.tex` (`-norc`: latexmkrc files are Perl; `./`
 //!   keeps the name positional even though the containment policy already
-//!   refuses a leading `-`), and pandoc with `--sandbox`;
+//!   refuses a leading `-`; `-pdf`/`-lualatex` when `drafts.pdf_engine`
+//!   says so), and pandoc with `--sandbox` and [`IMAGE_FILTER`]: an image
+//!   survives only when it names a file of the draft by a plain relative
+//!   path, because pandoc's PDF step reads (and fetches) any image path or
+//!   URL outside its `--sandbox`;
+//! - runs without network: every build child gets a network namespace of
+//!   its own (`sandbox::ChildSpec::no_network`), so neither pandoc nor TeX
+//!   can fetch anything, not even from this machine's loopback services.
+//!   Where the kernel refuses namespaces the build still runs (the image
+//!   filter and `openin_any` still hold) and the log says so;
 //! - sets `openin_any=p`, `openout_any=p` (no reading or writing by
 //!   absolute path or `..`), `shell_escape=f`, an empty `TEXMFHOME`, and the
 //!   sandbox's environment allowlist (no API keys);
@@ -38,11 +47,60 @@ const LOG_TAIL_BYTES: usize = 64 * 1024;
 /// Address-space cap for a build (TeX's own pools are far below it).
 const BUILD_MEMORY: u64 = 2 << 30;
 
+/// A pandoc Lua filter (run on pandoc's own parse, so nothing the Markdown
+/// reader sees as an image escapes it, in the body or the metadata): an
+/// image is kept only when its source is a plain relative path — no scheme,
+/// no leading `/` or `~`, no `..` or `\`, no `%`-escapes (pandoc decodes
+/// them), no query — naming a file the build copy holds; any other becomes
+/// its description and a note. The copy holds only the draft's regular
+/// files, so a kept image is the draft's own.
+pub const IMAGE_FILTER: &str = r#"
+local function plain_relative(src)
+  if src == "" or src:find("[:%%\\?#]") then return false end
+  local first = src:sub(1, 1)
+  if first == "/" or first == "~" then return false end
+  for part in src:gmatch("[^/]+") do
+    if part == ".." then return false end
+  end
+  return true
+end
+
+local function in_draft(src)
+  local f = io.open(src, "rb")
+  if f == nil then return false end
+  f:close()
+  return true
+end
+
+function Image(el)
+  if plain_relative(el.src) and in_draft(el.src) then return nil end
+  local out = { pandoc.Str("[image left out: ") }
+  for _, i in ipairs(el.caption) do table.insert(out, i) end
+  table.insert(out, pandoc.Str(" — only images inside the draft are embedded]"))
+  return pandoc.Emph(out)
+end
+"#;
+
+/// latexmk's mode switch for `drafts.pdf_engine` (by its file name, so a
+/// full path works): `-xelatex`, `-lualatex`, else `-pdf` (pdflatex), and
+/// the engine program that mode runs.
+fn latexmk_mode(pdf_engine: &str) -> (&'static str, &'static str) {
+    let name = Path::new(pdf_engine)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(pdf_engine);
+    match name {
+        "xelatex" => ("-xelatex", "xelatex"),
+        "lualatex" => ("-lualatex", "lualatex"),
+        _ => ("-pdf", "pdflatex"),
+    }
+}
+
 /// Which build tools are installed, for `GET /drafts` (buttons for a
 /// missing toolchain are hidden, not disabled).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Toolchain {
-    /// `drafts.latex_engine` and pdflatex are on `PATH`.
+    /// `drafts.latex_engine` and the TeX engine it runs are on `PATH`.
     pub latex: bool,
     /// pandoc and `drafts.pdf_engine` are on `PATH`.
     pub pandoc: bool,
@@ -71,7 +129,7 @@ impl Toolchain {
     pub fn detect(ws: &Workspace) -> Self {
         let s = ws.settings();
         Toolchain {
-            latex: find_program(&s.latex_engine).is_some() && find_program("pdflatex").is_some(),
+            latex: find_program(&s.latex_engine).is_some() && find_program(latexmk_mode(&s.pdf_engine).1).is_some(),
             pandoc: find_program("pandoc").is_some() && find_program(&s.pdf_engine).is_some(),
         }
     }
@@ -109,10 +167,13 @@ fn seed(ws: &Workspace, draft_id: &str, dest: &Path) -> Result<(), DraftsError> 
     Ok(())
 }
 
-/// The fresh build directory: `work/` (the copy, the cwd), `home/`, `tmp/`.
+/// The fresh build directory: `work/` (the copy, the cwd), `home/`, `tmp/`,
+/// and the image filter beside them (outside the copy, so no draft file
+/// can stand in for it).
 struct BuildDir {
     _root: tempfile::TempDir,
     work: PathBuf,
+    filter: PathBuf,
     env: Vec<(String, String)>,
 }
 
@@ -125,6 +186,10 @@ fn build_dir(ws: &Workspace, draft_id: &str) -> Result<BuildDir, DraftsError> {
         ws.disk().create_dir(d).map_err(|e| DraftsError::io("create", d, e))?;
     }
     seed(ws, draft_id, &work)?;
+    let filter = root.path().join("jarvis-images.lua");
+    ws.disk()
+        .create_new(&filter, IMAGE_FILTER.as_bytes())
+        .map_err(|e| DraftsError::io("write", &filter, e))?;
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let env = vec![
         ("openin_any".to_string(), "p".to_string()),
@@ -137,7 +202,12 @@ fn build_dir(ws: &Workspace, draft_id: &str) -> Result<BuildDir, DraftsError> {
         ("HOME".into(), s(&home)),
         ("TMPDIR".into(), s(&tmp)),
     ];
-    Ok(BuildDir { _root: root, work, env })
+    Ok(BuildDir {
+        _root: root,
+        work,
+        filter,
+        env,
+    })
 }
 
 fn tail(text: &str) -> String {
@@ -161,19 +231,33 @@ fn run_build(
     (log_file, pdf_file): (&Path, &Path),
 ) -> Result<BuildResult, DraftsError> {
     let start = Instant::now();
-    let out = sandbox::run_child(
-        program,
-        &ChildSpec {
-            args,
-            env: &dir.env,
-            cwd: Some(&dir.work),
-            timeout: ws.settings().compile_timeout,
-            memory_limit: Some(BUILD_MEMORY),
-            output_limit: 1 << 20,
-            stop,
-            ..ChildSpec::default()
-        },
-    )
+    let spec = ChildSpec {
+        args,
+        env: &dir.env,
+        cwd: Some(&dir.work),
+        timeout: ws.settings().compile_timeout,
+        memory_limit: Some(BUILD_MEMORY),
+        output_limit: 1 << 20,
+        stop,
+        no_network: true,
+        ..ChildSpec::default()
+    };
+    let out = match sandbox::run_child(program, &spec) {
+        Err(e @ sandbox::SandboxError::NoIsolation { .. }) => {
+            // Without namespaces the build still may not reach a file or
+            // URL through an image (the filter) or TeX (openin_any); it is
+            // the second wall that is missing, and the log says so.
+            tracing::warn!(tool, error = %e, "building with network access");
+            sandbox::run_child(
+                program,
+                &ChildSpec {
+                    no_network: false,
+                    ..spec
+                },
+            )
+        }
+        other => other,
+    }
     .map_err(|source| DraftsError::Sandbox {
         tool: tool.into(),
         source,
@@ -244,11 +328,18 @@ pub fn compile_latex(
             "not found on PATH".into()
         },
     })?;
+    let (mode, tex) = latexmk_mode(&ws.settings().pdf_engine);
+    if find_program(tex).is_none() {
+        return Err(DraftsError::ToolMissing {
+            tool: tex.into(),
+            detail: "not found on PATH (`drafts.pdf_engine` picks it; `cargo xtask run` installs xelatex)".into(),
+        });
+    }
     let dir = build_dir(ws, draft_id)?;
     let target = format!("./{filename}");
     let args = [
         "-norc",
-        "-pdf",
+        mode,
         "-no-shell-escape",
         "-interaction=nonstopmode",
         "-halt-on-error",
@@ -296,21 +387,38 @@ pub fn export_pdf(
             reason: format!("`drafts.pdf_margin` {margin:?} is not a length such as 2cm"),
         });
     }
+    let font = s.pdf_mainfont.trim();
+    if font.len() > 64
+        || !font
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.'))
+    {
+        return Err(DraftsError::CannotBuild {
+            name: filename.into(),
+            doing: "exported",
+            reason: format!("`drafts.pdf_mainfont` {font:?} is not a font family name such as DejaVu Serif"),
+        });
+    }
     let dir = build_dir(ws, draft_id)?;
     let geometry = format!("geometry:margin={margin}");
     let engine = format!("--pdf-engine={}", s.pdf_engine);
+    let filter = format!("--lua-filter={}", dir.filter.display());
+    let mainfont = format!("mainfont={font}");
     let source = format!("./{filename}");
-    let args = [
+    let mut args = vec![
         "--sandbox",
         "-f",
         "markdown+tex_math_dollars-raw_tex-raw_attribute-raw_html",
+        filter.as_str(),
         "-V",
         geometry.as_str(),
-        engine.as_str(),
-        "-o",
-        "./jarvis-export.pdf",
-        source.as_str(),
     ];
+    // Only the Unicode engines load system fonts by name; pdflatex would
+    // ignore it.
+    if !font.is_empty() && latexmk_mode(&s.pdf_engine).0 != "-pdf" {
+        args.extend(["-V", mainfont.as_str()]);
+    }
+    args.extend([engine.as_str(), "-o", "./jarvis-export.pdf", source.as_str()]);
     let log = dir.work.join("jarvis-export.log");
     let pdf = dir.work.join("jarvis-export.pdf");
     run_build("pandoc", &program, &args, &dir, ws, stop, (&log, &pdf))

@@ -76,8 +76,12 @@ pub struct DraftSettings {
     pub retention_days: u32,
     /// The LaTeX build tool; empty disables compilation.
     pub latex_engine: String,
-    /// The engine pandoc drives for Markdown → PDF.
+    /// The TeX engine: pandoc's `--pdf-engine` for Markdown → PDF, and
+    /// latexmk's mode for `.tex` compiles (`xelatex` → `-xelatex`).
     pub pdf_engine: String,
+    /// The body font of a Markdown export under xelatex or lualatex (a
+    /// fontconfig family name); empty keeps pandoc's default.
+    pub pdf_mainfont: String,
     pub compile_timeout: Duration,
     pub pdf_margin: String,
     /// The vault, if one is configured: the drafts root must not be inside
@@ -95,6 +99,7 @@ impl DraftSettings {
             retention_days: u32::try_from(cfg.int("drafts.retention_days")).unwrap_or(30),
             latex_engine: cfg.str("drafts.latex_engine"),
             pdf_engine: cfg.str("drafts.pdf_engine"),
+            pdf_mainfont: cfg.str("drafts.pdf_mainfont"),
             compile_timeout: Duration::from_secs(
                 u64::try_from(cfg.int("drafts.compile_timeout_seconds"))
                     .unwrap_or(180)
@@ -116,7 +121,8 @@ impl DraftSettings {
             max_file_bytes: 2_000_000,
             retention_days: 30,
             latex_engine: "latexmk".into(),
-            pdf_engine: "pdflatex".into(),
+            pdf_engine: "xelatex".into(),
+            pdf_mainfont: "DejaVu Serif".into(),
             compile_timeout: Duration::from_secs(180),
             pdf_margin: "2cm".into(),
             vault: None,

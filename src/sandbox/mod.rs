@@ -10,6 +10,9 @@
 //! native library in the child becomes a diagnosis for the parent instead of
 //! taking the parent down with it.
 //!
+//! A child asked to run without network ([`ChildSpec::no_network`]) gets a
+//! network namespace of its own before exec.
+//!
 //! Every child leads its own process group. On timeout, on a stop request,
 //! and also once the leader has exited, the whole group is killed, so a
 //! grandchild (latexmk's pdflatex, a shell's background job) never outlives
@@ -39,6 +42,14 @@ pub enum SandboxError {
     },
     #[error("lost track of a child process: {0}")]
     Wait(#[source] std::io::Error),
+    /// The child was to run without network, and this kernel would not give
+    /// it a network namespace (unprivileged user namespaces disabled).
+    #[error("cannot cut {exe} off the network: {source} — this system does not allow unprivileged network namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor userns profile, enables them)")]
+    NoIsolation {
+        exe: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl SandboxError {
@@ -46,7 +57,9 @@ impl SandboxError {
     pub fn kind(&self) -> crate::error_kind::ErrorKind {
         use crate::error_kind::ErrorKind;
         match self {
-            SandboxError::CurrentExe(_) | SandboxError::Spawn { .. } => ErrorKind::Unavailable,
+            SandboxError::CurrentExe(_) | SandboxError::Spawn { .. } | SandboxError::NoIsolation { .. } => {
+                ErrorKind::Unavailable
+            }
             SandboxError::Wait(_) => ErrorKind::Internal,
         }
     }
@@ -138,6 +151,12 @@ pub struct ChildSpec<'a> {
     /// such as `xdg-open` hands off to a long-lived program on purpose).
     /// Timeout and stop still kill the group.
     pub leave_group_on_exit: bool,
+    /// Start the child in a network namespace of its own, with nothing in
+    /// it but a loopback device that is down: no connection to anything,
+    /// not even this machine's loopback services (see [`unix::prepare`]).
+    /// Where the kernel refuses namespaces the spawn fails with
+    /// [`SandboxError::NoIsolation`] and the caller decides.
+    pub no_network: bool,
 }
 
 impl Default for ChildSpec<'_> {
@@ -153,6 +172,7 @@ impl Default for ChildSpec<'_> {
             output_limit: DEFAULT_OUTPUT_LIMIT,
             stop: None,
             leave_group_on_exit: false,
+            no_network: false,
         }
     }
 }
@@ -170,6 +190,7 @@ impl std::fmt::Debug for ChildSpec<'_> {
             .field("output_limit", &self.output_limit)
             .field("stop", &self.stop.is_some())
             .field("leave_group_on_exit", &self.leave_group_on_exit)
+            .field("no_network", &self.no_network)
             .finish()
     }
 }
@@ -281,10 +302,14 @@ pub fn run_child(program: &Path, spec: &ChildSpec<'_>) -> Result<RawOutcome, San
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
-    unix::prepare(&mut cmd, spec.memory_limit);
-    let mut child = cmd.spawn().map_err(|source| SandboxError::Spawn {
-        exe: program.display().to_string(),
-        source,
+    unix::prepare(&mut cmd, spec.memory_limit, spec.no_network);
+    let mut child = cmd.spawn().map_err(|source| {
+        let exe = program.display().to_string();
+        if spec.no_network && source.raw_os_error() == Some(unix::NO_ISOLATION_ERRNO) {
+            SandboxError::NoIsolation { exe, source }
+        } else {
+            SandboxError::Spawn { exe, source }
+        }
     })?;
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();

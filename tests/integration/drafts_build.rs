@@ -2,7 +2,9 @@
 //! `cargo xtask test`): normal documents compile; hostile ones — shell
 //! escape, reading /etc/passwd, writing outside, an endless loop — fail
 //! safely inside the timeout; nothing is written outside the build
-//! directory and the draft folder is unchanged.
+//! directory and the draft folder is unchanged. An export embeds no image
+//! from outside the draft and fetches nothing; UTF-8 names (Greek, Polish,
+//! German) survive the default engine, xelatex.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,7 +40,7 @@ fn need_tools(ws: &Workspace) {
     let t = Toolchain::detect(ws);
     assert!(
         t.latex && t.pandoc,
-        "latexmk/pdflatex/pandoc missing ({t:?}) — `cargo xtask test` installs them"
+        "latexmk/xelatex/pandoc missing ({t:?}) — `cargo xtask test` installs them"
     );
 }
 
@@ -89,7 +91,7 @@ fn markdown_exports_with_maths() {
     let before = tree(ws.root());
     let (bytes, ms) = pdf(compile::export_pdf(&ws, &d.id, "notes.md", None).expect("export"));
     assert!(bytes.starts_with(b"%PDF"));
-    eprintln!("figure: pandoc → pdflatex export of a short note took {ms} ms (machine shared, not quiet)");
+    eprintln!("figure: pandoc → xelatex export of a short note took {ms} ms (machine shared, not quiet)");
     assert_eq!(tree(ws.root()), before);
 }
 
@@ -203,4 +205,167 @@ fn only_the_right_types_build() {
     assert!(compile::compile_latex(&ws, &d.id, "x.md", None).is_err());
     assert!(compile::compile_latex(&ws, &d.id, "-latex=pdflatex -shell-escape %O %S.tex", None).is_err());
     assert!(compile::export_pdf(&ws, &d.id, "../x.md", None).is_err());
+}
+
+/// Run a poppler tool (`args`, then the PDF written to a temp file, then
+/// `tail`) and return its stdout.
+fn poppler(tool: &str, args: &[&str], pdf: &[u8], tail: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("out.pdf");
+    std::fs::write(&file, pdf).expect("write pdf");
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .arg(&file)
+        .args(tail)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool} missing ({e}) — `cargo xtask test` installs poppler-utils"));
+    assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn pdf_text(pdf: &[u8]) -> String {
+    poppler("pdftotext", &["-enc", "UTF-8"], pdf, &["-"])
+}
+
+/// The images in a PDF, as `pdfimages -list` rows (width, height).
+fn pdf_images(pdf: &[u8]) -> Vec<(u32, u32)> {
+    poppler("pdfimages", &["-list"], pdf, &[])
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((f.get(3)?.parse().ok()?, f.get(4)?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// A loopback HTTP server that counts the connections it is offered and
+/// answers each with a small PNG.
+fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let png = png_bytes(5, 4);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                png.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&png);
+        }
+    });
+    (port, hits)
+}
+
+fn png_bytes(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(w, h, image::Rgb([200, 30, 30]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).expect("png");
+    out.into_inner()
+}
+
+#[test]
+fn export_embeds_no_outside_image_and_fetches_nothing() {
+    let (t, ws) = ws(Duration::from_secs(120));
+    need_tools(&ws);
+    let outside = t.path().join("outside-secret.png");
+    std::fs::write(&outside, png_bytes(3, 2)).expect("png");
+    let abs = outside.display().to_string();
+    let (port, hits) = counting_server();
+    let md = format!(
+        "# Report\n\nAbsolute ![abs]({abs}).\n\nUp ![up](../../../../../../../../../../..{abs}).\n\n\
+         File ![file](file://{abs}).\n\nEscaped ![esc]({}).\n\nWeb ![web](http://127.0.0.1:{port}/x.png).\n\n\
+         Titled ![titled]({abs} \"t\"){{width=50%}}\n\n[ref image]: {abs}\n\n![by ref][ref image]\n",
+        abs.replace('/', "%2F")
+    );
+    let meta = format!("---\ntitle: \"Shown ![meta]({abs})\"\n---\n\n");
+    let d = ws
+        .create_draft("images", "report.md", &format!("{meta}{md}"), Visibility::Public, None)
+        .expect("create");
+    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "report.md", None).expect("export"));
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the export fetched an image from a loopback server"
+    );
+    let images = pdf_images(&bytes);
+    assert!(
+        images.is_empty(),
+        "images from outside the draft were embedded: {images:?}"
+    );
+    let text = pdf_text(&bytes);
+    assert!(text.contains("image left out"), "{text}");
+    assert!(text.contains("Absolute") && text.contains("by ref"), "{text}");
+}
+
+const NAMES: [&str; 3] = ["Schrödinger", "Αθήνα", "Łódź"];
+
+#[test]
+fn utf8_names_export_and_compile_with_the_default_engine() {
+    let (_t, ws) = ws(Duration::from_secs(180));
+    need_tools(&ws);
+    assert_eq!(ws.settings().pdf_engine, "xelatex", "the default engine");
+    let line = NAMES.join(", ");
+    let d = ws
+        .create_draft(
+            "names",
+            "names.md",
+            &format!("# Authors\n\n{line}.\n"),
+            Visibility::Public,
+            None,
+        )
+        .expect("create");
+    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "names.md", None).expect("export"));
+    let text = pdf_text(&bytes);
+    for name in NAMES {
+        assert!(
+            text.contains(name),
+            "{name} missing from the exported PDF's text:\n{text}"
+        );
+    }
+    ws.add_draft_file(
+        &d.id,
+        "names.tex",
+        &format!(
+            "\\documentclass{{article}}\n\\usepackage{{fontspec}}\n\\setmainfont{{DejaVu Serif}}\n\\begin{{document}}\n{line}.\n\\end{{document}}\n"
+        ),
+    )
+    .expect("add");
+    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "names.tex", None).expect("compile"));
+    let text = pdf_text(&bytes);
+    for name in NAMES {
+        assert!(
+            text.contains(name),
+            "{name} missing from the compiled PDF's text:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn pdflatex_is_still_selectable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = DraftSettings::with_root(dir.path().join("drafts"));
+    s.pdf_engine = "pdflatex".into();
+    let ws = Workspace::open(s).expect("open");
+    need_tools(&ws);
+    let d = ws
+        .create_draft("plain", "plain.tex", NORMAL_TEX, Visibility::Public, None)
+        .expect("create");
+    ws.add_draft_file(&d.id, "chapter.tex", "A chapter.\n").expect("add");
+    ws.add_draft_file(&d.id, "plain.md", "# Plain\n\nCafé in Zürich.\n")
+        .expect("add");
+    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "plain.tex", None).expect("compile"));
+    // pdflatex, not xelatex (xdvipdfmx), made it.
+    let info = poppler("pdfinfo", &[], &bytes, &[]);
+    assert!(info.contains("pdfTeX"), "not a pdflatex PDF:\n{info}");
+    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "plain.md", None).expect("export"));
+    assert!(pdf_text(&bytes).contains("Zürich"));
 }

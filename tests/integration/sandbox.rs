@@ -277,3 +277,59 @@ fn a_missing_program_is_a_spawn_error() {
     let err = sandbox::run_child(Path::new("/nonexistent/program"), &ChildSpec::default()).unwrap_err();
     assert!(err.to_string().contains("/nonexistent/program"), "{err}");
 }
+
+/// A child asked to run without network cannot reach even a loopback
+/// server the test holds open; the same child with network can (so the
+/// probe itself works).
+#[test]
+fn a_child_without_network_reaches_nothing() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    listener.set_nonblocking(true).expect("nonblocking");
+    let probe = format!("import socket; socket.create_connection(('127.0.0.1', {port}), 5); print('connected')");
+    let run = |no_network: bool| {
+        sandbox::run_child(
+            Path::new("python3"),
+            &ChildSpec {
+                args: &["-c", &probe],
+                timeout: Duration::from_secs(30),
+                no_network,
+                ..ChildSpec::default()
+            },
+        )
+        .expect("spawn python3 (network namespaces must be available here)")
+    };
+    let cut_off = run(true);
+    assert_ne!(cut_off.ending, Ending::Exited { code: 0 }, "connected without network");
+    assert!(
+        cut_off.stderr.contains("Network is unreachable") || cut_off.stderr.contains("refused"),
+        "{}",
+        cut_off.stderr
+    );
+    assert!(listener.accept().is_err(), "the server saw a connection");
+    // Files the child writes are still the user's (its own uid inside).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let made = sandbox::run_child(
+        Path::new("sh"),
+        &ChildSpec {
+            args: &["-c", "echo x > made && id -u"],
+            cwd: Some(dir.path()),
+            no_network: true,
+            ..ChildSpec::default()
+        },
+    )
+    .expect("spawn sh");
+    assert_eq!(made.ending, Ending::Exited { code: 0 }, "{}", made.stderr);
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(dir.path().join("made")).expect("made").uid();
+    assert_eq!(owner, dir.path().metadata().expect("dir").uid());
+    assert_eq!(String::from_utf8_lossy(&made.stdout).trim(), owner.to_string());
+
+    let open = run(false);
+    assert_eq!(
+        open.ending,
+        Ending::Exited { code: 0 },
+        "the probe itself failed: {}",
+        open.stderr
+    );
+}

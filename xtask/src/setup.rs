@@ -12,11 +12,26 @@ use anyhow::{bail, Context, Result};
 /// Debian packages and a command that proves each is present.
 /// (command, package, needed for). A C compiler is not here: building
 /// xtask itself needs one, so it is a prerequisite (README). A command written `tex:<file>` is
-/// proved by `kpsewhich <file>` finding that TeX file.
+/// proved by `kpsewhich <file>` finding that TeX file, and `file:<path>` by that file existing.
 const SYSTEM: &[(&str, &str, &str)] = &[
     ("python3", "python3-pip", "fetching the native runtime from PyPI"),
     ("latexmk", "latexmk", "the drafts LaTeX compile tests"),
     ("pdflatex", "texlive-latex-base", "the drafts LaTeX compile tests"),
+    (
+        "xelatex",
+        "texlive-xetex",
+        "drafts' default TeX engine (UTF-8 names: Greek, Polish, …)",
+    ),
+    (
+        "tex:pzdr.tfm",
+        "texlive-fonts-recommended",
+        "hyperref under xelatex (pandoc's template)",
+    ),
+    (
+        "file:/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf",
+        "fonts-dejavu-core",
+        "the default Markdown → PDF font (drafts.pdf_mainfont)",
+    ),
     (
         "tex:parskip.sty",
         "texlive-latex-recommended",
@@ -35,6 +50,11 @@ const SYSTEM: &[(&str, &str, &str)] = &[
 const TEST_SYSTEM: &[(&str, &str, &str)] = &[
     ("kill", "procps", "the tests (signals to child processes)"),
     ("git", "git", "CI (.ci/run clones the repository)"),
+    (
+        "pdftotext",
+        "poppler-utils",
+        "the drafts tests read exported PDFs (pdftotext, pdfimages)",
+    ),
     ("chromium", "chromium", "the web app's browser tests"),
     (
         "chromedriver",
@@ -44,6 +64,9 @@ const TEST_SYSTEM: &[(&str, &str, &str)] = &[
 ];
 
 fn have(cmd: &str) -> bool {
+    if let Some(path) = cmd.strip_prefix("file:") {
+        return Path::new(path).is_file();
+    }
     let check = match cmd.strip_prefix("tex:") {
         Some(file) => format!("kpsewhich {file} >/dev/null 2>&1"),
         None => format!("command -v {cmd} >/dev/null 2>&1"),
