@@ -47,6 +47,7 @@ pub fn kb_settings(cfg: &Config) -> KbSettings {
         rerank_top_n: cfg.int("rag.rerank_top_n").max(1) as usize,
         chunk_size: cfg.int("rag.chunk_size") as usize,
         chunk_overlap: cfg.int("rag.chunk_overlap") as usize,
+        max_note_bytes: u64::try_from(cfg.int("vault.max_note_bytes")).unwrap_or(crate::kb::MAX_NOTE_BYTES),
         ..KbSettings::default()
     }
 }

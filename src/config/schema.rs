@@ -428,6 +428,17 @@ pub const FIELDS: &[Field] = &[
         Default::List(&["private"]),
         "top-level vault folders whose notes are private"
     ),
+    field!(
+        "vault",
+        "max_note_bytes",
+        None,
+        Kind::Int {
+            min: 1_000,
+            max: 1_000_000_000
+        },
+        Default::Int(2_000_000),
+        "a note larger than this is skipped, with a message (each MB is about 1,100 chunks to embed)"
+    ),
     // [sync]
     field!(
         "sync",

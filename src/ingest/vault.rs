@@ -44,6 +44,9 @@ pub enum VaultError {
     Kb(#[from] KbError),
     #[error("stopped; every note finished so far is indexed whole")]
     Cancelled,
+    /// A note over `vault.max_note_bytes`: skipped, never half-indexed.
+    #[error("{rel} is {size} bytes, over vault.max_note_bytes ({limit}), so it is not indexed — split it into smaller notes, or raise the limit with `jarvis config set vault.max_note_bytes N`")]
+    TooLarge { rel: String, size: u64, limit: u64 },
 }
 
 impl VaultError {
@@ -55,6 +58,7 @@ impl VaultError {
             VaultError::Io { source, .. } => crate::error_kind::io_kind(source),
             VaultError::Kb(e) => e.kind(),
             VaultError::Cancelled => ErrorKind::Cancelled,
+            VaultError::TooLarge { .. } => ErrorKind::User,
         }
     }
 }
@@ -231,11 +235,20 @@ fn stage_vault_file(
     visibility: Visibility,
     report: &mut VaultReport,
 ) -> Result<Option<Vec<crate::kb::Document>>, VaultError> {
-    let bytes = std::fs::read(path).map_err(|source| VaultError::Io {
+    let meta = std::fs::metadata(path).map_err(|source| VaultError::Io {
         path: path.into(),
         source,
     })?;
-    let meta = std::fs::metadata(path).map_err(|source| VaultError::Io {
+    // Checked before reading: a huge note costs nothing but this message.
+    let limit = kb.settings().max_note_bytes;
+    if meta.len() > limit {
+        return Err(VaultError::TooLarge {
+            rel: rel.into(),
+            size: meta.len(),
+            limit,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|source| VaultError::Io {
         path: path.into(),
         source,
     })?;
@@ -466,6 +479,7 @@ fn decide(
     };
     let Some(old) = indexed else {
         match stage_vault_file(kb, rel, path, vis, report) {
+            Err(e @ VaultError::TooLarge { .. }) => skip_too_large(report, rel, &e, ""),
             Ok(None) => report.skipped.push((rel.to_string(), "empty note".into())),
             Ok(Some(docs)) if docs.is_empty() => report.skipped.push((rel.to_string(), "empty note".into())),
             Ok(Some(docs)) => group.push(rel, false, docs),
@@ -487,8 +501,18 @@ fn decide(
     // header), so every such note is re-embedded, frontmatter or not.
     let needs_reindex = content_changed || old.schema < EMBED_SCHEMA || (behind && has_frontmatter(path));
     if needs_reindex {
-        if let Some(docs) = stage_vault_file(kb, rel, path, vis, report)? {
-            group.push(rel, true, docs);
+        match stage_vault_file(kb, rel, path, vis, report) {
+            Ok(Some(docs)) => group.push(rel, true, docs),
+            Ok(None) => {}
+            Err(e @ VaultError::TooLarge { .. }) => {
+                // Its indexed text is no longer what the note says.
+                kb.commit(
+                    crate::kb::stage::Prepared::default(),
+                    Some(&ReplaceBy::FilePath(rel.to_string())),
+                )?;
+                skip_too_large(report, rel, &e, " (its old entry was removed)");
+            }
+            Err(e) => return Err(e),
         }
         return Ok(());
     }
@@ -513,6 +537,12 @@ fn decide(
         kb.update_metadata_fields(rel, &fields)?;
     }
     Ok(())
+}
+
+/// Report a note over the size cap as skipped, with the whole reason.
+fn skip_too_large(report: &mut VaultReport, rel: &str, e: &VaultError, suffix: &str) {
+    tracing::warn!(note = rel, "{e}");
+    report.skipped.push((rel.to_string(), format!("{e}{suffix}")));
 }
 
 fn has_frontmatter(path: &Path) -> bool {

@@ -244,6 +244,7 @@ fn split_sections(chars: &[char]) -> (Vec<Section>, bool) {
             .iter()
             .position(|&c| c == '\n')
             .map_or(chars.len(), |p| line_start + p);
+        look(line_end - line_start + 1);
         let line = &chars[line_start..line_end];
         let blank = line.iter().all(|c| c.is_whitespace());
 
@@ -344,6 +345,22 @@ fn closes_fence(line: &[char], open: Fence) -> bool {
     len >= open.len && rest[len..].iter().all(|c| c.is_whitespace())
 }
 
+// Characters looked at while cutting, counted in tests only: the cutting
+// rules below must stay linear in the input (a one-line note of megabytes
+// is a real input), and a test proves it by counting work, not time.
+#[cfg(test)]
+thread_local! {
+    static LOOKED_AT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[inline]
+fn look(n: usize) {
+    #[cfg(test)]
+    LOOKED_AT.with(|c| c.set(c.get() + n as u64));
+    #[cfg(not(test))]
+    let _ = n;
+}
+
 /// Cuts one section into ranges of at most `chunk_size` characters, each
 /// trimmed of surrounding whitespace and never empty.
 fn split_by_size(chars: &[char], section: Range<usize>, config: ChunkerConfig) -> Vec<Range<usize>> {
@@ -371,6 +388,7 @@ fn split_by_size(chars: &[char], section: Range<usize>, config: ChunkerConfig) -
 
 fn skip_whitespace(chars: &[char], mut from: usize, end: usize) -> usize {
     while from < end && chars[from].is_whitespace() {
+        look(1);
         from += 1;
     }
     from
@@ -378,6 +396,7 @@ fn skip_whitespace(chars: &[char], mut from: usize, end: usize) -> usize {
 
 fn trim_end(chars: &[char], start: usize, mut end: usize) -> usize {
     while end > start && chars[end - 1].is_whitespace() {
+        look(1);
         end -= 1;
     }
     end
@@ -386,6 +405,7 @@ fn trim_end(chars: &[char], start: usize, mut end: usize) -> usize {
 /// Position `p` means "cut between `p - 1` and `p`"; callers guarantee
 /// `0 < p < chars.len()`.
 fn is_line_break(chars: &[char], p: usize) -> bool {
+    look(1);
     chars[p - 1] == '\n'
 }
 
@@ -396,6 +416,7 @@ fn is_paragraph_break(chars: &[char], p: usize) -> bool {
     // The line that just ended must be blank.
     let mut q = p - 1;
     while q > 0 && chars[q - 1] != '\n' {
+        look(1);
         if !chars[q - 1].is_whitespace() {
             return false;
         }
@@ -405,6 +426,7 @@ fn is_paragraph_break(chars: &[char], p: usize) -> bool {
 }
 
 fn is_word_start(chars: &[char], p: usize) -> bool {
+    look(1);
     chars[p - 1].is_whitespace() && !chars[p].is_whitespace()
 }
 
@@ -414,10 +436,12 @@ fn is_sentence_start(chars: &[char], p: usize) -> bool {
     }
     let mut q = p - 1;
     while q > 0 && chars[q].is_whitespace() {
+        look(1);
         q -= 1;
     }
     // Look through closing quotes and brackets: `He said "no." Then…`.
     while q > 0 && matches!(chars[q], '"' | '\'' | ')' | ']' | '”' | '’' | '»') {
+        look(1);
         q -= 1;
     }
     matches!(chars[q], '.' | '!' | '?' | '…' | '。' | '！' | '？')

@@ -277,6 +277,44 @@ fn doc_strategy() -> impl Strategy<Value = (String, Vec<(Range<usize>, String)>)
     })
 }
 
+/// Characters the cutting rules looked at while chunking `text`.
+fn work(text: &str) -> u64 {
+    LOOKED_AT.with(|c| c.set(0));
+    let chunks = chunker(1024, 128).chunk(text, "");
+    assert!(!chunks.is_empty());
+    LOOKED_AT.with(|c| c.get())
+}
+
+/// One-line notes of every awkward shape (no breaks at all, words, runs of
+/// spaces, quotes, sentence ends, blank-ish lines): four times the text is
+/// at most about four times the work, and the work per character is small
+/// — so a note of megabytes chunks in time linear in its size.
+#[test]
+fn chunking_work_is_linear_in_the_input() {
+    let shapes: [(&str, fn(usize) -> String); 7] = [
+        ("one giant word", |n| "x".repeat(n)),
+        ("words", |n| "lorem ".repeat(n / 6)),
+        ("sentences", |n| "It is. ".repeat(n / 7)),
+        ("space runs", |n| format!("a{}", " ".repeat(200)).repeat(n / 201)),
+        ("quotes", |n| "\"\"\"\"\"\"\"\"\"'') x. ".repeat(n / 16)),
+        ("blank lines of spaces", |n| {
+            format!("{}\nword ", " ".repeat(300)).repeat(n / 306)
+        }),
+        ("one header", |n| format!("# Title\n{}", "ab cd. ".repeat(n / 7))),
+    ];
+    for (name, make) in shapes {
+        let small = work(&make(100_000));
+        let large = work(&make(400_000));
+        eprintln!("figure: chunking {name}: 100k chars → {small} looked at, 400k → {large}");
+        assert!(
+            large <= small * 9 / 2,
+            "{name}: 4× the text cost {:.2}× the work ({small} → {large})",
+            large as f64 / small as f64
+        );
+        assert!(large <= 400_000 * 8, "{name}: {large} characters looked at for 400,000");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 

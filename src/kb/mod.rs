@@ -55,7 +55,15 @@ pub struct KbSettings {
     pub rrf_k: f32,
     /// How the store writes (when a commit is bulk).
     pub store: crate::store::StoreOptions,
+    /// A vault note larger than this (bytes) is skipped, not indexed
+    /// (`vault.max_note_bytes`): embedding one costs about a second per
+    /// few chunks on a small machine, and a pasted log of megabytes would
+    /// keep the index busy for many minutes while adding nothing findable.
+    pub max_note_bytes: u64,
 }
+
+/// The default of [`KbSettings::max_note_bytes`].
+pub const MAX_NOTE_BYTES: u64 = 2_000_000;
 
 impl Default for KbSettings {
     fn default() -> Self {
@@ -70,6 +78,7 @@ impl Default for KbSettings {
             doc_aggregation: search::DocAggregation::Max,
             rrf_k: search::RRF_K,
             store: crate::store::StoreOptions::default(),
+            max_note_bytes: MAX_NOTE_BYTES,
         }
     }
 }
@@ -158,6 +167,10 @@ pub struct Kb {
     mismatch: Mutex<Option<(String, String)>>,
     /// Serialises writers; readers only take `indexes` briefly.
     write: Mutex<()>,
+    /// Searches waiting for the embedder right now. A write embeds one
+    /// batch per hold of the embedder and lets these go first, so a search
+    /// waits for at most one batch of a long write, never for all of it.
+    queries_waiting: std::sync::atomic::AtomicUsize,
 }
 
 fn index_dir(rag: &Path, gen: u32) -> PathBuf {
@@ -232,6 +245,7 @@ impl Kb {
             settings,
             mismatch: Mutex::new(mismatch),
             write: Mutex::new(()),
+            queries_waiting: std::sync::atomic::AtomicUsize::new(0),
         };
         kb.catch_up()?;
         maintain::remove_stale_generations(&kb, rag_dir, gen);
@@ -314,6 +328,27 @@ impl Kb {
             *slot = Some(embedder);
         }
         Ok(EmbedderGuard(slot, &self.embedder_used))
+    }
+
+    /// The embedder for a search's query: marked as waiting, so a write in
+    /// progress hands the model over after its current batch.
+    pub(crate) fn query_embedder(&self) -> Result<EmbedderGuard<'_>> {
+        use std::sync::atomic::Ordering;
+        self.queries_waiting.fetch_add(1, Ordering::SeqCst);
+        let guard = self.embedder();
+        self.queries_waiting.fetch_sub(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// Called by a write between its batches: while searches wait for the
+    /// embedder, step aside (bounded, so a flood of searches cannot stall a
+    /// write for good).
+    pub(crate) fn let_queries_pass(&self) {
+        use std::sync::atomic::Ordering;
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while self.queries_waiting.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// Unloads the embedding model when nobody has used it for `idle`:
@@ -712,3 +747,7 @@ pub use crate::store::scalar_string;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "write_search_tests.rs"]
+mod write_search_tests;

@@ -108,8 +108,9 @@ impl Kb {
         if req.n == 0 || req.query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        // Embed outside the index lock: it is the slow part.
-        let qv = self.embedder()?.embed_query(&req.query)?;
+        // Embed outside the index lock: it is the slow part. A write that is
+        // embedding lets the query go first (see `Kb::query_embedder`).
+        let qv = self.query_embedder()?.embed_query(&req.query)?;
         self.search_embedded(req, &qv)
     }
 

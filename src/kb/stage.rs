@@ -125,14 +125,38 @@ impl Kb {
             return Ok(Prepared(Vec::new()));
         }
         let texts: Vec<&str> = docs.iter().map(|d| d.embed_text.as_str()).collect();
-        let vectors = self
-            .embedder()?
-            .embed_documents_cancellable(&texts, &|| cancel.is_cancelled())
-            .map_err(|e| match e {
-                crate::embed::EmbedError::Cancelled => KbError::Cancelled,
-                other => other.into(),
-            })?;
+        let vectors = self.embed_for_write(&texts, cancel)?;
         self.prepare_with_vectors(docs, vectors)
+    }
+
+    /// Embed a write's texts one batch per hold of the embedder, stepping
+    /// aside for waiting searches between batches: a search never waits
+    /// for a whole note (or group of notes) to embed, only for the batch in
+    /// progress. The batches are the ones one call would make (longest
+    /// texts first, batch size as configured), so the vectors are too.
+    fn embed_for_write(&self, texts: &[&str], cancel: &Cancel) -> Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        let mut done = 0;
+        while done < order.len() {
+            self.let_queries_pass();
+            let mut embedder = self.embedder()?;
+            let idx = &order[done..(done + embedder.batch_size()).min(order.len())];
+            let batch: Vec<&str> = idx.iter().map(|&i| texts[i]).collect();
+            let vectors = embedder
+                .embed_documents_cancellable(&batch, &|| cancel.is_cancelled())
+                .map_err(|e| match e {
+                    crate::embed::EmbedError::Cancelled => KbError::Cancelled,
+                    other => other.into(),
+                })?;
+            drop(embedder);
+            for (&i, v) in idx.iter().zip(vectors) {
+                out[i] = v;
+            }
+            done += idx.len();
+        }
+        Ok(out)
     }
 
     /// Pair documents with vectors computed elsewhere (a cache of a

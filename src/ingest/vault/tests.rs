@@ -321,6 +321,46 @@ fn a_one_megabyte_note_is_indexed() {
     assert!(chunks >= 60, "{chunks} chunks");
 }
 
+/// A note over `vault.max_note_bytes` is skipped with a message that
+/// names the limit and the fix, and a note that grows past it loses its
+/// old (now untrue) entry; the others index as usual.
+#[test]
+fn a_note_over_the_size_cap_is_skipped_with_a_message() {
+    let t = tempfile::tempdir().unwrap();
+    let vault = t.path().join("vault");
+    let kb = kb_at(
+        &t.path().join("rag"),
+        KbSettings {
+            max_note_bytes: 20_000,
+            ..KbSettings::default()
+        },
+    );
+    // One line, no breaks at all: the shape that stalled the index.
+    write(&vault, "huge.md", &"x".repeat(50_000));
+    write(&vault, "grows.md", "# Grows\n\nA short note for now.\n");
+    write(&vault, "small.md", "# Small\n\nOtters eat fish.\n");
+    let r = refresh_vault(&kb, &vault, &opts(), &|_, _| {}, &Cancel::new()).unwrap();
+    assert_eq!(r.added, vec!["grows.md", "small.md"]);
+    let (_, why) = r.skipped.iter().find(|(p, _)| p == "huge.md").expect("huge.md skipped");
+    assert!(
+        why.contains("50000 bytes") && why.contains("vault.max_note_bytes (20000)") && why.contains("config set"),
+        "{why}"
+    );
+    assert!(kb.store().ids_by(LookupField::FilePath, "huge.md").unwrap().is_empty());
+
+    // A new size: the refresh looks at it again.
+    write(&vault, "grows.md", &"A long line. ".repeat(3_000));
+    let r = refresh_vault(&kb, &vault, &opts(), &|_, _| {}, &Cancel::new()).unwrap();
+    let (_, why) = r
+        .skipped
+        .iter()
+        .find(|(p, _)| p == "grows.md")
+        .expect("grows.md skipped");
+    assert!(why.contains("old entry was removed"), "{why}");
+    assert!(kb.store().ids_by(LookupField::FilePath, "grows.md").unwrap().is_empty());
+    assert!(!kb.store().ids_by(LookupField::FilePath, "small.md").unwrap().is_empty());
+}
+
 /// The record header does the work: the body never says "rejected" or
 /// "job", yet the rejected job application ranks first; and filters only
 /// narrow within the privacy-filtered pool.
