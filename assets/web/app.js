@@ -550,7 +550,10 @@ async function boot() {
   initPalette({ state: S, newChat, resumeSession, openLibrary, openModelPicker, openStyle, openPrompts, openConfig });
   await loadSessions();
   try {
-    const r = await get('/sessions/active');
+    // Reading the active session changes nothing; a first visit (or a
+    // session gone since) asks for a fresh one explicitly.
+    let r = await get('/sessions/active');
+    if (!r.session) r = await post('/sessions/new');
     S.gen++;
     switchDraft(r.session.id);
     showSession(r.session);

@@ -111,6 +111,7 @@ pub async fn bind(port: u16) -> Result<Bound, WebError> {
 /// The full application router for a server listening on `addr`.
 pub fn router(state: Arc<WebState>) -> Router {
     routes::router(state.clone())
+        .layer(axum::middleware::from_fn(security::read_body_by_deadline))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(axum::middleware::from_fn(security::headers))

@@ -136,3 +136,65 @@ fn assets_are_embedded_with_their_mime_types_and_nothing_else_is_reachable() {
     }
     assert_eq!(s.get("/no-such-route").status, 404);
 }
+
+#[test]
+fn two_host_headers_get_400_whatever_their_order() {
+    let s = WebServer::start();
+    let good = s.host();
+    for pair in [
+        [good.as_str(), "evil.example"],
+        ["evil.example", good.as_str()],
+        [good.as_str(), good.as_str()],
+    ] {
+        let r = s.request("GET", "/health", &[("Host", pair[0]), ("Host", pair[1])], None);
+        assert_eq!(r.status, 400, "Host {pair:?}: {}", r.text());
+        assert!(r.text().contains("more than one Host"), "{}", r.text());
+    }
+}
+
+#[test]
+fn a_body_that_stalls_after_its_headers_gets_408_and_the_connection_closes() {
+    use std::io::{Read, Write};
+    let s = WebServer::start();
+    let mut c = std::net::TcpStream::connect(s.addr).expect("connect");
+    // Longer than the deadline: the server must answer well before this.
+    c.set_read_timeout(Some(jarvis::web::security::BODY_DEADLINE * 3))
+        .expect("timeout");
+    let origin = s.origin();
+    let head = format!(
+        "POST /settings HTTP/1.1\r\nHost: {}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"resp",
+        s.host()
+    );
+    c.write_all(head.as_bytes()).expect("send");
+    let started = std::time::Instant::now();
+    let mut answer = Vec::new();
+    let read = c.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(
+        read.is_ok(),
+        "the connection was still held after {:?}: {read:?}",
+        started.elapsed()
+    );
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.to_ascii_lowercase().contains("connection: close"), "{text}");
+    // A body that arrives whole is unaffected.
+    let r = s.post("/settings", &json!({}));
+    assert_ne!(r.status, 408, "{}", r.text());
+}
+
+#[test]
+fn reading_the_active_session_creates_none() {
+    let s = WebServer::start();
+    let before = s.get("/sessions").json();
+    for _ in 0..3 {
+        let r = s.get("/sessions/active");
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["session"], serde_json::Value::Null, "{}", r.text());
+    }
+    assert_eq!(s.get("/sessions").json(), before, "a GET changed the session list");
+    // The page asks for a new one explicitly, and then it is the active one.
+    let made = s.post("/sessions/new", &json!({}));
+    assert_eq!(made.status, 200, "{}", made.text());
+    let id = made.json()["session"]["id"].as_str().expect("id").to_string();
+    assert_eq!(s.get("/sessions/active").json()["session"]["id"], id.as_str());
+}

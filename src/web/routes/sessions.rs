@@ -115,19 +115,28 @@ pub struct SessionState {
     pub busy: bool,
 }
 
-async fn active(State(state): State<Arc<WebState>>) -> ApiResult<Json<SessionState>> {
+/// What `GET /sessions/active` answers: the session the page last looked
+/// at, or `null` when there is none (or it is gone) — the page then asks
+/// for a new one with `POST /sessions/new`. A GET changes nothing.
+#[derive(Serialize)]
+pub struct ActiveState {
+    pub session: Option<SessionDto>,
+    pub busy: bool,
+}
+
+async fn active(State(state): State<Arc<WebState>>) -> ApiResult<Json<ActiveState>> {
     blocking(move || {
         if let Some(id) = state.active_id() {
             if let Ok((s, busy)) = resolve(&state, &id) {
                 let dto = session_dto(&lock(&s));
-                return Ok(Json(SessionState { session: dto, busy }));
+                return Ok(Json(ActiveState {
+                    session: Some(dto),
+                    busy,
+                }));
             }
         }
-        let s = make_fresh(&state)?;
-        let dto = session_dto(&lock(&s));
-        state.set_active(&dto.id);
-        Ok(Json(SessionState {
-            session: dto,
+        Ok(Json(ActiveState {
+            session: None,
             busy: false,
         }))
     })
