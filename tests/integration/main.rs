@@ -30,6 +30,7 @@ mod llm_stream;
 mod mcp;
 mod metadata;
 mod owner;
+mod owner_limits;
 mod owner_progress;
 mod pdf_isolation;
 mod sandbox;

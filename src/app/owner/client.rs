@@ -100,6 +100,8 @@ fn handshake(stream: UnixStream) -> std::io::Result<Connection> {
         Some(OwnerFrame::Hello { version, pid, .. }) => Err(std::io::Error::other(format!(
             "the running owner (pid {pid}) speaks owner protocol {version}, this jarvis speaks {VERSION} — restart it with this version"
         ))),
+        // A refusal instead of a greeting (the owner is at its limits).
+        Some(OwnerFrame::Err { text }) => Err(std::io::Error::other(text)),
         _ => Err(std::io::Error::other("the owner socket did not greet (not a Jarvis owner?)")),
     }
 }

@@ -24,8 +24,15 @@ use serde::{Deserialize, Serialize};
 /// versions refuse each other rather than misread frames.
 pub const VERSION: u32 = 1;
 
-/// Longest frame accepted (a `kb search --full --json` of 200 hits fits).
+/// Longest frame a client accepts from the owner (a `kb search --full
+/// --json` of 200 hits fits).
 pub const MAX_FRAME: usize = 64 << 20;
+
+/// Longest frame the owner accepts from a client: a `run` (an argument
+/// vector, a directory and a few settings) or one answered line. Anything
+/// longer is refused after this many bytes, so a connection never makes
+/// the owner buffer more.
+pub const MAX_CLIENT_FRAME: usize = 1 << 20;
 
 /// What a client sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,15 +119,25 @@ pub fn write_frame<T: Serialize>(w: &mut impl Write, frame: &T) -> std::io::Resu
     w.flush()
 }
 
-/// Read one frame; `Ok(None)` at end of stream.
+/// Read one frame of at most [`MAX_FRAME`] bytes; `Ok(None)` at end of
+/// stream.
 pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl BufRead) -> std::io::Result<Option<T>> {
+    read_frame_within(r, MAX_FRAME)
+}
+
+/// Read one frame of at most `max` bytes (reading no more than `max + 1`
+/// to find out); `Ok(None)` at end of stream.
+pub fn read_frame_within<T: for<'de> Deserialize<'de>>(r: &mut impl BufRead, max: usize) -> std::io::Result<Option<T>> {
     let mut line = Vec::new();
-    let n = std::io::Read::take(&mut *r, MAX_FRAME as u64 + 1).read_until(b'\n', &mut line)?;
+    let n = std::io::Read::take(&mut *r, max as u64 + 1).read_until(b'\n', &mut line)?;
     if n == 0 {
         return Ok(None);
     }
-    if line.len() > MAX_FRAME {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "frame too long"));
+    if line.len() > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("frame too long (over {max} bytes)"),
+        ));
     }
     serde_json::from_slice(&line)
         .map(Some)
@@ -164,6 +181,46 @@ mod tests {
             Some(OwnerFrame::Exit { code: 130 })
         );
         assert_eq!(read_frame::<OwnerFrame>(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn a_frame_over_the_limit_is_refused_having_read_no_more_than_the_limit() {
+        struct Counting<'a>(&'a [u8], usize);
+        impl std::io::Read for Counting<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = std::io::Read::read(&mut self.0, buf)?;
+                self.1 += n;
+                Ok(n)
+            }
+        }
+        let huge = vec![b'a'; 3 * MAX_CLIENT_FRAME];
+        let mut counting = Counting(&huge, 0);
+        let mut r = std::io::BufReader::with_capacity(8 * 1024, &mut counting);
+        let e = read_frame_within::<ClientFrame>(&mut r, MAX_CLIENT_FRAME).unwrap_err();
+        assert!(e.to_string().contains("frame too long"), "{e}");
+        drop(r);
+        assert!(
+            counting.1 <= MAX_CLIENT_FRAME + 8 * 1024,
+            "read {} bytes of a refused frame",
+            counting.1
+        );
+        // A real `run` frame is far below the limit.
+        let mut buf = Vec::new();
+        write_frame(
+            &mut buf,
+            &ClientFrame::Run {
+                argv: vec!["kb".into(), "search".into(), "x".repeat(10_000)],
+                cwd: "/home/u".into(),
+                stdin_tty: false,
+                stderr_tty: false,
+                env: Vec::new(),
+            },
+        )
+        .unwrap();
+        let mut r = std::io::BufReader::new(&buf[..]);
+        assert!(read_frame_within::<ClientFrame>(&mut r, MAX_CLIENT_FRAME)
+            .unwrap()
+            .is_some());
     }
 
     #[test]

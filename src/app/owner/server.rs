@@ -3,6 +3,12 @@
 //! command in its own thread through the edge's [`Handler`], and shut down
 //! in order.
 //!
+//! Limits, so no client (a runaway script, a hostile one) can exhaust the
+//! owner: at most [`MAX_CONNECTIONS`] connections at once (one more gets a
+//! refusal that names the limit instead of a thread), a client frame of at
+//! most [`MAX_CLIENT_FRAME`] bytes, and a connection that sends no request
+//! within [`FIRST_FRAME_TIMEOUT`] is closed.
+//!
 //! Shutdown order: stop accepting and remove the socket (new clients fall
 //! back to direct mode and wait for the store lock) → cancel every running
 //! session → wait for them, bounded → return, after which the caller drops
@@ -22,11 +28,19 @@ use crate::cancel::Cancel;
 use crate::paths::{Dir, JarvisHome};
 use crate::store::{LockError, OwnerLock};
 
-use super::protocol::{read_frame, write_frame, ClientFrame, OwnerFrame, VERSION};
+use super::protocol::{read_frame_within, write_frame, ClientFrame, OwnerFrame, MAX_CLIENT_FRAME, VERSION};
 use super::{lock_dir, socket_path, OwnerError};
 
 /// How long shutdown waits for running commands after cancelling them.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Connections served at once (each holds a thread while it lives). A
+/// person's terminals and scripts stay far below it.
+pub const MAX_CONNECTIONS: usize = 32;
+
+/// How long a new connection may take to send its request (`run` or
+/// `status`; a client sends it at once) before it is closed.
+pub const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs one delegated command and returns its exit code. Supplied by the
 /// edge (the CLI parses `argv` and renders through the session).
@@ -164,6 +178,11 @@ impl Owner {
                         continue;
                     }
                 };
+                let open = running.lock().unwrap_or_else(|p| p.into_inner()).len();
+                if open >= MAX_CONNECTIONS {
+                    refuse(stream, &self.role);
+                    continue;
+                }
                 next_id += 1;
                 let id = next_id;
                 let cancel = Cancel::new();
@@ -213,6 +232,23 @@ impl Owner {
     }
 }
 
+/// Turn a connection away when [`MAX_CONNECTIONS`] are open: one `err`
+/// frame instead of the greeting (the client reports it), written without
+/// waiting (a fresh socket's buffer holds it) and without a thread.
+fn refuse(stream: UnixStream, role: &str) {
+    let pid = std::process::id();
+    tracing::warn!(limit = MAX_CONNECTIONS, "owner: connection refused, too many open");
+    let text = format!(
+        "jarvis {role} (pid {pid}) is already serving {MAX_CONNECTIONS} connections, the most it takes at once — \
+         try again when some finish (a script that opens many at a time, or leaves them open, should wait for each)"
+    );
+    let _ = stream.set_nonblocking(true);
+    let mut w = &stream;
+    if let Err(e) = write_frame(&mut w, &OwnerFrame::Err { text }) {
+        tracing::debug!(error = %e, "owner: could not tell a refused client why");
+    }
+}
+
 fn connection(
     stream: UnixStream,
     app: &Arc<App>,
@@ -234,7 +270,25 @@ fn connection(
             role: role.to_string(),
         },
     )?;
-    let (argv, cwd, stdin_tty, stderr_tty, client_env) = match read_frame::<ClientFrame>(&mut reader)? {
+    // The request comes at once from a real client; one that sends nothing
+    // does not get to hold a connection (and its thread).
+    writer.set_read_timeout(Some(FIRST_FRAME_TIMEOUT))?;
+    let first = match read_frame_within::<ClientFrame>(&mut reader, MAX_CLIENT_FRAME) {
+        Ok(f) => f,
+        Err(e) => {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                let _ = write_frame(
+                    &mut writer,
+                    &OwnerFrame::Err {
+                        text: format!("the owner refused the request: {e}\n"),
+                    },
+                );
+            }
+            return Err(e);
+        }
+    };
+    writer.set_read_timeout(None)?;
+    let (argv, cwd, stdin_tty, stderr_tty, client_env) = match first {
         Some(ClientFrame::Run {
             argv,
             cwd,
@@ -276,7 +330,7 @@ fn connection(
     // Everything after `run` is answers and cancels; a hang-up (Ctrl-C
     // killed the client, or it simply went away) stops the command too.
     std::thread::spawn(move || loop {
-        match read_frame::<ClientFrame>(&mut reader) {
+        match read_frame_within::<ClientFrame>(&mut reader, MAX_CLIENT_FRAME) {
             Ok(Some(ClientFrame::Line { text })) => {
                 if tx.send(text).is_err() {
                     break;
