@@ -291,7 +291,8 @@ fn work(text: &str) -> u64 {
 /// — so a note of megabytes chunks in time linear in its size.
 #[test]
 fn chunking_work_is_linear_in_the_input() {
-    let shapes: [(&str, fn(usize) -> String); 7] = [
+    type Shape = (&'static str, fn(usize) -> String);
+    let shapes: [Shape; 7] = [
         ("one giant word", |n| "x".repeat(n)),
         ("words", |n| "lorem ".repeat(n / 6)),
         ("sentences", |n| "It is. ".repeat(n / 7)),

@@ -146,7 +146,6 @@ pub(crate) struct Indexes {
 }
 
 pub struct Kb {
-    store: Store,
     indexes: Mutex<Indexes>,
     /// The configured model's registry entry: its id and dimensions are
     /// known without loading anything.
@@ -171,6 +170,10 @@ pub struct Kb {
     /// batch per hold of the embedder and lets these go first, so a search
     /// waits for at most one batch of a long write, never for all of it.
     queries_waiting: std::sync::atomic::AtomicUsize,
+    /// Last, because fields drop in order: the store holds `rag/owner.lock`,
+    /// and it must outlive the indexes' own locks (tantivy's writer lock),
+    /// or the next process to take the store lock finds BM25 still locked.
+    store: Store,
 }
 
 fn index_dir(rag: &Path, gen: u32) -> PathBuf {
