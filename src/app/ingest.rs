@@ -103,7 +103,29 @@ impl App {
         }
     }
 
-    /// Incremental vault sync of `root` (default `vault.path`).
+    /// Wait for this process's vault refresh in flight, if any, to end
+    /// (checking `cancel`), and hold the turn until the guard drops. Two
+    /// refreshes at once would both embed every changed note — on a busy
+    /// machine a delegated `kb index-vault` beside the start-up refresh
+    /// took twice as long; one after the other, the second finds the first
+    /// one's work done.
+    fn vault_turn(&self, cancel: &Cancel) -> Result<std::sync::MutexGuard<'_, ()>, WriteError> {
+        loop {
+            match self.vault_turn.try_lock() {
+                Ok(g) => return Ok(g),
+                Err(std::sync::TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if cancel.is_cancelled() {
+                        return Err(WriteError::Cancelled);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+        }
+    }
+
+    /// Incremental vault sync of `root` (default `vault.path`). Runs after
+    /// any other refresh of this process (see `vault_turn`).
     pub fn refresh_vault(
         &self,
         root: Option<&Path>,
@@ -121,6 +143,7 @@ impl App {
             private_dirs: cfg.list("vault.private_dirs"),
             force,
         };
+        let _turn = self.vault_turn(cancel)?;
         // Told to whoever asks the App (the web app's status line), whichever
         // edge started the refresh; cleared when it ends, however it ends.
         let _shown = VaultProgressGuard(self);
@@ -150,6 +173,7 @@ impl App {
             private_dirs: cfg.list("vault.private_dirs"),
             force: false,
         };
+        let _turn = self.vault_turn(cancel)?;
         match crate::ingest::vault::refresh_vault_paths(&kb, &root, &opts, changed, cancel) {
             Ok(r) => Ok(r),
             Err(_) if cancel.is_cancelled() => Err(WriteError::Cancelled),

@@ -144,6 +144,8 @@ pub struct App {
     /// How far the vault refresh in flight is (any edge's: the scheduled
     /// job, a delegated `kb index-vault`, …); `None` when none runs.
     vault_progress: Mutex<Option<VaultProgress>>,
+    /// Held by the vault refresh in flight, so refreshes take turns.
+    vault_turn: Mutex<()>,
 }
 
 /// How far a running vault refresh is: `done` of `total` notes looked at.
@@ -205,6 +207,7 @@ impl App {
             pdf_worker_cmd: Mutex::new(None),
             digest_lock: Arc::default(),
             vault_progress: Mutex::new(None),
+            vault_turn: Mutex::new(()),
         })
     }
 

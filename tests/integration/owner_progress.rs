@@ -106,3 +106,59 @@ fn a_delegated_index_vault_prints_progress_lines_before_it_finishes() {
         assert!(r.stderr.lines().any(|d| d == l), "direct lacks {l}: {}", r.stderr);
     }
 }
+
+/// Two vault refreshes in one owner take turns: the second (a delegated
+/// `kb index-vault` beside the start-up refresh, say) waits for the first
+/// and finds its work done instead of embedding every note again; while
+/// one runs, the App tells how far it is (the web app's status).
+#[test]
+fn two_vault_refreshes_take_turns_and_the_second_finds_the_work_done() {
+    use std::sync::mpsc;
+    let sb = Sandbox::new();
+    let vault = sb.dir.path().join("vault");
+    write_notes(&vault, 5);
+    sb.write_config(&format!("[vault]\npath = \"{}\"\n", vault.display()));
+    let app = crate::web_support::open_app(jarvis::paths::JarvisHome::at(sb.jarvis_home()));
+    assert_eq!(app.vault_progress(), None);
+    let (entered, inside) = mpsc::channel::<()>();
+    let (release, released) = mpsc::channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let first = {
+        let app = app.clone();
+        std::thread::spawn(move || {
+            let hold = |done: usize, _total: usize| {
+                if done == 0 {
+                    let _ = entered.send(());
+                    let _ = released.lock().unwrap().recv();
+                }
+            };
+            app.refresh_vault(None, false, &hold, &jarvis::cancel::Cancel::new())
+                .map(|(_, r)| r)
+        })
+    };
+    inside.recv().unwrap();
+    assert_eq!(
+        app.vault_progress(),
+        Some(jarvis::app::VaultProgress { done: 0, total: 5 }),
+        "a running refresh is visible"
+    );
+    let second = {
+        let app = app.clone();
+        std::thread::spawn(move || {
+            app.refresh_vault(None, false, &|_, _| {}, &jarvis::cancel::Cancel::new())
+                .map(|(_, r)| r)
+        })
+    };
+    // Let the second one reach its turn (or, without turns, run ahead).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    release.send(()).unwrap();
+    let a = first.join().unwrap().unwrap();
+    let b = second.join().unwrap().unwrap();
+    assert_eq!(a.added.len(), 5, "{a:?}");
+    assert_eq!(
+        (b.added.len(), b.unchanged),
+        (0, 5),
+        "the second found the work done: {b:?}"
+    );
+    assert_eq!(app.vault_progress(), None, "cleared when done");
+}

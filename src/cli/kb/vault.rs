@@ -23,6 +23,13 @@ pub struct IndexVaultArgs {
 
 pub fn index_vault(a: IndexVaultArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let vault = a.vault.map(|v| t.cwd().join(v));
+    if let Some(p) = app.vault_progress() {
+        // The scheduled refresh (or another index-vault) of this owner.
+        t.err(&format!(
+            "a vault refresh is already running here ({} of {} notes looked at); this one waits for it, then does what is left\n",
+            p.done, p.total
+        ));
+    }
     let bar = t.bar(Some("indexing {bar:40} {pos}/{len} notes, eta {eta}"));
     let report = app.refresh_vault(
         vault.as_deref(),
