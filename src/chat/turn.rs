@@ -1,6 +1,8 @@
 //! One turn: compaction if needed, the question saved before the first
-//! model request, the tool loop on a copy of the transcript, and one commit
-//! under the session lock — or nothing at all when the turn was stopped.
+//! model request (with the answer instead for a terminal's turn, see
+//! `TurnContext::question_with_answer`), the tool loop on a copy of the
+//! transcript, and one commit under the session lock — or nothing at all
+//! when the turn was stopped.
 
 use std::time::Instant;
 

@@ -81,7 +81,8 @@ fn notes(sb: &Sandbox) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| d["file_path"].as_str().unwrap_or_default().to_string())
+        // Notes only: each asked exchange is indexed as chat history too.
+        .filter_map(|d| d["file_path"].as_str().filter(|p| !p.is_empty()).map(str::to_string))
         .collect();
     keys.sort();
     keys
@@ -244,13 +245,33 @@ fn remove_then_say(source: &str) -> Vec<Reply> {
 
 #[test]
 fn a_removal_is_asked_on_the_terminal_and_never_done_without_an_answer() {
-    let mut replies = remove_then_say("notes/pasta.md");
+    let mut replies = remove_then_say("notes/bread.md");
+    replies.extend(remove_then_say("notes/pasta.md"));
     replies.extend(remove_then_say("notes/bread.md"));
     replies.extend(remove_then_say("notes/bread.md"));
     let llm = FakeServer::start(replies);
     let (sb, _vault) = home(&llm);
     let all = vec!["notes/bread.md".to_string(), "notes/pasta.md".to_string()];
     assert_eq!(notes(&sb), all);
+
+    // Direct (no owner): asked on this process's own terminal.
+    let mut c = sb.jarvis();
+    c.args(["ask", "remove my bread note"]);
+    let (mut child, pty) = spawn_on_pty(c);
+    pty.wait_for("[y/N]");
+    assert!(pty.text().contains("notes/bread.md"), "{}", pty.text());
+    (&pty.master).write_all(b"n\n").unwrap();
+    assert_eq!(
+        wait_exit(&mut child, Duration::from_secs(60)),
+        Some(0),
+        "{}",
+        pty.text()
+    );
+    pty.wait_for("session ");
+    assert!(pty.text().contains("Kept"), "{}", pty.text());
+    assert!(!pty.text().contains("web app"), "{}", pty.text());
+    assert_eq!(notes(&sb), all);
+
     let mut owner = start_owner(&sb, &["sync"]);
 
     // "y" on the terminal removes exactly the document named.

@@ -14,6 +14,11 @@
 //!
 //! `status` instead of `run` gets one `status` frame back (who the owner
 //! is, how long it has run). A frame that does not parse ends the session.
+//!
+//! `jarvis ask` needs nothing more: its answer streams as `out` frames as
+//! the model produces it, tool lines as `err`, a removal's `[y/N]` is an
+//! `err` then an `ask`, and `cancel` (or a hang-up) stops and rolls back
+//! the turn in the owner.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
