@@ -361,3 +361,84 @@ fn through_serve_a_pending_removal_waits_in_the_web_app() {
     signal(owner.id(), "-TERM");
     assert!(owner.wait().unwrap().success());
 }
+
+/// A draft edit the model suggests is said to be reviewable in the web
+/// app's editor only where it is — under `serve`, which keeps it pending
+/// there — and is otherwise reported as not applied.
+#[test]
+fn a_suggested_draft_edit_is_said_reviewable_only_where_it_is() {
+    use jarvis::drafts::{DraftSettings, DraftsHandle, Visibility};
+    let llm = FakeServer::start(vec![Reply::status(500, "{}")]);
+    let (sb, _vault) = home(&llm);
+    let drafts = DraftsHandle::open(DraftSettings::with_root(sb.jarvis_home().join("drafts"))).unwrap();
+    let draft = drafts
+        .workspace
+        .create_draft("cv", "cv.md", "# CV\n\nOld line.\n", Visibility::Public, None)
+        .unwrap();
+    drop(drafts);
+    let args =
+        serde_json::json!({"draft_id": draft.id, "filename": "cv.md", "content": "# CV\n\nNew line.\n"}).to_string();
+    let propose = || {
+        vec![
+            Wire::Ollama.tool_calls(&[("e", "propose_draft_edit", vec![&args])]),
+            Wire::Ollama.text(&["I suggested a change."]),
+        ]
+    };
+    let llm = FakeServer::start([propose(), propose()].concat());
+    let config = std::fs::read_to_string(sb.config_file()).unwrap();
+    let config = config
+        .lines()
+        .map(|l| {
+            if l.starts_with("ollama_host") {
+                format!("ollama_host = \"{}\"", llm.url)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    sb.write_config(&format!("{config}\n"));
+    let change = format!("1 change proposed to cv.md in draft {}", draft.id);
+
+    // No web app: not applied, and no promise of a review.
+    let r = ask(&sb, &["tighten my CV"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&change) && r.stderr.contains("not applied"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("review them in the web app's editor at"),
+        "{}",
+        r.stderr
+    );
+
+    // Under serve: pending in its editor, which the message points to.
+    let mut owner = start_owner(&sb, &["serve", "--port", "0", "--no-jobs"]);
+    let url = owner
+        .line_matching(Duration::from_secs(60), |l| {
+            l.strip_prefix("web app on ")
+                .and_then(|r| r.split_whitespace().next())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| panic!("no URL: {}", owner.stderr()));
+    let r = ask(&sb, &["tighten my CV"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&change)
+            && r.stderr
+                .contains(&format!("review them in the web app's editor at {url}")),
+        "{}",
+        r.stderr
+    );
+    let addr: std::net::SocketAddr = url.trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
+    let host = addr.to_string();
+    let resp = crate::web_support::raw_request(addr, "GET", "/drafts", &[("Host", &host)], None);
+    assert_eq!(resp.status, 200);
+    let v: Value = serde_json::from_slice(&resp.body).unwrap();
+    assert_eq!(v["pending"][0]["draft_id"], draft.id.as_str(), "{v}");
+    signal(owner.id(), "-TERM");
+    assert!(owner.wait().unwrap().success());
+}
