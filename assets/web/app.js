@@ -8,6 +8,7 @@ import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
+import { initSetup, refresh as refreshSetup, openSetup, searchInstead, searchInline } from './setup.js';
 
 // The editor (about a third of our script) loads the first time it is
 // needed — the Editor view, a suggested change, a menu action — so a chat
@@ -51,7 +52,12 @@ export async function refreshInfo() {
     const info = await get(`/info?session_id=${encodeURIComponent(S.session.id)}`);
     el.modelLabel.textContent = info.provider || 'model';
     el.modelButton.classList.toggle('cloud', info.provider_kind === 'cloud');
-    el.modelButton.title = `Model: ${info.provider}${info.served ? ` (answered by ${info.served})` : ''} — click to switch`;
+    // Green only when the server really answered (a cloud model: its key is set).
+    const ready = info.model_state === 'ready';
+    el.modelButton.dataset.state = ready ? 'ready' : 'down';
+    const why = ready ? '' : ` — not ready: ${info.model_message}${info.model_fix ? `. Fix: ${info.model_fix}` : ''}`;
+    el.modelButton.title = `Model: ${info.provider}${info.served ? ` (answered by ${info.served})` : ''}${why} — click to switch`;
+    el.modelButton.setAttribute('aria-label', `Model ${info.provider}, ${ready ? 'ready' : 'not answering'}; switch model`);
     el.cost.hidden = !info.cost_usd;
     el.cost.textContent = info.cost_usd ? `$${Number(info.cost_usd).toFixed(4)}` : '';
     el.privateBadge.hidden = !info.private;
@@ -320,6 +326,13 @@ export async function send(textArg) {
   const text = (textArg ?? el.input.value).trim();
   if (!text || S.inFlight.has(sid) || S.busy.has(sid)) return;
   if (textArg === undefined) { el.input.value = ''; autosize(); }
+  if (searchInstead()) {
+    // No model yet: the knowledge base still answers, as a search.
+    el.welcome.hidden = true;
+    await searchInline(text, el.messages);
+    scrollDown(true);
+    return;
+  }
   const userLi = R.userBubble(text);
   const shell = R.assistantShell();
   const turn = { shell, userLi, text, ended: false };
@@ -529,7 +542,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
+    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
@@ -547,7 +560,21 @@ async function boot() {
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
   if (view === 'editor') setView('editor');
   initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
-  initPalette({ state: S, newChat, resumeSession, openLibrary, openModelPicker, openStyle, openPrompts, openConfig });
+  initPalette({ state: S, newChat, resumeSession, openLibrary, openModelPicker, openStyle, openPrompts, openConfig, openSetup });
+  initSetup({
+    refreshInfo,
+    // A model chosen in the set-up panel: the conversation on screen takes
+    // it too while it has no messages (a new chat would anyway).
+    onDefaultModel: async (spec) => {
+      const s = S.session;
+      if (s && !el.messages.children.length && !S.inFlight.has(s.id) && !S.busy.has(s.id)) {
+        try { await post('/model', { session_id: s.id, spec }); s.model = spec; } catch (e) { toast(e.message, true); }
+      }
+      refreshInfo();
+    },
+  });
+  // A fresh home opens on the first-run panel; notices say what is missing.
+  const setup = refreshSetup({ openIfFirst: true });
   await loadSessions();
   try {
     // Reading the active session changes nothing; a first visit (or a
@@ -568,7 +595,8 @@ async function boot() {
   } catch (e) {
     toast(e.message, true);
   }
-  el.input.focus();
+  await setup;
+  if (!document.querySelector('dialog[open]')) el.input.focus();
 }
 
 boot();

@@ -26,6 +26,7 @@ function commands() {
     { label: 'Set response style…', hint: 'command', run: ctx.openStyle },
     { label: 'Edit prompts…', hint: 'command', run: ctx.openPrompts },
     { label: 'Show configuration', hint: 'command', run: ctx.openConfig },
+    { label: 'Set-up (notes folder, model, first index)…', hint: 'command', run: ctx.openSetup },
   ];
   const sessions = ctx.state.sessions.map((m) => ({
     label: m.title || 'Untitled', hint: m.pinned ? 'pinned conversation' : 'conversation', run: () => ctx.resumeSession(m.id),

@@ -22,6 +22,7 @@ pub mod owner;
 pub mod papers;
 pub mod pdf_isolated;
 pub mod runtime_check;
+pub mod setup;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -146,6 +147,8 @@ pub struct App {
     vault_progress: Mutex<Option<VaultProgress>>,
     /// Held by the vault refresh in flight, so refreshes take turns.
     vault_turn: Mutex<()>,
+    /// The set-up checks' probe cache and the first index run.
+    setup: setup::SetupState,
 }
 
 /// How far a running vault refresh is: `done` of `total` notes looked at.
@@ -208,6 +211,7 @@ impl App {
             digest_lock: Arc::default(),
             vault_progress: Mutex::new(None),
             vault_turn: Mutex::new(()),
+            setup: setup::SetupState::default(),
         })
     }
 

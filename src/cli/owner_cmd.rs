@@ -118,7 +118,7 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
                 port,
                 on_ready: Some(Box::new(move |addr| {
                     let _ = web.set(format!("http://{addr}/"));
-                    eprintln!("web app on http://{addr}/ — Ctrl-C stops it");
+                    eprintln!("web app on http://{addr}/ — open it in your browser; Ctrl-C stops it");
                     eprintln!("MCP (streamable HTTP) on http://{addr}/mcp — {mcp_scope}");
                 })),
             };

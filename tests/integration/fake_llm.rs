@@ -149,6 +149,19 @@ impl FakeServer {
                         );
                         return;
                     }
+                    // An OpenAI-compatible server's probe (the web app's
+                    // model indicator) is no turn of the script either.
+                    if req.path.ends_with("/models") {
+                        let body = r#"{"object":"list","data":[{"id":"stand-in","object":"model"}]}"#;
+                        let _ = stream.write_all(
+                            format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                                body.len()
+                            )
+                            .as_bytes(),
+                        );
+                        return;
+                    }
                     // The reply is picked when the request is complete, so
                     // a tags request in between does not shift the queue.
                     let reply = {

@@ -25,13 +25,29 @@ impl WebServer {
         Self::start_with_config("")
     }
 
+    /// A server on `config`, its first-run panel already finished (the
+    /// views under test are the everyday ones; see [`WebServer::fresh`]).
     pub fn start_with_config(config: &str) -> WebServer {
         let sandbox = Sandbox::new();
         if !config.is_empty() {
             sandbox.write_config(config);
         }
         let home = jarvis::paths::JarvisHome::at(sandbox.jarvis_home());
-        let app = crate::web_support::open_app(home);
+        let state = home.ensure(jarvis::paths::Dir::State).unwrap();
+        std::fs::write(state.join("first_run.json"), r#"{"state":"finished"}"#).unwrap();
+        Self::serve(sandbox, crate::web_support::open_app(home))
+    }
+
+    /// A brand-new home: no config file, nothing chosen, the first-run
+    /// panel not yet seen. `env` adds variables (OLLAMA_HOST, …).
+    pub fn fresh(env: &[(&str, &str)]) -> WebServer {
+        let sandbox = Sandbox::new();
+        let home = jarvis::paths::JarvisHome::at(sandbox.jarvis_home());
+        let extra: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Self::serve(sandbox, open_app_with(home, extra))
+    }
+
+    fn serve(sandbox: Sandbox, app: Arc<jarvis::app::App>) -> WebServer {
         let stop = Cancel::new();
         let (tx, rx) = std::sync::mpsc::channel();
         let (app2, stop2) = (app.clone(), stop.clone());
@@ -135,6 +151,11 @@ impl Drop for WebServer {
 }
 
 pub fn open_app(home: jarvis::paths::JarvisHome) -> Arc<jarvis::app::App> {
+    open_app_with(home, Vec::new())
+}
+
+/// [`open_app`] with more environment variables.
+pub fn open_app_with(home: jarvis::paths::JarvisHome, extra: Vec<(String, String)>) -> Arc<jarvis::app::App> {
     let user_home = home.root().parent().unwrap().join("home");
     let jh = home.root().display().to_string();
     let ort = crate::chat_support::shared_ort().to_string();
@@ -142,7 +163,7 @@ pub fn open_app(home: jarvis::paths::JarvisHome) -> Arc<jarvis::app::App> {
         "HOME" => Some(user_home.display().to_string()),
         "JARVIS_HOME" => Some(jh.clone()),
         "JARVIS_ORT_LIB" => Some(ort.clone()),
-        _ => None,
+        _ => extra.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
     })
     .unwrap();
     // This process is the test harness, not `jarvis`: pages of a compiled

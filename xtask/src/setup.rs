@@ -1,4 +1,5 @@
-//! `cargo xtask run` and `cargo xtask test`: the README's two commands.
+//! `cargo xtask run` and `cargo xtask test`: the README's two commands
+//! (`run` ends in `jarvis serve`, the web app).
 //!
 //! Both first make sure the machine has what the build and the tests need —
 //! Debian packages via apt-get, the native runtime via `natives` — so a fresh
@@ -147,8 +148,9 @@ fn cargo(root: &Path, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// Build the release binary and run it (`runtime check` unless other
-/// arguments are given).
+/// Build the release binary and run the product: `jarvis runtime check`,
+/// then `jarvis serve` in the foreground (it prints the URL to open; Ctrl-C
+/// stops it). Other arguments run that command instead.
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     system_packages()?;
     crate::natives::run(root, &[])?;
@@ -157,27 +159,37 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let bin = target.join("release/jarvis");
-    let jarvis_args = jarvis_args(args);
-    eprintln!("run: {} {}", bin.display(), jarvis_args.join(" "));
-    let s = Command::new(&bin).args(&jarvis_args).status()?;
-    if !s.success() {
-        bail!("jarvis exited with {s}");
+    let mut runs = jarvis_runs(args);
+    let last = runs.pop().unwrap_or_default();
+    for jarvis_args in runs {
+        eprintln!("run: {} {}", bin.display(), jarvis_args.join(" "));
+        let s = Command::new(&bin).args(&jarvis_args).status()?;
+        if !s.success() {
+            bail!("`jarvis {}` exited with {s}", jarvis_args.join(" "));
+        }
     }
-    Ok(())
+    // The last command replaces this process: Ctrl-C then reaches only
+    // jarvis (serve stops cleanly and says so before the prompt returns),
+    // and its exit code is the command's own.
+    eprintln!("run: {} {}", bin.display(), last.join(" "));
+    let err = std::os::unix::process::CommandExt::exec(Command::new(&bin).args(&last));
+    Err(anyhow::Error::new(err).context(format!("cannot start {}", bin.display())))
 }
 
-/// What `cargo xtask run [--] ARGS` passes to jarvis: `runtime check` by
-/// default, and never a leading `--` (the README writes `cargo xtask run --
-/// config show`; cargo hands the `--` through).
-fn jarvis_args(args: &[String]) -> Vec<String> {
+/// What `cargo xtask run [--] ARGS` runs, one jarvis command after the
+/// other: `runtime check` then `serve` by default (the check first, so a
+/// broken runtime is reported before a server starts), else ARGS — never
+/// with a leading `--` (the README writes `cargo xtask run -- config show`;
+/// cargo hands the `--` through).
+fn jarvis_runs(args: &[String]) -> Vec<Vec<String>> {
     let args = match args.first().map(String::as_str) {
         Some("--") => &args[1..],
         _ => args,
     };
     if args.is_empty() {
-        vec!["runtime".into(), "check".into()]
+        vec![vec!["runtime".into(), "check".into()], vec!["serve".into()]]
     } else {
-        args.to_vec()
+        vec![args.to_vec()]
     }
 }
 
@@ -259,7 +271,7 @@ pub fn test(root: &Path, args: &[String]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::jarvis_args;
+    use super::jarvis_runs;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
@@ -267,14 +279,19 @@ mod tests {
 
     #[test]
     fn a_leading_double_dash_is_not_passed_to_jarvis() {
-        assert_eq!(jarvis_args(&s(&["--", "config", "show"])), s(&["config", "show"]));
-        assert_eq!(jarvis_args(&s(&["config", "show"])), s(&["config", "show"]));
-        assert_eq!(jarvis_args(&s(&[])), s(&["runtime", "check"]));
-        assert_eq!(jarvis_args(&s(&["--"])), s(&["runtime", "check"]));
+        assert_eq!(jarvis_runs(&s(&["--", "config", "show"])), [s(&["config", "show"])]);
+        assert_eq!(jarvis_runs(&s(&["config", "show"])), [s(&["config", "show"])]);
         // Only the first `--` is cargo's; a later one is jarvis's.
         assert_eq!(
-            jarvis_args(&s(&["--", "kb", "search", "--", "-x"])),
-            s(&["kb", "search", "--", "-x"])
+            jarvis_runs(&s(&["--", "kb", "search", "--", "-x"])),
+            [s(&["kb", "search", "--", "-x"])]
         );
+    }
+
+    #[test]
+    fn no_arguments_check_the_runtime_then_serve_the_web_app() {
+        let product = [s(&["runtime", "check"]), s(&["serve"])];
+        assert_eq!(jarvis_runs(&s(&[])), product);
+        assert_eq!(jarvis_runs(&s(&["--"])), product);
     }
 }

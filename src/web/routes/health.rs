@@ -1,6 +1,6 @@
 //! `GET /health` (for scripts and the service manager) and `GET /info` (the
-//! header: the viewed session's model and spend — per session, re-read on
-//! every switch).
+//! header: the viewed session's model — and whether its server answers —
+//! and spend; per session, re-read on every switch).
 
 use std::sync::Arc;
 
@@ -62,6 +62,13 @@ pub struct Info {
     pub cost_by_model: serde_json::Value,
     pub private: bool,
     pub vault: Option<String>,
+    /// Whether the model answers: `ready`, `unreachable`, `not_installed`,
+    /// `no_key` or `no_model` (a local server is probed, a few seconds'
+    /// cache; a cloud provider only has its key checked).
+    pub model_state: &'static str,
+    /// One line for a person, and how to fix it when not ready.
+    pub model_message: String,
+    pub model_fix: Option<String>,
 }
 
 async fn info(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery>) -> ApiResult<Json<Info>> {
@@ -83,7 +90,11 @@ async fn info(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery>)
             Err(_) => (None, cfg.str("chat.provider"), String::new(), Default::default(), false),
         };
         let total: f64 = cost.values().map(|c| c.usd).sum();
+        let health = state.app.model_state(&spec);
         Ok(Json(Info {
+            model_state: health.state,
+            model_message: health.message,
+            model_fix: health.fix,
             session_id,
             provider_kind: if is_cloud_provider(&spec, &settings) {
                 "cloud"

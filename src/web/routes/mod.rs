@@ -11,6 +11,7 @@ pub mod models;
 pub mod prompts;
 pub mod sessions;
 pub mod settings;
+pub mod setup;
 pub mod wire;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .route("/static/{*path}", get(assets::file))
         .merge(health::routes())
         .merge(settings::routes())
+        .merge(setup::routes())
         .merge(documents::routes())
         .merge(drafts::routes())
         .merge(drafts_pages::routes())
