@@ -302,6 +302,29 @@ fn a_key_from_the_panel_is_stored_0600_and_never_sent_back() {
     }
     assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
 
+    // An OpenAI-compatible server on this machine: written as
+    // `[servers.local]` (the keys `jarvis config set servers.…` writes),
+    // local, probed through its /models.
+    let server = FakeServer::start(vec![Wire::OpenRouter.text(&["ok"])]);
+    let r = s.post(
+        "/setup/model",
+        &json!({ "kind": "server", "base_url": format!("{}/v1", server.url), "model": "stand-in", "api_key": "sk-local-FIRSTRUN" }),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let m = r.json();
+    assert_eq!(
+        (m["state"].as_str(), m["local"].as_bool()),
+        (Some("ready"), Some(true)),
+        "{m}"
+    );
+    assert!(!r.text().contains("FIRSTRUN"), "{}", r.text());
+    let config = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        config.contains("[servers.local]") && config.contains("provider = \"local\""),
+        "{config}"
+    );
+    assert!(server.requests().is_empty(), "the probe is no chat request");
+
     // Every change is a POST behind the same-origin check.
     let evil = s.request(
         "POST",
