@@ -58,3 +58,39 @@ pub fn io_kind(e: &std::io::Error) -> ErrorKind {
         _ => ErrorKind::Unavailable,
     }
 }
+
+/// An error and every `source()` under it, joined with ": " — each cause
+/// only when the message above does not already quote it (thiserror
+/// messages often embed `{source}`). For logs and tool results, where the
+/// why matters as much as the what.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !text.is_empty() && !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod chain_tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read the index")]
+    struct Outer(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read the index: {0}")]
+    struct Quoting(#[source] std::io::Error);
+
+    #[test]
+    fn every_cause_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        assert_eq!(super::chain(&Outer(io())), "cannot read the index: no such file");
+        assert_eq!(super::chain(&Quoting(io())), "cannot read the index: no such file");
+    }
+}

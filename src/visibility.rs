@@ -13,6 +13,14 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// A paper's metadata key saying why it is private. Papers are public
+/// unless their PDF is in one of the vault's private folders; a private
+/// paper without this key predates that rule (`kb stats` warns about it).
+pub const PRIVATE_REASON_KEY: &str = "private_reason";
+/// The one value of [`PRIVATE_REASON_KEY`]: the PDF is in a private folder
+/// of the vault.
+pub const PRIVATE_FOLDER_REASON: &str = "vault_private_folder";
+
 /// Public chunks may be sent to any configured provider; private ones only
 /// to local models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]

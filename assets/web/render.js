@@ -107,21 +107,29 @@ export function savedAssistant(entry) {
   return shell.li;
 }
 
-/** The Confirm/Cancel card of one pending removal (its own token). */
+/** The Confirm/Cancel card of one pending removal or local-file add (its
+ *  own token). */
 export function confirmCard(ev, onAnswer, { waiting = false } = {}) {
+  const adding = ev.action === 'add';
   const lines = String(ev.description || '').split('\n');
   const inv = lines.filter((l) => l.startsWith('Database entry only'));
   const rest = lines.filter((l) => !l.startsWith('Database entry only')).join('\n').trim();
   const outcome = h('p', { class: 'outcome', role: 'status', hidden: true });
-  const ok = h('button', { type: 'button', class: 'btn danger small' }, 'Confirm removal');
-  const cancel = h('button', { type: 'button', class: 'btn ghost small' }, 'Cancel');
-  const card = h('div', { class: 'card confirm', role: 'group', 'aria-label': 'Confirm removal' },
-    h('h3', {}, 'Remove from the knowledge base?'),
+  const ok = adding
+    ? h('button', { type: 'button', class: 'btn primary small' }, 'Add this file')
+    : h('button', { type: 'button', class: 'btn danger small' }, 'Confirm removal');
+  const cancel = h('button', { type: 'button', class: 'btn ghost small' }, adding ? "Don't add" : 'Cancel');
+  const card = h('div', { class: 'card confirm', role: 'group', 'aria-label': adding ? 'Confirm adding a file' : 'Confirm removal' },
+    h('h3', {}, adding ? 'Add a local file to the knowledge base?' : 'Remove from the knowledge base?'),
     h('p', { class: 'desc' }, rest),
     inv.map((l) => h('p', { class: 'invariant' }, l)),
     h('div', { class: 'row' }, ok, cancel), outcome);
   const answer = async (confirmed) => {
     ok.disabled = true; cancel.disabled = true;
+    if (adding && confirmed) {
+      outcome.textContent = 'Adding… reading, converting and embedding the file can take a minute.';
+      outcome.hidden = false;
+    }
     try {
       const r = await onAnswer(ev.token, confirmed);
       outcome.textContent = r; outcome.hidden = false;

@@ -21,6 +21,8 @@ pub fn chat_settings(cfg: &Config) -> ChatSettings {
         compact_after_tokens: cfg.int("chat.compact_after_tokens").max(1) as usize,
         compact_keep_exchanges: cfg.int("chat.compact_keep_exchanges").max(0) as usize,
         max_tool_rounds: cfg.int("chat.max_tool_rounds").max(1) as usize,
+        max_output_tokens: cfg.int("chat.max_output_tokens").clamp(1, i64::from(u32::MAX)) as u32,
+        turn_timeout: std::time::Duration::from_secs(cfg.int("chat.turn_timeout_secs").max(1) as u64),
         ..ChatSettings::default()
     }
 }
@@ -30,11 +32,12 @@ pub fn chat_settings(cfg: &Config) -> ChatSettings {
 struct ConfigPapers {
     cfg: Config,
     kb: Arc<Kb>,
+    worker: Option<super::pdf_isolated::WorkerCommand>,
 }
 
 impl PaperAdder for ConfigPapers {
     fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &Cancel) -> Result<AddReport, AddError> {
-        let pdf = super::papers::pdf_tools(&self.cfg, cancel);
+        let pdf = super::papers::pdf_tools_with(&self.cfg, cancel, self.worker.clone());
         let provider = super::papers::provider(&self.cfg);
         let arxiv = super::papers::arxiv_client(&self.cfg);
         let settings = super::papers::add_settings(&self.cfg);
@@ -123,6 +126,7 @@ pub fn chat_agent(app: &Arc<super::App>) -> Result<ChatAgent, super::AppError> {
             papers: Some(Arc::new(ConfigPapers {
                 cfg: (*cfg).clone(),
                 kb,
+                worker: app.pdf_worker_command(),
             })),
         },
         providers: Arc::new(AppProviders(Arc::downgrade(app))),

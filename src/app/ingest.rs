@@ -80,7 +80,7 @@ impl App {
     ) -> Result<AddReport, WriteError> {
         let cfg = self.config();
         let kb = self.kb()?;
-        let pdf = super::papers::pdf_tools(&cfg, cancel);
+        let pdf = super::papers::pdf_tools_with(&cfg, cancel, self.pdf_worker_command());
         let provider = super::papers::provider(&cfg);
         let arxiv = super::papers::arxiv_client(&cfg);
         let settings = super::papers::add_settings(&cfg);

@@ -444,10 +444,16 @@ impl App {
         Ok(slot.insert(d).clone())
     }
 
-    /// Run the page-drawing PDF worker with `cmd` instead of this
-    /// executable (tests: the harness is not `jarvis`).
+    /// Run the PDF worker (page drawing, and ingest from here on) with
+    /// `cmd` instead of this executable (tests: the harness is not
+    /// `jarvis`).
     pub fn set_pdf_worker_command(&self, cmd: pdf_isolated::WorkerCommand) {
         *self.pdf_worker_cmd.lock().unwrap_or_else(|p| p.into_inner()) = Some(cmd);
+    }
+
+    /// The PDF worker set by [`App::set_pdf_worker_command`], if any.
+    pub(crate) fn pdf_worker_command(&self) -> Option<pdf_isolated::WorkerCommand> {
+        self.pdf_worker_cmd.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Draw page `page` (1-based) of the PDF at `path`, `width` pixels wide

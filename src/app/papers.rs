@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use crate::app::pdf_isolated::{run_pdf_job_stoppable, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp};
+use crate::app::pdf_isolated::{
+    run_pdf_job_stoppable, run_pdf_job_stoppable_with, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp, WorkerCommand,
+};
 use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::ingest::arxiv::{ArxivClient, ArxivSettings};
@@ -32,6 +34,10 @@ pub fn add_settings(cfg: &Config) -> AddSettings {
         summary_prompt: load_prompt(cfg, crate::prompts::PAPER_SUMMARY),
         provider_is_cloud: spec::is_cloud_provider(&provider, &super::llm::llm_settings(cfg)),
         llm_retry_backoff: crate::ingest::paper::LLM_RETRY_BACKOFF,
+        // The vault's private folders make a PDF private wherever it is
+        // added from: `kb add`, the chat, the inbox.
+        vault_root: cfg.path("vault.path"),
+        private_dirs: cfg.list("vault.private_dirs"),
     }
 }
 
@@ -68,12 +74,23 @@ pub fn provider(cfg: &Config) -> Option<Box<dyn ChatProvider>> {
 /// hostile PDF can crash or hang only that child.
 /// A stop (`cancel`) kills a running worker at once.
 pub fn pdf_tools<'a>(cfg: &'a Config, cancel: &'a Cancel) -> Box<dyn PdfTools + 'a> {
-    Box::new(IsolatedPdf { cfg, cancel })
+    pdf_tools_with(cfg, cancel, None)
+}
+
+/// [`pdf_tools`] running `worker` (`None`: this executable; tests, whose
+/// executable is the harness, pass the built binary).
+pub fn pdf_tools_with<'a>(
+    cfg: &'a Config,
+    cancel: &'a Cancel,
+    worker: Option<WorkerCommand>,
+) -> Box<dyn PdfTools + 'a> {
+    Box::new(IsolatedPdf { cfg, cancel, worker })
 }
 
 pub struct IsolatedPdf<'a> {
     cfg: &'a Config,
     cancel: &'a Cancel,
+    worker: Option<WorkerCommand>,
 }
 
 impl IsolatedPdf<'_> {
@@ -101,7 +118,11 @@ impl IsolatedPdf<'_> {
         req.max_figures = max;
         req.min_pixels = min_pixels;
         let stop = || self.cancel.is_cancelled();
-        run_pdf_job_stoppable(self.cfg, &req, Some(&stop)).map_err(|e| {
+        match &self.worker {
+            Some(w) => run_pdf_job_stoppable_with(w, self.cfg, &req, Some(&stop)),
+            None => run_pdf_job_stoppable(self.cfg, &req, Some(&stop)),
+        }
+        .map_err(|e| {
             let message = e.to_string();
             // A scanned PDF: its annotations may still be worth keeping.
             let no_text = matches!(e, IsolatedPdfError::Pdf { .. }) && message.contains("no extractable text");

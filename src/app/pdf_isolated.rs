@@ -365,6 +365,16 @@ pub fn run_pdf_job_with(worker: &WorkerCommand, cfg: &Config, req: &PdfJob) -> R
     run_worker(worker, cfg, req, None)
 }
 
+/// [`run_pdf_job_stoppable`] with `worker` instead of this executable.
+pub fn run_pdf_job_stoppable_with(
+    worker: &WorkerCommand,
+    cfg: &Config,
+    req: &PdfJob,
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
+) -> Result<PdfJobOutput, IsolatedPdfError> {
+    run_worker(worker, cfg, req, stop)
+}
+
 fn run_worker(
     worker: &WorkerCommand,
     cfg: &Config,

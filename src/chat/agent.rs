@@ -13,7 +13,7 @@ use crate::paths::JarvisHome;
 use super::indexer::Indexer;
 use super::models::{validate_switch, ProviderSource};
 use super::session::{clean_title, Session, SessionMeta, SessionStore};
-use super::tools::{PendingRemoval, ToolDeps};
+use super::tools::{ConfirmAction, PendingAction, PendingKind, ToolDeps};
 use super::{history, ChatError, SharedSession};
 
 /// Knobs from `[chat]`.
@@ -29,6 +29,11 @@ pub struct ChatSettings {
     pub search_results: usize,
     /// `kb_only` of brand-new sessions.
     pub default_kb_only: bool,
+    /// Output cap of one model step (tokens), sent to the server and
+    /// watched as the output streams (a server may ignore it).
+    pub max_output_tokens: u32,
+    /// Wall-clock budget of one turn, tool calls included.
+    pub turn_timeout: std::time::Duration,
 }
 
 /// Default cap on tool rounds per turn. A real question rarely needs more
@@ -36,6 +41,16 @@ pub struct ChatSettings {
 /// a thorough one while ending a model that loops on tools before it spends
 /// real money.
 pub const DEFAULT_MAX_TOOL_ROUNDS: usize = 12;
+
+/// Default output cap of one step: a long answer is 1,500–3,000 tokens; a
+/// step that needs more than this is a model that lost the thread.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+
+/// Default wall-clock budget of one turn. A thorough turn on a slow local
+/// model (a dozen tool rounds, a long answer) takes a few minutes; ten is
+/// past anything useful, and the runaway watch ends a looping model far
+/// sooner.
+pub const DEFAULT_TURN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Default for ChatSettings {
     fn default() -> Self {
@@ -46,6 +61,8 @@ impl Default for ChatSettings {
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             search_results: 8,
             default_kb_only: true,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            turn_timeout: DEFAULT_TURN_TIMEOUT,
         }
     }
 }
@@ -67,6 +84,14 @@ pub(crate) struct Running {
     pub generation: u64,
 }
 
+/// A confirmation still waiting for the human, as a page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PendingView {
+    pub token: String,
+    pub description: String,
+    pub action: ConfirmAction,
+}
+
 /// What a stop did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StopOutcome {
@@ -78,8 +103,10 @@ pub struct ChatAgent {
     pub(crate) deps: ChatDeps,
     pub(crate) settings: RwLock<ChatSettings>,
     pub(crate) running: Mutex<HashMap<String, Running>>,
-    pub(crate) pending: Mutex<HashMap<String, PendingRemoval>>,
+    pub(crate) pending: Mutex<HashMap<String, PendingAction>>,
     pub(crate) indexer: Indexer,
+    /// `logs/chat.log`: a line per turn and per failed tool call.
+    pub(crate) chatlog: super::chatlog::ChatLog,
     next_generation: AtomicU64,
 }
 
@@ -91,8 +118,10 @@ impl ChatAgent {
     pub fn new(deps: ChatDeps) -> ChatAgent {
         let settings = RwLock::new(deps.settings.clone());
         let indexer = Indexer::new(deps.tools.kb.clone(), deps.sessions.clone());
+        let chatlog = super::chatlog::ChatLog::new(deps.home.clone());
         ChatAgent {
             indexer,
+            chatlog,
             deps,
             settings,
             running: Mutex::new(HashMap::new()),
@@ -290,11 +319,15 @@ impl ChatAgent {
     }
 
     /// Confirmations still waiting for the human, for one session.
-    pub fn pending_for(&self, session_id: &str) -> Vec<(String, String)> {
+    pub fn pending_for(&self, session_id: &str) -> Vec<PendingView> {
         lock(&self.pending)
             .values()
             .filter(|p| p.session_id == session_id)
-            .map(|p| (p.token.clone(), p.description.clone()))
+            .map(|p| PendingView {
+                token: p.token.clone(),
+                description: p.description.clone(),
+                action: p.action(),
+            })
             .collect()
     }
 
@@ -304,19 +337,50 @@ impl ChatAgent {
 
     /// The human's answer to one confirmation. Token possession is the
     /// capability; a token is used at most once. Removal deletes database
-    /// entries only.
+    /// entries only; an add reads the local file only now, through the
+    /// same paper pipeline as `kb add` (a PDF in a private vault folder is
+    /// stored private). Blocking: an add converts, maybe summarises, and
+    /// embeds.
     pub fn confirm_action(&self, token: &str, confirmed: bool) -> Result<String, ChatError> {
         let Some(p) = lock(&self.pending).remove(token) else {
             return Err(ChatError::UnknownToken);
         };
-        if !confirmed {
-            return Ok(format!("Kept \"{}\"; nothing was removed.", p.document.title));
+        match p.kind {
+            PendingKind::Remove(doc) => {
+                if !confirmed {
+                    return Ok(format!("Kept \"{}\"; nothing was removed.", doc.title));
+                }
+                let n = self.kb().remove_document(&doc)?;
+                Ok(format!(
+                    "Removed {} chunks of \"{}\" from the knowledge base. No files were touched.",
+                    n, doc.title
+                ))
+            }
+            PendingKind::AddFile {
+                request,
+                allow_duplicate,
+            } => {
+                let path = match &request.input {
+                    crate::ingest::paper::Input::Local(p) => p.display().to_string(),
+                    crate::ingest::paper::Input::Arxiv(id) => id.abs_url(),
+                };
+                if !confirmed {
+                    return Ok(format!("Did not add {path}; the file was not read."));
+                }
+                let Some(papers) = self.deps.tools.papers.clone() else {
+                    return Err(ChatError::Add(crate::ingest::paper::AddError::BadInput(format!(
+                        "{path}: adding papers is not available here"
+                    ))));
+                };
+                let r = papers
+                    .add(&request, allow_duplicate, &crate::cancel::Cancel::new())
+                    .map_err(ChatError::Add)?;
+                Ok(match &r.skipped {
+                    Some(why) => format!("Not added: {why}."),
+                    None => super::tools::added_text(&r),
+                })
+            }
         }
-        let n = self.kb().remove_document(&p.document)?;
-        Ok(format!(
-            "Removed {} chunks of \"{}\" from the knowledge base. No files were touched.",
-            n, p.document.title
-        ))
     }
 
     /// Index the history of every stored session the knowledge base lacks

@@ -2,8 +2,8 @@
 //! with persistent sessions, compaction, editable prompts and privacy end
 //! to end.
 //!
-//! Owns: the tool surface ([`tools`]), one turn ([`ChatAgent::run_turn`]),
-//! stop and rollback, the session files ([`session`]), chat history in the
+//! Owns: the tool surface ([`tools`]), one turn ([`ChatAgent::run_turn`])
+//! and its limits ([`runaway`]), chat.log ([`chatlog`]), stop and rollback, the session files ([`session`]), chat history in the
 //! knowledge base ([`history`], indexed after the reply by `indexer`), compaction ([`compact`]), the system
 //! prompt ([`prompt`]) and model-switch validation ([`models`]).
 //! Must not: import `app` (it takes plain dependencies: an `Arc<Kb>`, a
@@ -20,7 +20,7 @@
 //! | `text` | a piece of the model's text as it streams (text a step says before its tool calls streams too; `reply` carries the final answer) | `text` |
 //! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
-//! | `confirm` | `remove_document` asked for the human's answer | `token`, `description` (carries the invariant line) |
+//! | `confirm` | `remove_document`, or `add_document` on a local PDF, asked for the human's answer | `token`, `description` (a removal's carries the invariant line; an add's names the file and its visibility), `action`: `remove` \| `add` |
 //! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error` |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
 //! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
@@ -28,6 +28,25 @@
 //! The tool-round cap counts model steps that asked for tools (from the
 //! stream's step numbers); a call in a step past the cap ends the turn with
 //! a message and no further request.
+//!
+//! # Limits: a misbehaving model cannot hang a turn
+//!
+//! Every turn has a wall-clock budget (`chat.turn_timeout_secs`, tool calls
+//! included) and every model step an output cap (`chat.max_output_tokens`,
+//! sent to the server). While a step streams, [`runaway`] watches it: chat-
+//! template role markers outside code (`<|im_start|>`, `<start_of_turn>`,
+//! `[INST]` …), the same text again and again, or output far past the cap
+//! (a server that ignores it). Any of these, or the budget running out,
+//! closes the request and ends the turn in `reply` with `error: true` and a
+//! message naming the model and what to try; the debris streamed so far is
+//! not kept. The human's stop stays a stop (rolled back), told apart by the
+//! turn's own child switch.
+//!
+//! # chat.log
+//!
+//! Every turn writes one line to `$JARVIS_HOME/logs/chat.log` (session,
+//! model, rounds, tokens, time, outcome), and every failed tool call one
+//! more (tool, arguments, the whole error), secrets redacted ([`chatlog`]).
 //!
 //! Exactly one of `reply`, `stopped` or `error` ends a turn. A failed model
 //! call still ends in `reply` (with `error: true` and a "⚠️ …" text, secrets
@@ -44,11 +63,13 @@
 //! the two happens, and the stop never waits for the worker to notice.
 
 pub mod agent;
+pub mod chatlog;
 pub mod compact;
 pub mod history;
 mod indexer;
 pub mod models;
 pub mod prompt;
+pub mod runaway;
 pub mod session;
 pub mod tools;
 mod turn;
@@ -57,7 +78,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-pub use agent::{ChatAgent, ChatDeps, ChatSettings, StopOutcome};
+pub use agent::{ChatAgent, ChatDeps, ChatSettings, PendingView, StopOutcome};
 pub use models::{CachedProviders, ProviderSource, SwitchError};
 pub use session::{Session, SessionError, SessionMeta, SessionStore, SourceRef, ToolLogEntry};
 
@@ -146,6 +167,8 @@ pub enum ChatEvent {
     Confirm {
         token: String,
         description: String,
+        /// `remove` or `add` (a local file).
+        action: crate::chat::tools::ConfirmAction,
     },
     /// The model proposed a change to a draft file; the human reviews its
     /// hunks (nothing was written).
@@ -186,6 +209,9 @@ pub enum ChatError {
     /// A model switch was refused.
     #[error(transparent)]
     Switch(#[from] SwitchError),
+    /// A confirmed add failed; nothing was added.
+    #[error("nothing was added: {0}")]
+    Add(crate::ingest::paper::AddError),
     /// The pending confirmation is gone (answered, or cleared by a new turn).
     #[error("that confirmation is no longer pending (already answered, or its session moved on) — ask again")]
     UnknownToken,
@@ -218,6 +244,7 @@ impl ChatError {
             ChatError::Kb(e) => e.kind(),
             ChatError::Llm(e) => e.error_kind(),
             ChatError::Prompt(e) => e.kind(),
+            ChatError::Add(e) => e.kind(),
             ChatError::Cancelled => ErrorKind::Cancelled,
         }
     }

@@ -4,6 +4,7 @@
 //! transcript, and one commit under the session lock — or nothing at all
 //! when the turn was stopped.
 
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::cancel::Cancel;
@@ -11,8 +12,10 @@ use crate::llm::transcript::Message;
 use crate::llm::{redact_secrets, CallError, ChatProvider, StreamEvent, ToolCall, ToolError, ToolOutcome, TurnEnd};
 
 use super::agent::{lock, ChatAgent};
+use super::chatlog::TurnRecord;
 use super::compact::{maybe_compact, needs_compaction};
 use super::prompt::build_system_prompt;
+use super::runaway::{Deadline, Runaway, Watch};
 use super::session::{DisplayEntry, SourceRef, ToolLogEntry};
 use super::tools::{tool_specs, ToolBox};
 use super::{middle_ellipsis, ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnContext, TurnState};
@@ -73,6 +76,27 @@ enum Ended {
     Reply(String),
     PrivacyStop(String),
     RoundCap(String),
+    /// The runaway watch or the time budget ended it.
+    Runaway(Runaway),
+}
+
+/// The first verdict that ends a turn early (the runaway watch, the time
+/// budget), shared with the timer thread.
+type Tripped = Arc<Mutex<Option<Runaway>>>;
+
+fn trip(tripped: &Tripped, why: Runaway, turn_cancel: &Cancel) {
+    lock(tripped).get_or_insert(why);
+    // Closes the request in flight (or stops the running tool); the loop
+    // returns `Cancelled` and the caller reads the verdict.
+    turn_cancel.cancel();
+}
+
+/// What the tool loop counted, for chat.log.
+#[derive(Default)]
+struct LoopStats {
+    rounds: usize,
+    tokens_in: Option<u64>,
+    tokens_out: Option<u64>,
 }
 
 impl ChatAgent {
@@ -100,8 +124,23 @@ impl ChatAgent {
         cancel: &Cancel,
     ) -> Result<Option<Reply>, ChatError> {
         let (id, generation) = self.register(session, cancel)?;
-        let out = self.turn_inner(session, message, context, events, cancel);
+        let started = Instant::now();
+        let mut record = TurnRecord {
+            session: id.clone(),
+            ..TurnRecord::default()
+        };
+        let out = self.turn_inner(session, message, context, events, cancel, &mut record);
         self.deregister(&id, generation);
+        record.ms = started.elapsed().as_millis() as u64;
+        match &out {
+            Err(ChatError::Cancelled) => record.outcome = "stopped".into(),
+            Err(e) => {
+                record.outcome = "failed".into();
+                record.error = Some(e.to_string());
+            }
+            Ok(_) => {}
+        }
+        self.chatlog.turn(&record, &self.deps.providers.secrets());
         if matches!(out, Ok(Some(_))) {
             // The answer is saved and `reply` sent; embedding the exchange
             // into the knowledge base happens after, off this thread.
@@ -130,6 +169,7 @@ impl ChatAgent {
         context: &TurnContext,
         events: EventSink<'_>,
         cancel: &Cancel,
+        record: &mut TurnRecord,
     ) -> Result<Option<Reply>, ChatError> {
         let message = message.trim();
         if message.is_empty() {
@@ -141,9 +181,22 @@ impl ChatAgent {
             self.check_resume(&s)?;
             (s.id.clone(), s.model_spec(), s.kb_only)
         };
+        record.model = spec.clone();
         self.clear_pending_for(&id);
         let provider = self.deps.providers.provider(&spec)?;
         let cloud = self.deps.providers.is_cloud(&spec);
+
+        // The turn's own switch: the human's stop cancels it (through the
+        // parent), and so do the time budget and the runaway watch, which
+        // leave their verdict in `tripped` — that is how the two are told
+        // apart afterwards.
+        let turn_cancel = cancel.child();
+        let tripped: Tripped = Arc::default();
+        let deadline = {
+            let (c, t) = (turn_cancel.clone(), tripped.clone());
+            let secs = settings.turn_timeout.as_secs().max(1);
+            Deadline::start(settings.turn_timeout, move || trip(&t, Runaway::TimeBudget(secs), &c))
+        };
 
         // Compaction runs on a copy, with the session's own provider (a
         // private session is local by construction), and is written back
@@ -163,7 +216,7 @@ impl ChatAgent {
                 provider.as_ref(),
                 settings.compact_after_tokens,
                 settings.compact_keep_exchanges,
-                cancel,
+                &turn_cancel,
             ) {
                 Ok(true) => {
                     let mut s = lock(session);
@@ -172,7 +225,12 @@ impl ChatAgent {
                     s.turn_starts = copy.turn_starts;
                 }
                 Ok(false) => {}
-                Err(CallError::Cancelled(_)) => return Err(ChatError::Cancelled),
+                Err(CallError::Cancelled(_)) if cancel.is_cancelled() => return Err(ChatError::Cancelled),
+                // The budget ran out while compacting: the question is
+                // saved below and the loop ends at once with the message.
+                Err(CallError::Cancelled(_)) => {
+                    tracing::warn!(session = %id, "the turn's time budget ran out while compacting");
+                }
                 Err(CallError::Llm(e)) => {
                     tracing::warn!(session = %id, error = %e, "compaction failed; continuing uncompacted");
                 }
@@ -200,12 +258,18 @@ impl ChatAgent {
             system.push_str(&note);
         }
         let tools = tool_specs(kb_only);
-        let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, cancel);
+        let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, &turn_cancel);
         toolbox.session_private = lock(session).private;
         toolbox.results = settings.search_results;
         let mut log: Vec<ToolLogEntry> = Vec::new();
         let started = Instant::now();
 
+        let mut stats = LoopStats::default();
+        let limits = Limits {
+            max_rounds: settings.max_tool_rounds,
+            max_output_tokens: settings.max_output_tokens,
+            tripped: &tripped,
+        };
         let result = self.tool_loop(
             provider.as_ref(),
             &mut transcript,
@@ -213,12 +277,25 @@ impl ChatAgent {
             &system,
             &mut toolbox,
             &mut log,
-            settings.max_tool_rounds,
+            &limits,
+            &mut stats,
             events,
-            cancel,
+            &turn_cancel,
         );
+        drop(deadline);
         let usage = provider.pop_usage();
         tracing::debug!(session = %id, ms = started.elapsed().as_millis() as u64, "turn loop finished");
+        record.rounds = stats.rounds;
+        record.tokens_in = stats.tokens_in;
+        record.tokens_out = stats.tokens_out;
+        // A verdict wins over what the request returned (it was cut short
+        // for it) — except a reply that was complete as the budget ran out.
+        let result = match (lock(&tripped).take(), result) {
+            (Some(Runaway::TimeBudget(_)), Ok(end)) => Ok(end),
+            (Some(_), _) if cancel.is_cancelled() => Err(CallError::Cancelled(crate::cancel::Cancelled)),
+            (Some(why), _) => Ok(Ended::Runaway(why)),
+            (None, r) => r,
+        };
 
         let saw_private = toolbox.saw_private;
         let sources = std::mem::take(&mut toolbox.sources);
@@ -237,10 +314,12 @@ impl ChatAgent {
         }
         let (text, privacy_stop, error) = match result {
             Ok(Ended::Reply(text)) => {
+                record.outcome = "reply".into();
                 s.messages = transcript;
                 (text, false, false)
             }
             Ok(Ended::PrivacyStop(text)) => {
+                record.outcome = "privacy_stop".into();
                 // Nothing the tool loop produced survives: the question and
                 // the fixed message only.
                 s.messages.truncate(base_len);
@@ -248,6 +327,17 @@ impl ChatAgent {
                 (text, true, false)
             }
             Ok(Ended::RoundCap(text)) => {
+                record.outcome = "round_cap".into();
+                s.messages.truncate(base_len);
+                s.messages.push(Message::assistant(text.clone()));
+                (text, false, true)
+            }
+            Ok(Ended::Runaway(why)) => {
+                // What the model streamed before the verdict is debris:
+                // the question and the message stand, nothing else.
+                tracing::warn!(session = %id, model = %spec, why = %why, "turn ended early");
+                record.outcome = why.outcome().into();
+                let text = why.message(&spec);
                 s.messages.truncate(base_len);
                 s.messages.push(Message::assistant(text.clone()));
                 (text, false, true)
@@ -255,6 +345,8 @@ impl ChatAgent {
             Err(CallError::Llm(e)) => {
                 tracing::error!(session = %id, error = %e, "model call failed");
                 let text = format!("⚠️ {}", redact_secrets(&e.to_string(), &self.deps.providers.secrets()));
+                record.outcome = "model_error".into();
+                record.error = Some(e.to_string());
                 s.messages.truncate(base_len);
                 s.messages.push(Message::assistant(text.clone()));
                 (text, false, true)
@@ -316,8 +408,10 @@ impl ChatAgent {
     }
 
     /// The tool loop over the provider's agentic turn. Every call is timed
-    /// and reported; a removal's confirmation is announced as it is made;
-    /// the round cap ends a runaway loop without another request.
+    /// and reported (a failed one also to chat.log); a removal's or an
+    /// add's confirmation is announced as it is made; the round cap ends a
+    /// runaway tool loop without another request, and the runaway watch
+    /// ends a step whose output has lost the thread.
     #[allow(clippy::too_many_arguments)]
     fn tool_loop(
         &self,
@@ -327,10 +421,13 @@ impl ChatAgent {
         system: &str,
         toolbox: &mut ToolBox<'_>,
         log: &mut Vec<ToolLogEntry>,
-        max_rounds: usize,
+        limits: &Limits<'_>,
+        stats: &mut LoopStats,
         events: EventSink<'_>,
         cancel: &Cancel,
     ) -> Result<Ended, CallError> {
+        let max_rounds = limits.max_rounds;
+        let secrets = self.deps.providers.secrets();
         // The step the model is on (0-based), from the stream: a call in
         // step n belongs to tool round n + 1.
         let step = std::cell::Cell::new(0usize);
@@ -358,6 +455,15 @@ impl ChatAgent {
                 Err(ToolError::Failed(m)) => (m.chars().count(), true),
                 Err(_) => (0, true),
             };
+            let failure = match &out {
+                Ok(o) if o.is_error => Some(o.content.as_str()),
+                Err(ToolError::Failed(m)) => Some(m.as_str()),
+                _ => None,
+            };
+            if let Some(error) = failure {
+                self.chatlog
+                    .tool_error(toolbox.session_id, &call.name, &call.arguments, error, &secrets);
+            }
             events(ChatEvent::ToolFinish {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -377,6 +483,7 @@ impl ChatAgent {
                 events(ChatEvent::Confirm {
                     token: p.token.clone(),
                     description: p.description.clone(),
+                    action: p.action(),
                 });
             }
             announced = toolbox.pending.len();
@@ -394,20 +501,66 @@ impl ChatAgent {
         };
         // Text streams as it arrives. A step that ends in tool calls may
         // say something first ("Let me search…"); that text streams too, and
-        // the reply event carries the final answer.
-        let mut on_event = |e: StreamEvent<'_>| match e {
-            StreamEvent::StepStart { step: n } => step.set(n),
-            StreamEvent::TextDelta(t) if !t.is_empty() => events(ChatEvent::Text { text: t.to_string() }),
-            _ => {}
+        // the reply event carries the final answer. Every piece passes the
+        // runaway watch first; once it has spoken, nothing more is shown.
+        let mut watch = Watch::new(limits.max_output_tokens);
+        let mut on_event = |e: StreamEvent<'_>| {
+            if lock(limits.tripped).is_some() {
+                return;
+            }
+            let verdict = match e {
+                StreamEvent::StepStart { step: n } => {
+                    step.set(n);
+                    stats.rounds += 1;
+                    watch.reset();
+                    None
+                }
+                StreamEvent::TextDelta(t) if !t.is_empty() => match watch.text(t) {
+                    None => {
+                        events(ChatEvent::Text { text: t.to_string() });
+                        None
+                    }
+                    v => v,
+                },
+                StreamEvent::ThinkingDelta(t) => watch.thinking(t),
+                StreamEvent::Usage(u) => {
+                    let add = |sum: &mut Option<u64>, n: Option<u64>| {
+                        if let Some(n) = n {
+                            *sum = Some(sum.unwrap_or(0) + n);
+                        }
+                    };
+                    add(&mut stats.tokens_in, u.input_tokens);
+                    add(&mut stats.tokens_out, u.output_tokens);
+                    None
+                }
+                _ => None,
+            };
+            if let Some(why) = verdict {
+                trip(limits.tripped, why, cancel);
+            }
         };
-        let end =
-            provider.agentic_turn_streaming(transcript, tools, &mut dispatch, system, Some(cancel), &mut on_event)?;
+        let end = provider.agentic_turn_capped(
+            transcript,
+            tools,
+            &mut dispatch,
+            system,
+            limits.max_output_tokens,
+            Some(cancel),
+            &mut on_event,
+        )?;
         Ok(match end {
             TurnEnd::Reply(text) => Ended::Reply(text),
             TurnEnd::PrivacyStop(text) if capped => Ended::RoundCap(text),
             TurnEnd::PrivacyStop(text) => Ended::PrivacyStop(text),
         })
     }
+}
+
+/// The turn's limits, for the tool loop.
+struct Limits<'a> {
+    max_rounds: usize,
+    max_output_tokens: u32,
+    tripped: &'a Tripped,
 }
 
 fn dedup_sources(mut v: Vec<SourceRef>) -> Vec<SourceRef> {

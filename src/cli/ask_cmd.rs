@@ -104,7 +104,7 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
         )),
         // Answered after the reply, when the turn is saved and the
         // confirmation registered.
-        ChatEvent::Confirm { token, description } => lock(&proposed).confirms.push((token, description)),
+        ChatEvent::Confirm { token, description, .. } => lock(&proposed).confirms.push((token, description)),
         ChatEvent::EditProposal {
             token,
             draft_id,

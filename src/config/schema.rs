@@ -242,6 +242,22 @@ pub const FIELDS: &[Field] = &[
         Default::Int(12),
         "tool calls one chat turn may make before it is ended with a message"
     ),
+    field!(
+        "chat",
+        "max_output_tokens",
+        None,
+        Kind::Int { min: 256, max: 65_536 },
+        Default::Int(4096),
+        "output cap of one model step in a chat turn (tokens); a step far past it is ended with a message"
+    ),
+    field!(
+        "chat",
+        "turn_timeout_secs",
+        None,
+        Kind::Int { min: 10, max: 86_400 },
+        Default::Int(600),
+        "wall-clock budget of one chat turn, tool calls included; a turn past it ends with a message naming the model"
+    ),
     // [openrouter]
     field!(
         "openrouter",

@@ -155,7 +155,18 @@ fn create_add_save_and_versions() {
     let d = ws
         .create_draft("My CV for ACME!", "cv.md", "one\n", Visibility::Private, Some("sess-1"))
         .expect("create");
-    assert!(d.id.contains("-my-cv-for-acme-"), "{}", d.id);
+    // A private draft's id is opaque (it is shown where its title is not);
+    // a public one's reads like its title.
+    assert!(!d.id.contains("cv") && !d.id.contains("acme"), "{}", d.id);
+    assert!(
+        crate::drafts::workspace::valid_id(&d.id) && d.id.len() == 21,
+        "{}",
+        d.id
+    );
+    let public = ws
+        .create_draft("My CV for ACME!", "cv.md", "one\n", Visibility::Public, None)
+        .expect("create");
+    assert!(public.id.contains("-my-cv-for-acme-"), "{}", public.id);
     assert_eq!(ws.meta(&d.id).expect("meta").visibility, Visibility::Private);
     assert_eq!(ws.meta(&d.id).expect("meta").session_id.as_deref(), Some("sess-1"));
     assert!(matches!(

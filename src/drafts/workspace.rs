@@ -224,7 +224,8 @@ pub(crate) fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
-/// A readable, unique draft id: date, a slug of the title, 4 random hex digits.
+/// A readable, unique draft id: date, a slug of the title, 4 random hex
+/// digits — or, with no title, the date and 12 random hex digits.
 fn new_id(title: &str) -> String {
     let date = time::OffsetDateTime::now_utc()
         .format(time::macros::format_description!("[year][month][day]"))
@@ -241,11 +242,12 @@ fn new_id(title: &str) -> String {
         }
     }
     let slug = slug.trim_matches('-');
-    let rand = &uuid::Uuid::new_v4().simple().to_string()[..4];
+    let uuid = uuid::Uuid::new_v4().simple().to_string();
     if slug.is_empty() {
-        format!("{date}-{rand}")
+        // Nothing else tells these ids apart: a longer random part.
+        format!("{date}-{}", &uuid[..12])
     } else {
-        format!("{date}-{slug}-{rand}")
+        format!("{date}-{slug}-{}", &uuid[..4])
     }
 }
 
@@ -343,7 +345,13 @@ impl Workspace {
         check_name(filename, &self.settings.extensions)?;
         self.check_size(filename, text.len())?;
         let title = title.trim();
-        let id = new_id(if title.is_empty() { filename } else { title });
+        // A private draft's id is shown where its title and text are not
+        // (`list_drafts` under a cloud model, URLs, logs): it never carries
+        // either, only the date and a random part.
+        let id = match visibility {
+            Visibility::Private => new_id(""),
+            Visibility::Public => new_id(if title.is_empty() { filename } else { title }),
+        };
         let dir = self.root.join(&id);
         self.disk
             .create_dir(&dir)

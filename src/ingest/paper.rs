@@ -5,8 +5,11 @@
 //!
 //! Owns: the `add_document` flow, duplicate handling (same source →
 //! replace in the same commit, after confirmation; same title, different
-//! source → a separate entry), and the invariant that papers are always
-//! public (there is no visibility or doc_type choice).
+//! source → a separate entry), and the paper's visibility: public, except a
+//! local PDF inside one of the vault's private folders, which is private
+//! wherever it is added from (the vault's one rule,
+//! [`super::vault::get_visibility`]) — its text, title and images then never
+//! go to a cloud model for metadata, a summary or captions.
 //! Must not: run PDFium in this process for real ingest — PDF work goes
 //! through a [`PdfTools`] the caller provides (the app's isolated child
 //! process); nor write anything before the final commit.
@@ -27,6 +30,7 @@ use crate::llm::{CallError, ChatProvider, ErrorKind, SummarySource};
 
 use crate::pdf::{Annotation, AnnotationKind, Converted, Figure};
 use crate::store::Metadata;
+use crate::visibility::{Visibility, PRIVATE_FOLDER_REASON, PRIVATE_REASON_KEY};
 
 /// A summary or caption is tried this many times in all when it fails
 /// transiently (rate limit, overload, timeout, dropped connection).
@@ -71,6 +75,8 @@ pub enum AddError {
     Summary(String),
     #[error("no LLM is available for the summary — configure `chat.provider`, or use --full-text")]
     NoProvider,
+    #[error("{0} is in the vault's private folder, and its text never goes to the cloud model `chat.provider` names for a summary — nothing was added; add it with --full-text (the text stays on this machine), or set `chat.provider` to a local model (Ollama or a local server)")]
+    PrivateNeedsLocalSummary(String),
     #[error(transparent)]
     Kb(#[from] KbError),
     #[error("stopped; nothing was added")]
@@ -82,7 +88,9 @@ impl AddError {
     pub fn kind(&self) -> crate::error_kind::ErrorKind {
         use crate::error_kind::ErrorKind;
         match self {
-            AddError::BadInput(_) | AddError::Pdf(_) | AddError::NoProvider => ErrorKind::User,
+            AddError::BadInput(_) | AddError::Pdf(_) | AddError::NoProvider | AddError::PrivateNeedsLocalSummary(_) => {
+                ErrorKind::User
+            }
             AddError::Read { source, .. } => crate::error_kind::io_kind(source),
             AddError::Arxiv(e) => e.kind(),
             AddError::Summary(_) => ErrorKind::Unavailable,
@@ -141,6 +149,22 @@ pub struct AddSettings {
     /// First pause before retrying a summary or caption after a transient
     /// failure (doubling, with jitter; a longer `Retry-After` wins).
     pub llm_retry_backoff: std::time::Duration,
+    /// The vault (`vault.path`) and its private folders: a local PDF inside
+    /// one of them is added private.
+    pub vault_root: Option<PathBuf>,
+    pub private_dirs: Vec<String>,
+}
+
+impl AddSettings {
+    /// Where a local PDF (already resolved) belongs: private inside one of
+    /// the vault's private folders, public anywhere else. The vault's own
+    /// rule decides, so a symlink counts where it points.
+    pub fn visibility_of(&self, path: &Path) -> Visibility {
+        match &self.vault_root {
+            Some(root) => super::vault::get_visibility(path, root, &self.private_dirs).unwrap_or(Visibility::Public),
+            None => Visibility::Public,
+        }
+    }
 }
 
 /// Where the flow is; the CLI turns these into progress lines.
@@ -172,6 +196,8 @@ pub struct AddReport {
     pub skipped: Option<String>,
     /// Skipped because the same source is stored with the same bytes.
     pub unchanged: bool,
+    /// Stored private: the PDF is in one of the vault's private folders.
+    pub private: bool,
     pub warnings: Vec<String>,
 }
 
@@ -257,10 +283,34 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         }
     };
     check(cx.cancel)?;
+    let visibility = match &file_path {
+        Some(p) => cx.settings.visibility_of(Path::new(p)),
+        None => Visibility::Public,
+    };
+    let private = visibility.is_private();
+    report.private = private;
+    // Under a cloud model, nothing of a private PDF goes to the provider:
+    // not its first pages for metadata, not its text for a summary, not its
+    // figures for captions.
+    let provider = cx.provider.filter(|_| !(private && cx.settings.provider_is_cloud));
     // Change detection before any PDF or model work: same source and same
-    // bytes is a no-op; changed bytes replace the old entry (no question).
+    // bytes is a no-op; changed bytes replace the old entry (no question) —
+    // and so does an entry stored with the wrong visibility (a private
+    // folder's PDF added public before this rule existed).
     let hash = content_hash(&bytes);
-    let changed = match cx.kb.source_change(&source, &hash)? {
+    let mut change = cx.kb.source_change(&source, &hash)?;
+    if matches!(change, SourceChange::Unchanged) && private {
+        let stored = cx.kb.find_document(&source)?;
+        if !stored.visibility.is_private() {
+            report.warnings.push(
+                "it was stored public before; it is re-added private (it is in the vault's private folder)".into(),
+            );
+            change = SourceChange::Changed {
+                stored_hash: Some(hash.clone()),
+            };
+        }
+    }
+    let changed = match change {
         SourceChange::Unchanged => {
             report.skipped = Some(format!(
                 "{source} is unchanged since it was added (same bytes) — nothing to do"
@@ -272,6 +322,9 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         SourceChange::Changed { .. } => true,
         SourceChange::New => false,
     };
+    if private && req.mode == Mode::Summary && provider.is_none() && cx.provider.is_some() {
+        return Err(AddError::PrivateNeedsLocalSummary(name));
+    }
     // Explicit values always win over arXiv's and inferred ones.
     meta = PdfMetadata {
         title: req.explicit.title.clone().or(meta.title),
@@ -318,7 +371,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
             .map(|c| c.page_texts.iter().take(2).cloned().collect::<Vec<_>>().join("\n"))
             .unwrap_or_default();
         meta = metadata::resolve(&meta, || {
-            metadata::infer(&first_pages, cx.provider, &cx.settings.metadata_prompt, Some(cx.cancel))
+            metadata::infer(&first_pages, provider, &cx.settings.metadata_prompt, Some(cx.cancel))
         });
         check(cx.cancel)?;
     }
@@ -374,7 +427,10 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     }
     let mut own = Metadata::new();
     own.insert("doc_type".into(), json!("paper"));
-    own.insert("visibility".into(), json!("public"));
+    own.insert("visibility".into(), json!(visibility.as_str()));
+    if private {
+        own.insert(PRIVATE_REASON_KEY.into(), json!(PRIVATE_FOLDER_REASON));
+    }
     own.insert("source".into(), json!(source));
     if let Some(p) = &file_path {
         own.insert("file_path".into(), json!(p));
@@ -384,17 +440,18 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     // mode keeps its highlights too; its body is skipped with the warning
     // step 3 gave, unless a provider reads the PDF itself.
     let reads_pdf_itself =
-        matches!(req.input, Input::Local(_)) && cx.provider.is_some_and(|p| p.provider_name() == "anthropic");
+        matches!(req.input, Input::Local(_)) && provider.is_some_and(|p| p.provider_name() == "anthropic");
     let body_unavailable =
         converted.is_none() && abstract_text.is_none() && !annotations.is_empty() && !reads_pdf_itself;
     let body_text = match req.mode {
         Mode::FullText => converted.as_ref().map(|c| c.markdown.clone()),
         Mode::Summary if body_unavailable => None,
         Mode::Summary => {
-            let provider = cx.provider.ok_or(AddError::NoProvider)?;
+            let provider = provider.ok_or(AddError::NoProvider)?;
             (cx.progress)(Stage::Summarising);
             let src = match (&req.input, provider.provider_name(), &converted, &abstract_text) {
-                // Anthropic reads the PDF itself (papers are always public).
+                // Anthropic reads the PDF itself (a private PDF never gets
+                // here with a cloud provider: see `provider` above).
                 (Input::Local(p), "anthropic", _, _) => SummarySource::Pdf(p.clone()),
                 (_, _, Some(c), _) => SummarySource::Text(c.markdown.clone()),
                 (_, _, None, Some(a)) => SummarySource::Text(a.clone()),
@@ -445,10 +502,8 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     }
 
     // 8. Figures, captioned only when enabled and never sent to a cloud
-    //    model from a private document (papers are public; the guard stays).
+    //    model from a private document.
     if req.figures || cx.settings.figure_captions {
-        let private =
-            crate::visibility::Visibility::from_stored(own.get("visibility").and_then(|v| v.as_str())).is_private();
         match cx.provider {
             _ if private && cx.settings.provider_is_cloud => report
                 .warnings

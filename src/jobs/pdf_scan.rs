@@ -6,7 +6,9 @@
 //! scan lists the folder (skipping dotfiles, `~$` lock files, `.icloud`
 //! placeholders and partial downloads), leaves any file whose size or
 //! mtime changes over a short wait for the next cycle, and ingests the
-//! rest one by one as public full-text papers. The stored byte hash
+//! rest one by one as full-text papers — public, or private when the PDF
+//! is in one of the vault's private folders (the vault's one rule, applied
+//! by ingest whatever adds the PDF). The stored byte hash
 //! decides: unchanged → skipped at no model cost; changed (new highlights
 //! saved) → replaced in one commit. One failing PDF is logged and the scan
 //! goes on.

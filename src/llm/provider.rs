@@ -196,6 +196,25 @@ pub trait ChatProvider: Send + Sync {
         Ok(end)
     }
 
+    /// [`Self::agentic_turn_streaming`] with each step's output capped at
+    /// `max_tokens` (the chat's `chat.max_output_tokens`) instead of
+    /// [`AGENTIC_MAX_TOKENS`]. The default, for implementors that cannot
+    /// cap (test doubles), ignores the cap.
+    #[allow(clippy::too_many_arguments)]
+    fn agentic_turn_capped(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: &[ToolSpec],
+        dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
+        system: &str,
+        max_tokens: u32,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<TurnEnd, CallError> {
+        let _ = max_tokens;
+        self.agentic_turn_streaming(messages, tools, dispatch, system, cancel, on_event)
+    }
+
     /// Caption one figure for indexing; `context` is the document title.
     fn describe_image(&self, image: &[u8], context: &str, cancel: Option<&Cancel>) -> Result<String, CallError>;
 
@@ -245,7 +264,8 @@ pub trait Exchange: Send + Sync {
     }
 }
 
-/// Output budget of one agentic step; enough for a long answer.
+/// Output budget of one agentic step when the caller sets none; enough for
+/// a long answer. The chat sets its own (`chat.max_output_tokens`).
 pub const AGENTIC_MAX_TOKENS: u32 = 8192;
 const CAPTION_MAX_TOKENS: u32 = 600;
 
@@ -359,6 +379,20 @@ impl<T: Exchange> ChatProvider for T {
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
     ) -> Result<TurnEnd, CallError> {
+        self.agentic_turn_capped(messages, tools, dispatch, system, AGENTIC_MAX_TOKENS, cancel, on_event)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn agentic_turn_capped(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: &[ToolSpec],
+        dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
+        system: &str,
+        max_tokens: u32,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<TurnEnd, CallError> {
         // The turn is built here and published to `messages` with one
         // extend at a return point: any `?` in between leaves the caller's
         // transcript exactly as it was found.
@@ -373,7 +407,7 @@ impl<T: Exchange> ChatProvider for T {
                     messages: &history,
                     system: Some(system),
                     tools,
-                    max_tokens: AGENTIC_MAX_TOKENS,
+                    max_tokens,
                     context_length: None,
                     attachment: None,
                 },

@@ -80,8 +80,9 @@ pub struct DocEntry {
     /// `category` and `status` of the first chunk, as [`scalar_string`].
     pub category: Option<String>,
     pub status: Option<String>,
-    /// A paper with a private chunk: papers are always public, so this
-    /// predates that invariant and `kb stats` warns about it.
+    /// A paper with a private chunk that is not private by the vault's
+    /// rule (a PDF in a private folder): papers are otherwise public, so
+    /// this predates that invariant and `kb stats` warns about it.
     pub legacy_private_paper: bool,
 }
 
@@ -105,7 +106,11 @@ impl DocEntry {
             if let Some(t) = m.get("doc_type") {
                 *e.chunks_by_type.entry(scalar_string(t)).or_default() += 1;
             }
-            if m.get("doc_type").and_then(|v| v.as_str()) == Some("paper") && is_private(m) {
+            if m.get("doc_type").and_then(|v| v.as_str()) == Some("paper")
+                && is_private(m)
+                && m.get(crate::visibility::PRIVATE_REASON_KEY).and_then(|v| v.as_str())
+                    != Some(crate::visibility::PRIVATE_FOLDER_REASON)
+            {
                 e.legacy_private_paper = true;
             }
         }

@@ -261,3 +261,54 @@ fn the_file_open_in_the_editor_is_named_in_the_prompt_except_a_private_one_to_a_
     let sys = turn("ollama", Wire::Ollama, &ctx("no-such-draft", "cv.md"));
     assert!(!sys.contains("Open in the editor"), "{sys}");
 }
+
+/// A cloud session that makes a draft from a private note (an injected
+/// instruction can name one) gets the draft — private, on disk — but
+/// neither the note's title in the tool's reply nor a draft id built from
+/// it, and `list_drafts` shows it no more than its content.
+#[test]
+fn a_draft_from_a_private_note_names_nothing_private_to_a_cloud_model() {
+    let mut notes = NOTES.to_vec();
+    notes.push((
+        "private/lawyer.md",
+        "# Divorce lawyer Hargreaves\n\nMeeting notes: zanzibar-cobalt-4471.",
+    ));
+    let fx = fixture(&notes);
+    let drafts = DraftsHandle::open(DraftSettings::with_root(fx.sb.dir.path().join("drafts-root"))).unwrap();
+    let cloud = FakeServer::start(vec![
+        Wire::OpenRouter.tool_calls(&[("c1", "create_draft_from", vec![r#"{"source":"private/lawyer.md"}"#])]),
+        Wire::OpenRouter.tool_calls(&[("c2", "list_drafts", vec!["{}"])]),
+        Wire::OpenRouter.text(&["done"]),
+    ]);
+    let a = agent(&fx, settings_for(&cloud.url), &drafts);
+    let s = session(&a, "openrouter:acme/model-1");
+    let r = a
+        .run_turn(
+            &s,
+            "make a draft from my notes",
+            &Events::default().sink(),
+            &Cancel::new(),
+        )
+        .unwrap()
+        .unwrap();
+    assert!(!r.privacy_stop, "{}", r.text);
+    let list = drafts.workspace.list_drafts().unwrap();
+    assert_eq!(list.len(), 1, "the draft was made");
+    let d = &list[0].meta;
+    assert_eq!(d.visibility, Visibility::Private);
+    assert_eq!(d.title, "Divorce lawyer Hargreaves", "the human sees its title");
+    assert!(
+        !d.id.to_lowercase().contains("hargreaves") && !d.id.contains("lawyer"),
+        "{}",
+        d.id
+    );
+    assert_no_private_text(&cloud);
+    let b = bodies(&cloud);
+    assert!(b[1].contains("Created private draft"), "{}", b[1]);
+    // The listing holds the count line and nothing else — not even the id.
+    assert!(
+        b[2].contains(r#""content":"BEGIN RETRIEVED DATA\n(1 private draft not listed: this session uses a cloud model)\nEND RETRIEVED DATA""#),
+        "{}",
+        b[2]
+    );
+}

@@ -421,6 +421,8 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
         summary_prompt: jarvis::prompts::default_of(jarvis::prompts::PAPER_SUMMARY).unwrap_or_default(),
         provider_is_cloud: true,
         llm_retry_backoff: Duration::from_millis(10),
+        vault_root: None,
+        private_dirs: Vec::new(),
     };
     let out_dir = fx.sb.dir.path().join("digests");
     let state_dir = fx.sb.jarvis_home().join("state");
@@ -608,6 +610,8 @@ fn a_quiet_weekend_is_reported_as_quiet() {
         summary_prompt: jarvis::prompts::default_of(jarvis::prompts::PAPER_SUMMARY).unwrap_or_default(),
         provider_is_cloud: true,
         llm_retry_backoff: Duration::from_millis(10),
+        vault_root: None,
+        private_dirs: Vec::new(),
     };
     let state_dir = fx.sb.jarvis_home().join("state");
     let deps = DigestDeps {

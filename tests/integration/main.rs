@@ -7,7 +7,9 @@
 
 mod ask_owner;
 mod browser_support;
+mod chat_add_file;
 mod chat_drafts;
+mod chat_limits;
 mod chat_privacy;
 mod chat_support;
 mod chat_turns;

@@ -74,7 +74,7 @@ pub(super) fn specs() -> Vec<ToolSpec> {
 const MAX_READ_CHARS: usize = 200_000;
 
 fn failed(e: DraftsError) -> ToolError {
-    ToolError::Failed(e.to_string())
+    super::failed(&e)
 }
 
 impl ToolBox<'_> {
@@ -159,7 +159,14 @@ impl ToolBox<'_> {
             .create_draft(&title, &filename, text.trim_end(), visibility, self.session_ref())
             .map_err(failed)?;
         // The text went to disk, not to the model; a private source only
-        // makes the draft private.
+        // makes the draft private. Under a cloud model not even its title
+        // is said (the draft's id carries none: private ids are opaque).
+        if private && self.cloud {
+            return Ok(ToolOutcome::ok(format!(
+                "Created private draft {} with {} from {source}: the source is private, so the draft is too — its title and text stay on this machine and cannot be read in this session (it uses a cloud model). The user can open it in the Editor.",
+                meta.id, meta.main_file
+            )));
+        }
         Ok(ToolOutcome::ok(format!(
             "Created draft {} (\"{}\") with {} from {source}{}.",
             meta.id,
@@ -185,10 +192,13 @@ impl ToolBox<'_> {
             return Ok(ToolOutcome::ok("There are no drafts yet."));
         }
         let mut out = String::new();
+        let mut hidden = 0usize;
         for s in list {
             if s.meta.visibility == Visibility::Private && self.cloud {
-                // Even a title can carry private content.
-                let _ = writeln!(out, "- {} (private draft — not shown under a cloud model)", s.meta.id);
+                // Not even the id: a title, a file name or an old id built
+                // from a title can carry private content, and a cloud
+                // session cannot open a private draft anyway.
+                hidden += 1;
                 continue;
             }
             let _ = writeln!(
@@ -202,6 +212,13 @@ impl ToolBox<'_> {
                 },
                 s.meta.main_file,
                 s.files.join(", ")
+            );
+        }
+        if hidden > 0 {
+            let _ = writeln!(
+                out,
+                "({hidden} private draft{} not listed: this session uses a cloud model)",
+                if hidden == 1 { "" } else { "s" }
             );
         }
         Ok(ToolOutcome::ok(wrap_data(out.trim_end())))

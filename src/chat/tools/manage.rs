@@ -7,14 +7,42 @@ use std::path::Path;
 
 use crate::cancel::Cancelled;
 use crate::index::Filter;
+use crate::ingest::arxiv::parse_arxiv_url;
 use crate::ingest::metadata::PdfMetadata;
-use crate::ingest::paper::{AddError, AddRequest, Input, Mode};
-use crate::ingest::vault::{refresh_vault, VaultOptions};
+use crate::ingest::paper::{AddError, AddReport, AddRequest, Input, Mode};
+use crate::ingest::vault::{get_visibility, refresh_vault, VaultOptions};
 use crate::llm::{ToolError, ToolOutcome};
 
-use super::{invariant_line, kb_err, Args, PendingRemoval, ToolBox};
+use super::{invariant_line, kb_err, Args, PendingAction, PendingKind, ToolBox};
+
+/// What a cloud session hears when it asks to add a local file. Nothing was
+/// read — not even whether the path exists.
+pub const CLOUD_LOCAL_FILE: &str = "Refused: this session uses a cloud model, and a session on a cloud model cannot add local files (a file on this machine may hold private text). Nothing was read or added. Only arXiv ids or URLs can be added here; the user can add a local PDF with `jarvis kb add <file>`, or from a session on a local model, where they confirm it.";
+
+/// The report of an added paper, as the model or the human reads it.
+pub fn added_text(r: &AddReport) -> String {
+    let mut out = format!(
+        "Added \"{}\" ({}): {} body chunks, {} annotation chunks, {} figure chunks.",
+        r.title, r.source, r.body_chunks, r.annotation_chunks, r.figure_chunks
+    );
+    if r.replaced {
+        out.push_str(" It replaced the earlier entry with the same source.");
+    }
+    if r.private {
+        out.push_str(" It is private: it is in the vault's private folder.");
+    }
+    for w in &r.warnings {
+        let _ = write!(out, "\nwarning: {w}");
+    }
+    out
+}
 
 impl ToolBox<'_> {
+    /// An arXiv paper is added at once. A local PDF is never read here: it
+    /// becomes a pending confirmation naming the file (and whether it will
+    /// be private), and a session on a cloud model is refused outright —
+    /// an injected instruction must not be able to turn any file on this
+    /// machine into text a cloud model can search.
     pub(super) fn add_document(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
         let source = a.str("source")?;
         let Some(papers) = self.deps.papers.clone() else {
@@ -31,20 +59,28 @@ impl ToolBox<'_> {
                 )))
             }
         };
-        let input = Input::parse(&source).map_err(|e| ToolError::Failed(e.to_string()))?;
-        if let Input::Local(p) = &input {
-            if !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf")) {
-                return Err(ToolError::Failed("a local document must be a PDF".into()));
+        let input = if self.cloud {
+            // Decided before the file system is consulted at all: not even
+            // whether the path exists is answered to a cloud model.
+            match parse_arxiv_url(&source) {
+                Ok(id) => Input::Arxiv(id),
+                Err(_) => return Err(ToolError::Failed(CLOUD_LOCAL_FILE.into())),
             }
+        } else {
+            Input::parse(&source).map_err(|e| ToolError::Failed(e.to_string()))?
+        };
+        let explicit = PdfMetadata {
+            title: a.opt_str("title"),
+            authors: a.opt_str("authors"),
+            doi: a.opt_str("doi"),
+        };
+        if let Input::Local(p) = &input {
+            return self.propose_local_add(p, mode, explicit, a.bool("with_figures"), a.bool("allow_duplicate"));
         }
         let req = AddRequest {
             input,
             mode,
-            explicit: PdfMetadata {
-                title: a.opt_str("title"),
-                authors: a.opt_str("authors"),
-                doi: a.opt_str("doi"),
-            },
+            explicit,
             figures: a.bool("with_figures"),
         };
         // The one tool slow enough to be worth interrupting: it gets the
@@ -54,22 +90,78 @@ impl ToolBox<'_> {
                 "Not added: {}. Ask the user whether to add it again (the same source is replaced, not duplicated); only if they agree, call add_document again with allow_duplicate=true.",
                 r.skipped.unwrap_or_default()
             ))),
-            Ok(r) => {
-                let mut out = format!(
-                    "Added \"{}\" ({}): {} body chunks, {} annotation chunks, {} figure chunks.",
-                    r.title, r.source, r.body_chunks, r.annotation_chunks, r.figure_chunks
-                );
-                if r.replaced {
-                    out.push_str(" It replaced the earlier entry with the same source.");
-                }
-                for w in &r.warnings {
-                    let _ = write!(out, "\nwarning: {w}");
-                }
-                Ok(ToolOutcome::ok(out))
-            }
+            Ok(r) => Ok(ToolOutcome::ok(added_text(&r))),
             Err(AddError::Cancelled) => Err(ToolError::Cancelled(Cancelled)),
-            Err(e) => Err(ToolError::Failed(e.to_string())),
+            Err(e) => Err(super::failed(&e)),
         }
+    }
+
+    /// A local PDF waits for the human: the card names the resolved file,
+    /// how it would be stored, and that nothing is read before the answer.
+    fn propose_local_add(
+        &mut self,
+        path: &Path,
+        mode: Mode,
+        explicit: PdfMetadata,
+        figures: bool,
+        allow_duplicate: bool,
+    ) -> Result<ToolOutcome, ToolError> {
+        if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf")) {
+            return Err(ToolError::Failed("a local document must be a PDF".into()));
+        }
+        let abs = std::fs::canonicalize(path)
+            .map_err(|e| ToolError::Failed(format!("cannot open {}: {e}", path.display())))?;
+        if !abs.is_file() {
+            return Err(ToolError::Failed(format!("{} is not a file", abs.display())));
+        }
+        let private = self
+            .deps
+            .vault
+            .root
+            .as_deref()
+            .and_then(|root| get_visibility(&abs, root, &self.deps.vault.private_dirs))
+            .is_some_and(|v| v.is_private());
+        let mut description = format!(
+            "Add the local file {} to the knowledge base as a paper ({})?\n",
+            abs.display(),
+            match mode {
+                Mode::Summary => "an LLM-written summary",
+                Mode::FullText => "its full text",
+            }
+        );
+        for (label, value) in [
+            ("title", &explicit.title),
+            ("authors", &explicit.authors),
+            ("doi", &explicit.doi),
+        ] {
+            if let Some(v) = value {
+                let _ = writeln!(description, "{label} (as the model gave it): {v}");
+            }
+        }
+        description.push_str(if private {
+            "It will be private: it is in the vault's private folder, so its text never reaches a cloud model."
+        } else {
+            "It will be public: its text can be found by searches in sessions on cloud models."
+        });
+        description.push_str("\nThe file is read only if you confirm; it is never changed.");
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        self.pending.push(PendingAction {
+            token,
+            session_id: self.session_id.to_string(),
+            description: description.clone(),
+            kind: PendingKind::AddFile {
+                request: AddRequest {
+                    input: Input::Local(abs),
+                    mode,
+                    explicit,
+                    figures,
+                },
+                allow_duplicate,
+            },
+        });
+        Ok(ToolOutcome::ok(format!(
+            "{description}\n\nA confirmation dialog is now shown to the user. Do not call add_document again for this file, and do not say it was added: only the user's answer in the dialog adds it."
+        )))
     }
 
     pub(super) fn update_file_path(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
@@ -126,11 +218,11 @@ impl ToolBox<'_> {
             invariant_line(&local)
         );
         let token = uuid::Uuid::new_v4().simple().to_string();
-        self.pending.push(PendingRemoval {
+        self.pending.push(PendingAction {
             token,
             session_id: self.session_id.to_string(),
             description: description.clone(),
-            document: doc,
+            kind: PendingKind::Remove(doc),
         });
         Ok(ToolOutcome::ok(format!(
             "{description}\n\nA confirmation dialog is now shown to the user. Do not call remove_document again for this request, and do not say the document was removed: only the user's answer in the dialog removes it."
@@ -255,7 +347,7 @@ impl ToolBox<'_> {
                 r.skipped.len()
             ))),
             Err(crate::ingest::vault::VaultError::Cancelled) => Err(ToolError::Cancelled(Cancelled)),
-            Err(e) => Err(ToolError::Failed(e.to_string())),
+            Err(e) => Err(super::failed(&e)),
         }
     }
 }

@@ -6,13 +6,17 @@
 //! wrapped in BEGIN/END RETRIEVED DATA markers; under a cloud provider a
 //! retrieval whose results would be only private raises a privacy stop, and
 //! mixed results carry a fixed caveat line. Must not: delete a file, write
-//! the vault, edit a prompt, or remove a document without the human's
-//! out-of-band answer — `remove_document` only ever creates a pending
-//! confirmation, and its schema has no `confirmed` parameter to inject.
+//! the vault, edit a prompt, remove a document or read a local file into
+//! the knowledge base without the human's out-of-band answer —
+//! `remove_document` and `add_document` on a local PDF only ever create a
+//! pending confirmation, and neither schema has a `confirmed` parameter to
+//! inject. A session on a cloud model cannot add a local file at all.
 
 mod drafts;
 mod manage;
 mod retrieval;
+
+pub use manage::{added_text, CLOUD_LOCAL_FILE};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,13 +80,39 @@ pub struct VaultSettings {
     pub private_dirs: Vec<String>,
 }
 
-/// A removal waiting for the human's answer.
+/// What a confirmation would do once the human agrees.
 #[derive(Debug, Clone)]
-pub struct PendingRemoval {
+pub enum PendingKind {
+    /// Remove one document's database entries.
+    Remove(DocumentRef),
+    /// Add a local PDF; the file is read only after the human agrees.
+    AddFile { request: AddRequest, allow_duplicate: bool },
+}
+
+/// The kind of a confirmation, as the event and the page name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmAction {
+    Remove,
+    Add,
+}
+
+/// An action waiting for the human's answer.
+#[derive(Debug, Clone)]
+pub struct PendingAction {
     pub token: String,
     pub session_id: String,
     pub description: String,
-    pub document: DocumentRef,
+    pub kind: PendingKind,
+}
+
+impl PendingAction {
+    pub fn action(&self) -> ConfirmAction {
+        match self.kind {
+            PendingKind::Remove(_) => ConfirmAction::Remove,
+            PendingKind::AddFile { .. } => ConfirmAction::Add,
+        }
+    }
 }
 
 /// What tools need from the world.
@@ -106,8 +136,9 @@ pub struct ToolBox<'a> {
     /// A tool returned private content (local provider only).
     pub saw_private: bool,
     pub sources: Vec<SourceRef>,
-    /// Removals proposed this turn; the caller registers them.
-    pub pending: Vec<PendingRemoval>,
+    /// Removals and local-file adds proposed this turn; the caller
+    /// registers them.
+    pub pending: Vec<PendingAction>,
     /// The session is private: drafts made now are private too.
     pub session_private: bool,
     /// Edits proposed this turn; the caller announces each as an
@@ -246,8 +277,14 @@ pub fn wrap_data(body: &str) -> String {
 pub(crate) fn kb_err(e: crate::kb::KbError) -> ToolError {
     match e {
         crate::kb::KbError::Cancelled => ToolError::Cancelled(crate::cancel::Cancelled),
-        other => ToolError::Failed(other.to_string()),
+        other => failed(&other),
     }
+}
+
+/// An ordinary failure carrying the error's whole chain, so the model —
+/// and chat.log — see why, not only what.
+pub(crate) fn failed(e: &dyn std::error::Error) -> ToolError {
+    ToolError::Failed(crate::error_kind::chain(e))
 }
 
 fn filter_props() -> Value {
@@ -316,7 +353,7 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
         ),
         spec(
             "add_document",
-            "Add a paper (arXiv id/URL or a local PDF path). Always public. Ask the user which mode to use if they did not say. On a duplicate this returns a question for the user; call again with allow_duplicate=true only after they agree.",
+            "Add a paper (arXiv id/URL or a local PDF path). An arXiv paper is added at once. A local PDF is only proposed: a confirmation dialog naming the file appears and only the user's answer adds it; a session on a cloud model cannot add local files. Ask the user which mode to use if they did not say. On a duplicate this returns a question for the user; call again with allow_duplicate=true only after they agree.",
             json!({"type": "object", "properties": {
                 "source": {"type": "string", "description": "arXiv id or URL, or a local PDF path"},
                 "mode": {"type": "string", "enum": ["summary", "full_text"], "description": "default summary"},

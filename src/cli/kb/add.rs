@@ -104,6 +104,9 @@ pub fn add(a: AddArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         if let Some(d) = &report.doi {
             out.push_str(&format!("\n  doi: {d}"));
         }
+        if report.private {
+            out.push_str("\n  private: it is in the vault's private folder, so it never reaches a cloud model");
+        }
         out.push('\n');
         t.out(&out)?;
     }

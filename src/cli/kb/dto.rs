@@ -149,6 +149,8 @@ pub struct Added {
     pub figure_chunks: usize,
     pub replaced: bool,
     pub skipped: Option<String>,
+    /// `public`, or `private` for a PDF in one of the vault's private folders.
+    pub visibility: &'static str,
     pub warnings: Vec<String>,
 }
 
@@ -164,6 +166,7 @@ impl From<&AddReport> for Added {
             figure_chunks: r.figure_chunks,
             replaced: r.replaced,
             skipped: r.skipped.clone(),
+            visibility: if r.private { "private" } else { "public" },
             warnings: r.warnings.clone(),
         }
     }

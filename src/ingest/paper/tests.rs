@@ -122,6 +122,8 @@ fn settings() -> AddSettings {
         summary_prompt: crate::prompts::default_of(crate::prompts::PAPER_SUMMARY).unwrap(),
         provider_is_cloud: false,
         llm_retry_backoff: Duration::from_millis(5),
+        vault_root: None,
+        private_dirs: Vec::new(),
     }
 }
 
@@ -534,4 +536,81 @@ fn an_arxiv_add_survives_an_empty_feed_and_a_stop_adds_nothing() {
     );
     assert!(matches!(err, Err(AddError::Cancelled)));
     assert_eq!(kb.store().all_ids().unwrap(), before);
+}
+
+/// A PDF in one of the vault's private folders is private, and with a
+/// cloud provider nothing of it reaches the model: no metadata inference,
+/// no summary (refused with the fix), no figure captions.
+#[test]
+fn a_pdf_in_a_private_vault_folder_is_private_and_never_reaches_a_cloud_model() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = kb(&t.path().join("kb"));
+    let vault = t.path().join("vault");
+    std::fs::create_dir_all(vault.join("private")).unwrap();
+    let pdf = vault.join("private/medical.pdf");
+    std::fs::copy(fixture("figures.pdf"), &pdf).unwrap();
+    let cloud = AddSettings {
+        provider_is_cloud: true,
+        figure_captions: true,
+        vault_root: Some(vault.clone()),
+        private_dirs: vec!["private".into()],
+        ..settings()
+    };
+    let stub = Stub::default();
+    let req = |mode| AddRequest {
+        input: Input::Local(pdf.clone()),
+        ..local("figures.pdf", mode)
+    };
+    let go = |mode, s: &AddSettings| run_with(&kb, Some(&stub), &req(mode), true, &no_arxiv(), s, &Cancel::new());
+    let e = go(Mode::Summary, &cloud).unwrap_err();
+    assert!(matches!(e, AddError::PrivateNeedsLocalSummary(_)), "{e}");
+    assert!(e.to_string().contains("--full-text"), "{e}");
+    let r = go(Mode::FullText, &cloud).unwrap();
+    assert!(r.private);
+    assert!(
+        stub.calls.lock().unwrap().is_empty(),
+        "the cloud model saw nothing: {:?}",
+        stub.calls
+    );
+    assert!(
+        r.warnings.iter().any(|w| w.contains("never go to a cloud model")),
+        "{:?}",
+        r.warnings
+    );
+    let doc = kb.get_document_chunks(&r.source, 1).unwrap();
+    assert!(doc.total_chunks > 0);
+    assert!(doc.chunks.iter().all(|c| c.meta_str("visibility") == Some("private")));
+    assert_eq!(
+        kb.store().doc_totals().unwrap().legacy_private_papers,
+        Vec::<String>::new()
+    );
+    // The same folder seen through a symlink elsewhere is still private;
+    // outside the private folder a PDF is public.
+    let elsewhere = t.path().join("papers");
+    std::os::unix::fs::symlink(vault.join("private"), &elsewhere).unwrap();
+    assert!(cloud.visibility_of(&elsewhere.join("medical.pdf")).is_private());
+    std::fs::copy(fixture("figures.pdf"), vault.join("public.pdf")).unwrap();
+    assert!(!cloud.visibility_of(&vault.join("public.pdf")).is_private());
+    // A local model may read it: metadata and summary go ahead.
+    let local_settings = AddSettings {
+        provider_is_cloud: false,
+        figure_captions: false,
+        ..cloud
+    };
+    std::fs::copy(fixture("paper.pdf"), vault.join("private/notes.pdf")).unwrap();
+    let r = run_with(
+        &kb,
+        Some(&stub),
+        &AddRequest {
+            input: Input::Local(vault.join("private/notes.pdf")),
+            ..local("paper.pdf", Mode::Summary)
+        },
+        true,
+        &no_arxiv(),
+        &local_settings,
+        &Cancel::new(),
+    )
+    .unwrap();
+    assert!(r.private && r.body_chunks > 0, "{r:?}");
+    assert!(!stub.calls.lock().unwrap().is_empty());
 }

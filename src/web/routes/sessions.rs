@@ -259,17 +259,11 @@ pub fn queried(state: &WebState, q: &SessionQuery) -> ApiResult<(SharedSession, 
 }
 
 #[derive(Serialize)]
-pub struct Pending {
-    pub token: String,
-    pub description: String,
-}
-
-#[derive(Serialize)]
 pub struct History {
     pub session_id: String,
     pub busy: bool,
     pub entries: Vec<EntryDto>,
-    pub pending: Vec<Pending>,
+    pub pending: Vec<crate::chat::PendingView>,
 }
 
 async fn history(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery>) -> ApiResult<Json<History>> {
@@ -281,12 +275,7 @@ async fn history(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuer
         };
         let vault = state.app.config().path("vault.path");
         let entries = display.iter().map(|e| entry_dto(e, vault.as_deref())).collect();
-        let pending = state
-            .chat()?
-            .pending_for(&id)
-            .into_iter()
-            .map(|(token, description)| Pending { token, description })
-            .collect();
+        let pending = state.chat()?.pending_for(&id);
         let busy = busy || state.is_streaming(&id);
         Ok(Json(History {
             session_id: id,
