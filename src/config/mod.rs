@@ -7,6 +7,7 @@
 //! print. Warnings are returned for the caller to show and log.
 
 pub mod schema;
+mod value;
 pub mod write;
 
 use std::collections::BTreeMap;

@@ -3,9 +3,6 @@
 //! One table drives loading, validation, `config show` and `config set`, so a
 //! new setting is one row here plus one field in the typed [`super::Config`].
 
-use std::collections::BTreeMap;
-use std::fmt;
-
 /// What values a setting accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -59,39 +56,7 @@ impl Kind {
     }
 }
 
-/// A resolved value. Deliberately small: everything the table can describe.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(untagged)]
-pub enum Value {
-    Bool(bool),
-    Int(i64),
-    Str(String),
-    List(Vec<String>),
-    Pairs(Vec<(String, i64)>),
-    Models(BTreeMap<String, Vec<String>>),
-    /// An optional setting with no value.
-    Unset,
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Str(s) => write!(f, "{s:?}"),
-            Value::List(l) => write!(f, "{l:?}"),
-            Value::Pairs(p) => {
-                let parts: Vec<String> = p.iter().map(|(n, k)| format!("[{n:?}, {k}]")).collect();
-                write!(f, "[{}]", parts.join(", "))
-            }
-            Value::Models(m) => {
-                let parts: Vec<String> = m.iter().map(|(p, l)| format!("{p} = {l:?}")).collect();
-                write!(f, "{{{}}}", parts.join(", "))
-            }
-            Value::Unset => write!(f, "(unset)"),
-        }
-    }
-}
+pub use super::value::Value;
 
 /// A default, some of which depend on `JARVIS_HOME`.
 #[derive(Debug, Clone, Copy)]

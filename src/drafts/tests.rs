@@ -163,7 +163,8 @@ fn create_add_save_and_versions() {
         "{}",
         d.id
     );
-    let public = ws
+    let (_t2, other) = self::ws();
+    let public = other
         .create_draft("My CV for ACME!", "cv.md", "one\n", Visibility::Public, None)
         .expect("create");
     assert!(public.id.contains("-my-cv-for-acme-"), "{}", public.id);
