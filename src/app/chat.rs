@@ -40,6 +40,7 @@ impl PaperAdder for ConfigPapers {
         let pdf = super::papers::pdf_tools_with(&self.cfg, cancel, self.worker.clone());
         let provider = super::papers::provider(&self.cfg);
         let arxiv = super::papers::arxiv_client(&self.cfg);
+        let remote = super::papers::remote_sources(&self.cfg);
         let settings = super::papers::add_settings(&self.cfg);
         let confirm = move |_: &str| allow_duplicate;
         let cx = AddContext {
@@ -47,6 +48,7 @@ impl PaperAdder for ConfigPapers {
             pdf: pdf.as_ref(),
             provider: provider.as_deref(),
             arxiv: &arxiv,
+            remote: Some(&remote),
             settings: &settings,
             confirm: &confirm,
             progress: &|_| {},

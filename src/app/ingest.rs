@@ -83,12 +83,14 @@ impl App {
         let pdf = super::papers::pdf_tools_with(&cfg, cancel, self.pdf_worker_command());
         let provider = super::papers::provider(&cfg);
         let arxiv = super::papers::arxiv_client(&cfg);
+        let remote = super::papers::remote_sources(&cfg);
         let settings = super::papers::add_settings(&cfg);
         let cx = AddContext {
             kb: &kb,
             pdf: pdf.as_ref(),
             provider: provider.as_deref(),
             arxiv: &arxiv,
+            remote: Some(&remote),
             settings: &settings,
             confirm,
             progress,

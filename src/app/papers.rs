@@ -1,6 +1,6 @@
 //! Wiring for adding papers: the ingest settings from config, the arXiv
-//! client, the chat provider used for metadata, summaries and captions, and
-//! the PDF tools.
+//! client, the DOI/URL sources (Crossref, Unpaywall, bioRxiv), the chat
+//! provider used for metadata, summaries and captions, and the PDF tools.
 
 use std::time::Duration;
 
@@ -11,6 +11,8 @@ use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::ingest::arxiv::{ArxivClient, ArxivSettings};
 use crate::ingest::paper::{AddSettings, PdfFailure, PdfTools};
+use crate::ingest::remote::{RemoteSettings, RemoteSources};
+use crate::ingest::web::{valid_email, WebClient, WebSettings};
 use crate::llm::{spec, ChatProvider};
 use crate::pdf::{Annotation, Converted, Figure};
 
@@ -22,6 +24,34 @@ pub fn arxiv_client(cfg: &Config) -> ArxivClient {
         backoff: Duration::from_millis(cfg.int("papers.retry_backoff_ms").max(0) as u64),
         ..ArxivSettings::default()
     })
+}
+
+/// Crossref, Unpaywall, bioRxiv and the web for adding by DOI or URL. A
+/// contact address that is not a plain e-mail is not sent (and said).
+pub fn remote_sources(cfg: &Config) -> RemoteSources {
+    let email = cfg.str("papers.contact_email").trim().to_string();
+    let contact_email = if email.is_empty() {
+        None
+    } else if valid_email(&email) {
+        Some(email)
+    } else {
+        tracing::warn!(value = %email, "papers.contact_email is not a plain e-mail address; it is not sent");
+        None
+    };
+    RemoteSources {
+        web: WebClient::new(WebSettings {
+            contact_email,
+            host_delay: Duration::from_millis(cfg.int("papers.host_delay_ms").max(0) as u64),
+            backoff: Duration::from_millis(cfg.int("papers.retry_backoff_ms").max(0) as u64),
+            ..WebSettings::default()
+        }),
+        settings: RemoteSettings {
+            crossref_base: cfg.str("papers.crossref_url"),
+            unpaywall_base: cfg.str("papers.unpaywall_url"),
+            // One setting per service: the digest's bioRxiv API base.
+            biorxiv_base: cfg.str("digest.biorxiv_url"),
+        },
+    }
 }
 
 pub fn add_settings(cfg: &Config) -> AddSettings {

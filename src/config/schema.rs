@@ -486,6 +486,38 @@ pub const FIELDS: &[Field] = &[
         Default::Int(2000),
         "first pause before retrying a failed arXiv request (doubling each time, with jitter)"
     ),
+    field!(
+        "papers",
+        "contact_email",
+        Some("JARVIS_CONTACT_EMAIL"),
+        Kind::Str,
+        Default::Str(""),
+        "your e-mail, sent to Crossref and Unpaywall as their terms ask; without it a DOI adds metadata and abstract only (no open-access PDF lookup)"
+    ),
+    field!(
+        "papers",
+        "crossref_url",
+        None,
+        Kind::NonEmpty,
+        Default::Str("https://api.crossref.org"),
+        "Crossref REST API base (`/works/<doi>` is appended)"
+    ),
+    field!(
+        "papers",
+        "unpaywall_url",
+        None,
+        Kind::NonEmpty,
+        Default::Str("https://api.unpaywall.org"),
+        "Unpaywall API base (`/v2/<doi>?email=…` is appended)"
+    ),
+    field!(
+        "papers",
+        "host_delay_ms",
+        None,
+        Kind::Int { min: 0, max: 60_000 },
+        Default::Int(1000),
+        "minimum gap between two requests to the same host when adding by DOI or URL (one request at a time per host)"
+    ),
     // [digest]
     field!(
         "digest",

@@ -103,6 +103,7 @@ fn full_text(deps: &DigestDeps<'_>, s: &Scored, cancel: &Cancel) -> Result<bool,
         pdf: deps.pdf,
         provider: Some(deps.provider),
         arxiv: deps.arxiv,
+        remote: None,
         settings: deps.add_settings,
         // A duplicate is skipped, never replaced, by a background run.
         confirm: &|_| false,

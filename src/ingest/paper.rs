@@ -1,15 +1,18 @@
-//! Adding a paper — a local PDF or an arXiv id — as one staged, atomic
-//! commit: annotations first (so a scanned PDF keeps its highlights), then
-//! the body (a ~1000-word LLM summary, or the full converted text), then
-//! figure captions when asked for, then one `Kb::commit`.
+//! Adding a paper — a local PDF, an arXiv id, a DOI, a bioRxiv/medRxiv page
+//! or a PDF's web address — as one staged, atomic commit: annotations first
+//! (so a scanned PDF keeps its highlights), then the body (a ~1000-word LLM
+//! summary, or the full converted text; the abstract when no PDF could be
+//! found), then figure captions when asked for, then one `Kb::commit`.
 //!
 //! Owns: the `add_document` flow, duplicate handling (same source →
-//! replace in the same commit, after confirmation; same title, different
-//! source → a separate entry), and the paper's visibility: public, except a
-//! local PDF inside one of the vault's private folders, which is private
-//! wherever it is added from (the vault's one rule,
-//! [`super::vault::get_visibility`]) — its text, title and images then never
-//! go to a cloud model for metadata, a summary or captions.
+//! replace in the same commit, after confirmation; the same paper by
+//! another route — DOI, arXiv id without version, PDF bytes — → replace
+//! that entry, after confirmation; same title, different source → a
+//! separate entry), and the paper's visibility: public, except a local PDF
+//! inside one of the vault's private folders, which is private wherever it
+//! is added from (the vault's one rule, [`super::vault::get_visibility`]) —
+//! its text, title and images then never go to a cloud model for metadata,
+//! a summary or captions.
 //! Must not: run PDFium in this process for real ingest — PDF work goes
 //! through a [`PdfTools`] the caller provides (the app's isolated child
 //! process); nor write anything before the final commit.
@@ -19,7 +22,10 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::arxiv::{ArxivClient, ArxivError, ArxivId};
+use super::doi::Remote;
+use super::identity::{find_same_paper, Identity};
 use super::metadata::{self, PdfMetadata};
+use super::remote::{RemoteError, RemoteSources};
 use crate::cancel::Cancel;
 use crate::kb::change::{content_hash, SourceChange};
 use crate::kb::ops::paper_header;
@@ -58,7 +64,7 @@ pub struct PdfFailure {
 #[non_exhaustive]
 pub enum AddError {
     #[error(
-        "{0} is not a PDF file or an arXiv id/URL — give a path to a .pdf or e.g. https://arxiv.org/abs/2301.01234"
+        "{0} is not a PDF file, an arXiv id, a DOI or a web address — give a path to a .pdf, an arXiv id such as 2301.01234, a DOI such as 10.1038/s41586-021-03819-2, or a link to a PDF"
     )]
     BadInput(String),
     #[error("cannot read {path}: {source}")]
@@ -69,6 +75,10 @@ pub enum AddError {
     },
     #[error(transparent)]
     Arxiv(#[from] ArxivError),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    #[error("adding by DOI or web address is not available here — add the PDF file or the arXiv id instead")]
+    NoRemote,
     #[error("{0}")]
     Pdf(PdfFailure),
     #[error("the summary could not be written: {0} — nothing was added (use --full-text to add without an LLM)")]
@@ -88,9 +98,13 @@ impl AddError {
     pub fn kind(&self) -> crate::error_kind::ErrorKind {
         use crate::error_kind::ErrorKind;
         match self {
-            AddError::BadInput(_) | AddError::Pdf(_) | AddError::NoProvider | AddError::PrivateNeedsLocalSummary(_) => {
-                ErrorKind::User
-            }
+            AddError::BadInput(_)
+            | AddError::Pdf(_)
+            | AddError::NoProvider
+            | AddError::NoRemote
+            | AddError::PrivateNeedsLocalSummary(_) => ErrorKind::User,
+            AddError::Remote(RemoteError::Web(super::web::WebError::Cancelled)) => ErrorKind::Cancelled,
+            AddError::Remote(e) => e.kind(),
             AddError::Read { source, .. } => crate::error_kind::io_kind(source),
             AddError::Arxiv(e) => e.kind(),
             AddError::Summary(_) => ErrorKind::Unavailable,
@@ -110,18 +124,33 @@ pub enum Mode {
 pub enum Input {
     Local(PathBuf),
     Arxiv(ArxivId),
+    /// A DOI, a bioRxiv/medRxiv page or a PDF's web address.
+    Remote(Remote),
 }
 
 impl Input {
-    /// A local path when one exists, else an arXiv id or URL.
+    /// A local path when one exists, else an arXiv id or URL (arXiv's own
+    /// DOIs included), else a DOI or web address.
     pub fn parse(s: &str) -> Result<Input, AddError> {
         let p = Path::new(s);
         if p.exists() {
             return Ok(Input::Local(p.to_path_buf()));
         }
-        super::arxiv::parse_arxiv_url(s)
-            .map(Input::Arxiv)
-            .map_err(|_| AddError::BadInput(s.to_string()))
+        if let Ok(id) = super::arxiv::parse_arxiv_url(s) {
+            return Ok(Input::Arxiv(id));
+        }
+        match super::doi::parse_remote(s) {
+            Some(Remote::Doi(d)) => Ok(super::doi::arxiv_of_doi(&d)
+                .map(Input::Arxiv)
+                .unwrap_or(Input::Remote(Remote::Doi(d)))),
+            Some(r) => Ok(Input::Remote(r)),
+            None => Err(AddError::BadInput(s.to_string())),
+        }
+    }
+
+    /// Something on this machine (the caller's own file), not a download.
+    pub fn is_local(&self) -> bool {
+        matches!(self, Input::Local(_))
     }
 }
 
@@ -207,6 +236,9 @@ pub struct AddContext<'a> {
     pub pdf: &'a dyn PdfTools,
     pub provider: Option<&'a dyn ChatProvider>,
     pub arxiv: &'a ArxivClient,
+    /// Crossref, Unpaywall, bioRxiv and the web; `None` where adding by DOI
+    /// or URL is not offered (the digest adds only arXiv papers).
+    pub remote: Option<&'a RemoteSources>,
     pub settings: &'a AddSettings,
     /// Asked on a duplicate; `true` goes ahead.
     pub confirm: &'a dyn Fn(&str) -> bool,
@@ -235,6 +267,8 @@ fn llm_err(e: CallError) -> AddError {
 pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, AddError> {
     let mut report = AddReport::default();
     // 1. The PDF and what we know about it before reading it.
+    // Bibliographic fields beyond title/authors/DOI (year, venue, arXiv id…).
+    let mut extra = Metadata::new();
     let (name, bytes, source, file_path, mut meta, abstract_text) = match &req.input {
         Input::Local(path) => {
             let abs = std::fs::canonicalize(path).map_err(|source| AddError::Read {
@@ -272,6 +306,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
                 authors: Some(paper.authors.join(", ")).filter(|a| !a.is_empty()),
                 doi: paper.doi.clone(),
             };
+            super::remote::arxiv_fields(&paper, &mut extra);
             (
                 format!("arXiv:{}", id.versioned()),
                 bytes,
@@ -280,6 +315,19 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
                 meta,
                 Some(paper.summary),
             )
+        }
+        Input::Remote(r) => {
+            let remote = cx.remote.ok_or(AddError::NoRemote)?;
+            (cx.progress)(Stage::Downloading);
+            let found = remote.fetch(cx.arxiv, r, cx.cancel).map_err(|e| match e {
+                RemoteError::Web(super::web::WebError::Cancelled) => AddError::Cancelled,
+                e => e.into(),
+            })?;
+            report.warnings.extend(found.warnings.iter().cloned());
+            let (meta, abstract_text) = found.record(&mut extra);
+            // No PDF (none open, none served): an empty body, and the
+            // abstract becomes the entry.
+            (found.name, found.pdf.unwrap_or_default(), found.source, None, meta, abstract_text)
         }
     };
     check(cx.cancel)?;
@@ -293,6 +341,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     // not its first pages for metadata, not its text for a summary, not its
     // figures for captions.
     let provider = cx.provider.filter(|_| !(private && cx.settings.provider_is_cloud));
+    let has_pdf = !bytes.is_empty();
     // Change detection before any PDF or model work: same source and same
     // bytes is a no-op; changed bytes replace the old entry (no question) —
     // and so does an entry stored with the wrong visibility (a private
@@ -335,6 +384,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     // 2. Annotations before the body: a scanned PDF still keeps them.
     (cx.progress)(Stage::Annotations);
     let annotations = match cx.pdf.annotations(&name, &bytes) {
+        _ if !has_pdf => Vec::new(),
         Ok(a) => a,
         Err(e) => {
             report.warnings.push(format!("annotations: {e}"));
@@ -346,6 +396,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     // 3. The text (needed for full text, metadata inference and non-upload summaries).
     (cx.progress)(Stage::Converting);
     let converted = match cx.pdf.convert(&name, &bytes) {
+        _ if !has_pdf => None,
         Ok(c) => Some(c),
         Err(e) if e.no_text && !annotations.is_empty() => {
             report.warnings.push(format!(
@@ -364,7 +415,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     check(cx.cancel)?;
 
     // 4. Metadata for local PDFs: explicit values win; inference fills gaps.
-    if matches!(req.input, Input::Local(_)) && !meta.complete() {
+    if matches!(req.input, Input::Local(_) | Input::Remote(Remote::Url(_))) && !meta.complete() {
         (cx.progress)(Stage::Metadata);
         let first_pages: String = converted
             .as_ref()
@@ -387,7 +438,31 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     // 5. Duplicates: same source → replace after confirmation; same title
     //    elsewhere → a separate entry after confirmation.
     let mut replace = None;
-    if changed {
+    let identity = Identity {
+        doi: meta.doi.clone(),
+        arxiv_id: extra.get("arxiv_id").and_then(|v| v.as_str()).map(str::to_string),
+        pdf_hash: has_pdf.then(|| hash.clone()),
+    };
+    let same = if changed {
+        None
+    } else {
+        find_same_paper(cx.kb, &source, &identity)?
+    };
+    if let Some(same) = same {
+        let question = format!(
+            "{:?} is already in the knowledge base as {} ({}). Replace it with this copy?",
+            same.title, same.source, same.why
+        );
+        if !(cx.confirm)(&question) {
+            check(cx.cancel)?;
+            report.skipped = Some(format!("it is already in the knowledge base as {} ({})", same.source, same.why));
+            report.source = source;
+            report.title = title;
+            return Ok(report);
+        }
+        replace = Some(ReplaceBy::Source(same.source));
+        report.replaced = true;
+    } else if changed {
         replace = Some(ReplaceBy::Source(source.clone()));
         report.replaced = true;
     } else if let Some(why) = cx.kb.paper_exists(&source, &title)? {
@@ -425,6 +500,9 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     if let Some(d) = &meta.doi {
         caller.insert("doi".into(), json!(d));
     }
+    for (k, v) in &extra {
+        caller.entry(k.clone()).or_insert_with(|| v.clone());
+    }
     let mut own = Metadata::new();
     own.insert("doc_type".into(), json!("paper"));
     own.insert("visibility".into(), json!(visibility.as_str()));
@@ -444,6 +522,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     let body_unavailable =
         converted.is_none() && abstract_text.is_none() && !annotations.is_empty() && !reads_pdf_itself;
     let body_text = match req.mode {
+        _ if !has_pdf => Some(super::remote::abstract_body(&title, &authors, &extra, abstract_text.as_deref())),
         Mode::FullText => converted.as_ref().map(|c| c.markdown.clone()),
         Mode::Summary if body_unavailable => None,
         Mode::Summary => {
@@ -473,7 +552,9 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     let mut body_caller = caller.clone();
     body_caller.insert(
         "storage_mode".into(),
-        json!(if req.mode == Mode::Summary {
+        json!(if !has_pdf {
+            "abstract"
+        } else if req.mode == Mode::Summary {
             "summary"
         } else {
             "full_text"
@@ -503,7 +584,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
 
     // 8. Figures, captioned only when enabled and never sent to a cloud
     //    model from a private document.
-    if req.figures || cx.settings.figure_captions {
+    if has_pdf && (req.figures || cx.settings.figure_captions) {
         match cx.provider {
             _ if private && cx.settings.provider_is_cloud => report
                 .warnings

@@ -70,7 +70,7 @@ pub fn with_retries_cancellable<T>(
 }
 
 /// Sleeps `delay`; `false` when `cancel` fired first.
-fn sleep_unless_cancelled(delay: Duration, cancel: Option<&Cancel>) -> bool {
+pub fn sleep_unless_cancelled(delay: Duration, cancel: Option<&Cancel>) -> bool {
     let Some(cancel) = cancel else {
         std::thread::sleep(delay);
         return true;

@@ -353,9 +353,9 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
         ),
         spec(
             "add_document",
-            "Add a paper (arXiv id/URL or a local PDF path). An arXiv paper is added at once. A local PDF is only proposed: a confirmation dialog naming the file appears and only the user's answer adds it; a session on a cloud model cannot add local files. Ask the user which mode to use if they did not say. On a duplicate this returns a question for the user; call again with allow_duplicate=true only after they agree.",
+            "Add a paper (arXiv id/URL, DOI, bioRxiv/medRxiv page, a PDF's web address, or a local PDF path). An arXiv paper is added at once. A local PDF is only proposed: a confirmation dialog naming the file appears and only the user's answer adds it; a session on a cloud model cannot add local files. Ask the user which mode to use if they did not say. On a duplicate this returns a question for the user; call again with allow_duplicate=true only after they agree.",
             json!({"type": "object", "properties": {
-                "source": {"type": "string", "description": "arXiv id or URL, or a local PDF path"},
+                "source": {"type": "string", "description": "arXiv id or URL, a DOI (10.1038/…), a bioRxiv/medRxiv page, a PDF's web address, or a local PDF path"},
                 "mode": {"type": "string", "enum": ["summary", "full_text"], "description": "default summary"},
                 "title": {"type": "string"}, "authors": {"type": "string"}, "doi": {"type": "string"},
                 "with_figures": {"type": "boolean", "description": "caption this document's figures"},

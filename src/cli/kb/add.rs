@@ -1,5 +1,6 @@
-//! `jarvis kb add <file.pdf | arXiv URL or id>`: one paper, staged and
-//! committed at once — a failure or Ctrl-C at any step adds nothing.
+//! `jarvis kb add <file.pdf | arXiv id/URL | DOI | bioRxiv page | PDF URL>`:
+//! one paper, staged and committed at once — a failure or Ctrl-C at any
+//! step adds nothing.
 
 use clap::{ArgGroup, Args};
 
@@ -11,7 +12,9 @@ use crate::ingest::paper::{AddRequest, Input, Mode, Stage};
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("mode").args(["full_text", "summary"])))]
 pub struct AddArgs {
-    /// A local PDF, or an arXiv id/URL (abs, pdf, with or without version, old-style ids).
+    /// A local PDF; an arXiv id/URL (abs, pdf, with or without version,
+    /// old-style ids); a DOI (10.1038/…, doi:…, https://doi.org/…); a
+    /// bioRxiv/medRxiv page; or the web address of a PDF.
     pub input: String,
     /// Store every chunk of the converted text.
     #[arg(long)]
@@ -68,7 +71,7 @@ pub fn add(a: AddArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     };
     let progress = |s: Stage| {
         bar.set_message(match s {
-            Stage::Downloading => "downloading from arXiv…".to_string(),
+            Stage::Downloading => "looking up the paper and downloading it…".to_string(),
             Stage::Annotations => "reading highlights and notes…".into(),
             Stage::Converting => "converting the PDF…".into(),
             Stage::Metadata => "inferring title and authors…".into(),

@@ -161,6 +161,7 @@ fn run_with(
         pdf: &pdf,
         provider,
         arxiv,
+        remote: None,
         settings: s,
         confirm: &|_| confirm,
         progress: &|_| {},
@@ -266,14 +267,18 @@ fn the_same_title_from_another_source_asks() {
     let t = tempfile::tempdir().unwrap();
     let kb = kb(t.path());
     let (a, b) = (t.path().join("a.pdf"), t.path().join("b.pdf"));
+    // Different bytes and DOIs: only the title is shared (the same bytes
+    // or DOI would be the same paper by another route, which replaces).
     std::fs::copy(fixture("annotated.pdf"), &a).unwrap();
-    std::fs::copy(fixture("annotated.pdf"), &b).unwrap();
+    let mut other = std::fs::read(fixture("annotated.pdf")).unwrap();
+    other.extend_from_slice(b"\n% another printing\n");
+    std::fs::write(&b, other).unwrap();
     let req = |p: &Path| AddRequest {
         input: Input::Local(p.to_path_buf()),
         explicit: PdfMetadata {
             title: Some("Notes".into()),
             authors: Some("Me".into()),
-            doi: Some("10.1234/n".into()),
+            doi: Some(format!("10.1234/{}", p.file_stem().unwrap().to_string_lossy())),
         },
         ..local("annotated.pdf", Mode::FullText)
     };
