@@ -223,7 +223,14 @@ mod tests {
             );
         }
         assert_eq!(normalise_doi("10.1000.10/abc"), Some("10.1000.10/abc".into()));
-        for bad in ["10.1038", "10./x", "11.1038/x", "10.1038/", "10.1038/a b", "10.12/<script>"] {
+        for bad in [
+            "10.1038",
+            "10./x",
+            "11.1038/x",
+            "10.1038/",
+            "10.1038/a b",
+            "10.12/<script>",
+        ] {
             assert_eq!(normalise_doi(bad), None, "{bad}");
         }
     }
@@ -241,7 +248,17 @@ mod tests {
             }
         );
         let r = parse_remote("https://www.medrxiv.org/content/10.1101/2021.01.02.21249135v1?versioned=true").unwrap();
-        assert!(matches!(r, Remote::Preprint { server: Server::Medrxiv, version: Some(1), .. }), "{r:?}");
+        assert!(
+            matches!(
+                r,
+                Remote::Preprint {
+                    server: Server::Medrxiv,
+                    version: Some(1),
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
         let r = parse_remote("http://127.0.0.1:4000/content/10.1101/123456").unwrap();
         assert!(
             matches!(&r, Remote::Preprint { doi, origin, version: None, .. } if doi == "10.1101/123456" && origin == "http://127.0.0.1:4000"),
@@ -262,7 +279,10 @@ mod tests {
         );
         assert_eq!(parse_remote("not a thing"), None);
         assert_eq!(parse_remote("https://exa mple.org/x"), None);
-        assert_eq!(arxiv_of_doi("10.48550/arXiv.1706.03762").map(|a| a.id), Some("1706.03762".into()));
+        assert_eq!(
+            arxiv_of_doi("10.48550/arXiv.1706.03762").map(|a| a.id),
+            Some("1706.03762".into())
+        );
         assert_eq!(arxiv_of_doi("10.1038/x"), None);
     }
 }

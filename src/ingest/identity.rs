@@ -47,11 +47,16 @@ pub fn find_same_paper(kb: &Kb, own_source: &str, id: &Identity) -> Result<Optio
         if source == own_source || source.is_empty() {
             continue;
         }
-        let why = if let Some(d) = doi.as_deref().filter(|d| rec.meta_str("doi").is_some_and(|s| s.eq_ignore_ascii_case(d))) {
+        let why = if let Some(d) = doi
+            .as_deref()
+            .filter(|d| rec.meta_str("doi").is_some_and(|s| s.eq_ignore_ascii_case(d)))
+        {
             format!("the same DOI {d}")
-        } else if let Some(a) = id.arxiv_id.as_deref().filter(|a| {
-            rec.meta_str("arxiv_id") == Some(*a) || arxiv_abs.as_deref() == Some(source)
-        }) {
+        } else if let Some(a) = id
+            .arxiv_id
+            .as_deref()
+            .filter(|a| rec.meta_str("arxiv_id") == Some(*a) || arxiv_abs.as_deref() == Some(source))
+        {
             format!("the same arXiv id {a}")
         } else if id.pdf_hash.is_some() && rec.meta_str("content_hash") == id.pdf_hash.as_deref() {
             "the same PDF".to_string()

@@ -327,7 +327,14 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
             let (meta, abstract_text) = found.record(&mut extra);
             // No PDF (none open, none served): an empty body, and the
             // abstract becomes the entry.
-            (found.name, found.pdf.unwrap_or_default(), found.source, None, meta, abstract_text)
+            (
+                found.name,
+                found.pdf.unwrap_or_default(),
+                found.source,
+                None,
+                meta,
+                abstract_text,
+            )
         }
     };
     check(cx.cancel)?;
@@ -455,7 +462,10 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         );
         if !(cx.confirm)(&question) {
             check(cx.cancel)?;
-            report.skipped = Some(format!("it is already in the knowledge base as {} ({})", same.source, same.why));
+            report.skipped = Some(format!(
+                "it is already in the knowledge base as {} ({})",
+                same.source, same.why
+            ));
             report.source = source;
             report.title = title;
             return Ok(report);
@@ -522,7 +532,12 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     let body_unavailable =
         converted.is_none() && abstract_text.is_none() && !annotations.is_empty() && !reads_pdf_itself;
     let body_text = match req.mode {
-        _ if !has_pdf => Some(super::remote::abstract_body(&title, &authors, &extra, abstract_text.as_deref())),
+        _ if !has_pdf => Some(super::remote::abstract_body(
+            &title,
+            &authors,
+            &extra,
+            abstract_text.as_deref(),
+        )),
         Mode::FullText => converted.as_ref().map(|c| c.markdown.clone()),
         Mode::Summary if body_unavailable => None,
         Mode::Summary => {

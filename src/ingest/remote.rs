@@ -128,14 +128,22 @@ impl RemoteSources {
         }
     }
 
-    fn json(&self, service: &'static str, what: &str, url: &str, cancel: &Cancel) -> Result<Option<Value>, RemoteError> {
+    fn json(
+        &self,
+        service: &'static str,
+        what: &str,
+        url: &str,
+        cancel: &Cancel,
+    ) -> Result<Option<Value>, RemoteError> {
         let r = self.web.get(url, "application/json", MAX_JSON_BYTES, cancel)?;
         match r.status {
-            200 => serde_json::from_slice(&r.body).map(Some).map_err(|e| RemoteError::BadAnswer {
-                service,
-                what: what.to_string(),
-                reason: format!("not JSON ({e})"),
-            }),
+            200 => serde_json::from_slice(&r.body)
+                .map(Some)
+                .map_err(|e| RemoteError::BadAnswer {
+                    service,
+                    what: what.to_string(),
+                    reason: format!("not JSON ({e})"),
+                }),
             404 | 410 => Ok(None),
             status => Err(RemoteError::Refused {
                 service,
@@ -162,7 +170,12 @@ impl RemoteSources {
     }
 
     /// The details API's newest version of a preprint, or None.
-    fn preprint_meta(&self, server: Server, doi: &str, cancel: &Cancel) -> Result<Option<(WorkMeta, u32)>, RemoteError> {
+    fn preprint_meta(
+        &self,
+        server: Server,
+        doi: &str,
+        cancel: &Cancel,
+    ) -> Result<Option<(WorkMeta, u32)>, RemoteError> {
         let url = format!(
             "{}/details/{}/{}/na/json",
             self.settings.biorxiv_base.trim_end_matches('/'),
@@ -197,7 +210,9 @@ impl RemoteSources {
         match self.json("Unpaywall", doi, &url, cancel) {
             Ok(Some(v)) => Some(parse_unpaywall(&v)),
             Ok(None) => {
-                warnings.push(format!("Unpaywall does not know {doi}, so no open-access copy was looked for"));
+                warnings.push(format!(
+                    "Unpaywall does not know {doi}, so no open-access copy was looked for"
+                ));
                 None
             }
             Err(RemoteError::Web(WebError::Cancelled)) => None,
@@ -209,7 +224,12 @@ impl RemoteSources {
     }
 
     /// The first candidate that really is a PDF; each refusal is noted.
-    fn first_pdf(&self, candidates: &[String], cancel: &Cancel, tried: &mut Vec<String>) -> Result<Option<(String, Vec<u8>)>, RemoteError> {
+    fn first_pdf(
+        &self,
+        candidates: &[String],
+        cancel: &Cancel,
+        tried: &mut Vec<String>,
+    ) -> Result<Option<(String, Vec<u8>)>, RemoteError> {
         for url in candidates.iter().take(MAX_PDF_TRIES) {
             match self.web.get(url, "application/pdf", MAX_PDF_BYTES, cancel) {
                 Ok(r) if r.is_pdf() => return Ok(Some((url.clone(), r.body))),
@@ -231,8 +251,9 @@ impl RemoteSources {
     ) -> Result<(), RemoteError> {
         let mut tried = Vec::new();
         // arXiv's copies go through its own client and its courtesy rules.
-        let (on_arxiv, elsewhere): (Vec<String>, Vec<String>) =
-            candidates.into_iter().partition(|u| super::web::host_of(u).is_some_and(|h| h.ends_with("arxiv.org")));
+        let (on_arxiv, elsewhere): (Vec<String>, Vec<String>) = candidates
+            .into_iter()
+            .partition(|u| super::web::host_of(u).is_some_and(|h| h.ends_with("arxiv.org")));
         if let Some((url, bytes)) = self.first_pdf(&elsewhere, cancel, &mut tried)? {
             found.pdf_url = Some(url);
             found.pdf = Some(bytes);
@@ -250,7 +271,11 @@ impl RemoteSources {
         if let Some(id) = arxiv_id {
             match arxiv.download_pdf(&id) {
                 Ok(bytes) => {
-                    found.pdf_url = Some(format!("{}/pdf/{}", arxiv.settings().pdf_base.trim_end_matches('/'), id.id));
+                    found.pdf_url = Some(format!(
+                        "{}/pdf/{}",
+                        arxiv.settings().pdf_base.trim_end_matches('/'),
+                        id.id
+                    ));
                     found.pdf = Some(bytes);
                     found.arxiv = Some(id);
                     return Ok(());
@@ -267,9 +292,9 @@ impl RemoteSources {
         } else {
             format!("no copy served a PDF ({})", tried.join("; "))
         };
-        found
-            .warnings
-            .push(format!("{why} — added the metadata and abstract only; add the PDF itself later to replace them"));
+        found.warnings.push(format!(
+            "{why} — added the metadata and abstract only; add the PDF itself later to replace them"
+        ));
         Ok(())
     }
 
@@ -324,10 +349,12 @@ impl RemoteSources {
         version: Option<u32>,
         cancel: &Cancel,
     ) -> Result<Found, RemoteError> {
-        let (work, newest) = self.preprint_meta(server, doi, cancel)?.ok_or_else(|| RemoteError::UnknownDoi {
-            doi: doi.to_string(),
-            service: server.label(),
-        })?;
+        let (work, newest) = self
+            .preprint_meta(server, doi, cancel)?
+            .ok_or_else(|| RemoteError::UnknownDoi {
+                doi: doi.to_string(),
+                service: server.label(),
+            })?;
         let mut found = Found {
             source: doi_source(doi),
             name: format!("{}:{doi}", server.api_name()),
@@ -349,7 +376,10 @@ impl RemoteSources {
         }
         self.locate_pdf(arxiv, &mut found, candidates, cancel)?;
         if found.pdf.is_none() {
-            found.warnings.insert(0, format!("{} did not serve its PDF ({})", server.label(), tried.join("; ")));
+            found.warnings.insert(
+                0,
+                format!("{} did not serve its PDF ({})", server.label(), tried.join("; ")),
+            );
         }
         Ok(found)
     }
@@ -467,7 +497,9 @@ pub fn abstract_body(title: &str, authors: &str, extra: &Metadata, abstract_text
             out.push_str("Abstract: ");
             out.push_str(a);
         }
-        None => out.push_str("No abstract or PDF is available for this paper; only its bibliographic record is stored."),
+        None => {
+            out.push_str("No abstract or PDF is available for this paper; only its bibliographic record is stored.")
+        }
     }
     out
 }

@@ -66,20 +66,34 @@ fn squash(s: &str) -> String {
 }
 
 fn str_at<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
-    v.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
+    v.get(k)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
 }
 
 /// Crossref keeps many single values in arrays (`title`, `container-title`).
 fn first_str(v: &Value, k: &str) -> Option<String> {
     match v.get(k) {
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(strip_markup).find(|s| !s.is_empty()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(strip_markup)
+            .find(|s| !s.is_empty()),
         Some(Value::String(s)) => Some(strip_markup(s)).filter(|s| !s.is_empty()),
         _ => None,
     }
 }
 
 fn year_of(v: &Value) -> Option<i32> {
-    for k in ["issued", "published", "published-print", "published-online", "posted", "created"] {
+    for k in [
+        "issued",
+        "published",
+        "published-print",
+        "published-online",
+        "posted",
+        "created",
+    ] {
         let y = v
             .get(k)
             .and_then(|d| d.get("date-parts"))
@@ -142,8 +156,12 @@ pub fn parse_crossref(v: &Value) -> Option<WorkMeta> {
         title,
         authors,
         year: year_of(m),
-        venue: first_str(m, "container-title")
-            .or_else(|| m.get("institution").and_then(|i| i.get(0)).and_then(|i| str_at(i, "name")).map(squash)),
+        venue: first_str(m, "container-title").or_else(|| {
+            m.get("institution")
+                .and_then(|i| i.get(0))
+                .and_then(|i| str_at(i, "name"))
+                .map(squash)
+        }),
         abstract_text: str_at(m, "abstract").map(jats_to_text).filter(|a| !a.is_empty()),
         kind: str_at(m, "type").map(str::to_string),
         publisher: str_at(m, "publisher").map(squash),
@@ -322,14 +340,9 @@ pub fn jats_to_text(s: &str) -> String {
     }
     out.push_str(rest);
     let text = decode_entities(&out);
-    let paragraphs: Vec<String> = text
-        .split("\n\n")
-        .map(squash)
-        .filter(|p| !p.is_empty())
-        .collect();
-    let skip = usize::from(
-        first_title.is_some() && paragraphs.first().is_some_and(|p| p.eq_ignore_ascii_case("abstract")),
-    );
+    let paragraphs: Vec<String> = text.split("\n\n").map(squash).filter(|p| !p.is_empty()).collect();
+    let skip =
+        usize::from(first_title.is_some() && paragraphs.first().is_some_and(|p| p.eq_ignore_ascii_case("abstract")));
     paragraphs[skip..].join("\n\n")
 }
 
@@ -415,7 +428,10 @@ mod tests {
         assert_eq!(w.authors_line(), "John Jumper, The AlphaFold Team");
         assert_eq!(w.authors[1].family, "The AlphaFold Team");
         assert_eq!(w.abstract_text.as_deref(), Some("Proteins are essential."));
-        assert_eq!(w.pdf_links, vec!["https://www.nature.com/articles/s41586-021-03819-2.pdf"]);
+        assert_eq!(
+            w.pdf_links,
+            vec!["https://www.nature.com/articles/s41586-021-03819-2.pdf"]
+        );
         assert_eq!(w.pages.as_deref(), Some("583-589"));
         assert!(parse_crossref(&json!({"message": {}})).is_none());
     }
@@ -431,10 +447,14 @@ mod tests {
                  "pmh_id": "oai:arXiv.org:2101.00001", "host_type": "repository"}]});
         let r = parse_unpaywall(&v);
         assert!(r.is_oa);
-        assert_eq!(r.pdf_urls, vec!["https://pub.org/x.pdf", "http://arxiv.org/pdf/2101.00001v2"]);
+        assert_eq!(
+            r.pdf_urls,
+            vec!["https://pub.org/x.pdf", "http://arxiv.org/pdf/2101.00001v2"]
+        );
         assert_eq!(r.arxiv.map(|a| a.versioned()), Some("2101.00001".into()));
         assert_eq!(r.meta.authors_line(), "Ada Lovelace");
-        let closed = parse_unpaywall(&json!({"doi": "10.1/y", "is_oa": false, "best_oa_location": null, "oa_locations": []}));
+        let closed =
+            parse_unpaywall(&json!({"doi": "10.1/y", "is_oa": false, "best_oa_location": null, "oa_locations": []}));
         assert!(closed.pdf_urls.is_empty() && !closed.is_oa);
     }
 
@@ -447,8 +467,18 @@ mod tests {
         assert_eq!(version, 2);
         assert_eq!(w.title, "New title");
         assert_eq!(w.year, Some(2020));
-        assert_eq!(w.authors[1], Person { given: "J. A.".into(), family: "Smith".into() });
+        assert_eq!(
+            w.authors[1],
+            Person {
+                given: "J. A.".into(),
+                family: "Smith".into()
+            }
+        );
         assert_eq!(w.venue.as_deref(), Some("bioRxiv"));
-        assert!(parse_preprint(&json!({"messages": [{"status": "no posts found"}], "collection": []}), "bioRxiv").is_none());
+        assert!(parse_preprint(
+            &json!({"messages": [{"status": "no posts found"}], "collection": []}),
+            "bioRxiv"
+        )
+        .is_none());
     }
 }

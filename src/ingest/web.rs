@@ -32,8 +32,14 @@ pub const MAX_PDF_BYTES: u64 = 200 * 1024 * 1024;
 pub enum WebError {
     #[error("{0:?} is not an http(s) URL")]
     BadUrl(String),
-    #[error("{host} could not be reached after {attempts} attempts: {reason} — check your connection or try again later")]
-    Unreachable { host: String, attempts: u32, reason: String },
+    #[error(
+        "{host} could not be reached after {attempts} attempts: {reason} — check your connection or try again later"
+    )]
+    Unreachable {
+        host: String,
+        attempts: u32,
+        reason: String,
+    },
     #[error("{host} is rate limiting Jarvis (HTTP {status}) and asks to wait {wait}s — try again later")]
     RateLimited { host: String, status: u16, wait: u64 },
     #[error("{url} sent more than {limit} bytes; not read")]
@@ -115,9 +121,12 @@ impl Response {
 
 /// The process-wide per-host gates: held while a request to that host
 /// runs (one at a time), remembering when the last one finished.
-static HOSTS: Mutex<Option<HashMap<String, Arc<Mutex<Option<Instant>>>>>> = Mutex::new(None);
+static HOSTS: Mutex<Option<HashMap<String, Gate>>> = Mutex::new(None);
 
-fn gate(host: &str) -> Arc<Mutex<Option<Instant>>> {
+/// One host's gate: when its last request finished.
+type Gate = Arc<Mutex<Option<Instant>>>;
+
+fn gate(host: &str) -> Gate {
     let mut hosts = HOSTS.lock().unwrap_or_else(|p| p.into_inner());
     hosts
         .get_or_insert_with(HashMap::new)
@@ -185,7 +194,9 @@ impl WebClient {
                 let mut last = gate.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(t) = *last {
                     let gap = t.elapsed();
-                    if gap < self.settings.host_delay && !sleep_unless_cancelled(self.settings.host_delay - gap, Some(cancel)) {
+                    if gap < self.settings.host_delay
+                        && !sleep_unless_cancelled(self.settings.host_delay - gap, Some(cancel))
+                    {
                         return Err(WebError::Cancelled);
                     }
                 }
@@ -239,11 +250,7 @@ impl WebClient {
                 }
             }
         }
-        Err(WebError::Unreachable {
-            host,
-            attempts,
-            reason,
-        })
+        Err(WebError::Unreachable { host, attempts, reason })
     }
 
     fn once(&self, url: &str, accept: &str, limit: u64) -> Result<(Response, Option<Duration>), Failure> {
@@ -293,10 +300,7 @@ enum Failure {
 /// `Jarvis/<version> (personal research assistant; mailto:<email>)` — the
 /// form Crossref asks for to reach a person when something goes wrong.
 pub fn user_agent(contact: Option<&str>) -> String {
-    let base = format!(
-        "Jarvis/{} (personal research assistant",
-        env!("CARGO_PKG_VERSION")
-    );
+    let base = format!("Jarvis/{} (personal research assistant", env!("CARGO_PKG_VERSION"));
     match contact {
         Some(c) => format!("{base}; mailto:{c})"),
         None => format!("{base})"),
@@ -315,8 +319,7 @@ pub fn valid_email(s: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && s.len() <= 254
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "@.-_+".contains(c))
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "@.-_+".contains(c))
         && s.matches('@').count() == 1
 }
 
@@ -340,7 +343,10 @@ mod tests {
 
     #[test]
     fn hosts_are_read_from_urls() {
-        assert_eq!(host_of("https://api.crossref.org/works/10.1/x").as_deref(), Some("api.crossref.org"));
+        assert_eq!(
+            host_of("https://api.crossref.org/works/10.1/x").as_deref(),
+            Some("api.crossref.org")
+        );
         assert_eq!(host_of("http://127.0.0.1:8080/x?y").as_deref(), Some("127.0.0.1:8080"));
         assert_eq!(host_of("HTTPS://Example.ORG").as_deref(), Some("example.org"));
         assert_eq!(host_of("ftp://x/y"), None);
@@ -350,14 +356,27 @@ mod tests {
     #[test]
     fn the_user_agent_names_jarvis_and_the_contact() {
         let ua = user_agent(Some("ada@example.org"));
-        assert!(ua.starts_with("Jarvis/") && ua.contains("mailto:ada@example.org"), "{ua}");
+        assert!(
+            ua.starts_with("Jarvis/") && ua.contains("mailto:ada@example.org"),
+            "{ua}"
+        );
         assert!(!user_agent(None).contains("mailto"));
     }
 
     #[test]
     fn only_plain_addresses_are_sent() {
         assert!(valid_email("ada.lovelace+jarvis@example.org"));
-        for bad in ["", "ada", "ada@", "@x.org", "a@b", "a b@x.org", "a@x.org\r\nX: y", "a@@x.org", "a@x.org&email=z"] {
+        for bad in [
+            "",
+            "ada",
+            "ada@",
+            "@x.org",
+            "a@b",
+            "a b@x.org",
+            "a@x.org\r\nX: y",
+            "a@@x.org",
+            "a@x.org&email=z",
+        ] {
             assert!(!valid_email(bad), "{bad:?}");
         }
     }
@@ -380,5 +399,63 @@ mod tests {
         assert!(!r("application/pdf", b"<!doctype html>").is_pdf());
         assert!(!r("text/html", b"%PDF-1.4").is_pdf());
         assert!(r("text/html", b"<html>").describe().contains("not a PDF"));
+    }
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// Two threads asking one host at once: the second waits for the first
+    /// and for the gap, so the host never sees two requests in flight.
+    #[test]
+    fn one_request_at_a_time_per_host_with_the_gap_between() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/x", listener.local_addr().unwrap());
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let max = Arc::new(AtomicUsize::new(0));
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let (f, m, t) = (in_flight.clone(), max.clone(), times.clone());
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                let Ok(mut s) = s else { break };
+                let (f, m, t) = (f.clone(), m.clone(), t.clone());
+                std::thread::spawn(move || {
+                    let mut r = BufReader::new(s.try_clone().unwrap());
+                    let mut line = String::new();
+                    while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let now = f.fetch_add(1, Ordering::SeqCst) + 1;
+                    m.fetch_max(now, Ordering::SeqCst);
+                    t.lock().unwrap().push(Instant::now());
+                    std::thread::sleep(Duration::from_millis(50));
+                    f.fetch_sub(1, Ordering::SeqCst);
+                    let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+                });
+            }
+        });
+        let client = Arc::new(WebClient::new(WebSettings {
+            host_delay: Duration::from_millis(200),
+            ..WebSettings::default()
+        }));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (c, u) = (client.clone(), url.clone());
+                std::thread::spawn(move || c.get(&u, "*/*", 1024, &Cancel::new()).unwrap().status)
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), 200);
+        }
+        assert_eq!(max.load(Ordering::SeqCst), 1);
+        let t = times.lock().unwrap();
+        assert_eq!(t.len(), 2);
+        // 50 ms serving the first plus the 200 ms gap after it finished.
+        assert!(t[1] - t[0] >= Duration::from_millis(240), "{:?}", t[1] - t[0]);
     }
 }

@@ -16,7 +16,12 @@ const TITLE: &str = "Reading Order in Converted Papers";
 const ABSTRACT: &str = "<jats:title>Abstract</jats:title><jats:p>We measure <jats:italic>reading order</jats:italic> &amp; layout.</jats:p>";
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf").join(name)).unwrap()
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/pdf")
+            .join(name),
+    )
+    .unwrap()
 }
 
 fn closed_port() -> String {
@@ -59,7 +64,10 @@ fn services(oa: bool, publisher_pdf: bool) -> Services {
             let pdf = oa.then(|| format!("{pub_url}/oa.pdf"));
             Answer::json(unpaywall(DOI, pdf.as_deref()))
         } else {
-            Answer::status(404, "{\"HTTP_status_code\": 404, \"error\": true, \"message\": \"not found\"}")
+            Answer::status(
+                404,
+                "{\"HTTP_status_code\": 404, \"error\": true, \"message\": \"not found\"}",
+            )
         }
     });
     let biorxiv = Stand::start(|req, _| {
@@ -150,7 +158,9 @@ fn documents(sb: &Sandbox) -> Vec<Value> {
     let r = run(c);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    v.as_array().cloned().unwrap_or_else(|| v["documents"].as_array().cloned().unwrap_or_default())
+    v.as_array()
+        .cloned()
+        .unwrap_or_else(|| v["documents"].as_array().cloned().unwrap_or_default())
 }
 
 #[test]
@@ -170,7 +180,10 @@ fn a_doi_with_an_open_pdf_is_added_whole_and_its_pdf_url_is_the_same_paper() {
     assert!(up[0].path.ends_with("?email=ada%40example.org"), "{}", up[0].path);
     for seen in [s.crossref.seen(), up, s.publisher.seen()] {
         for r in seen {
-            assert!(r.user_agent.starts_with("Jarvis/") && r.user_agent.contains("mailto:ada@example.org"), "{r:?}");
+            assert!(
+                r.user_agent.starts_with("Jarvis/") && r.user_agent.contains("mailto:ada@example.org"),
+                "{r:?}"
+            );
         }
     }
     assert!(s.publisher.seen()[0].accept.contains("application/pdf"));
@@ -188,14 +201,20 @@ fn a_doi_with_an_open_pdf_is_added_whole_and_its_pdf_url_is_the_same_paper() {
     let r = add(&sb, &[&other, "--full-text"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.stderr.contains("Replace it with this copy?") && r.stderr.contains("the same PDF") && r.stderr.contains("not added"),
+        r.stderr.contains("Replace it with this copy?")
+            && r.stderr.contains("the same PDF")
+            && r.stderr.contains("not added"),
         "{}",
         r.stderr
     );
     assert_eq!(documents(&sb).len(), 1);
     // Re-adding the DOI itself: unchanged, nothing asked.
     let r = add(&sb, &[DOI, "--full-text"]);
-    assert!(r.stderr.contains("unchanged") && !r.stderr.contains("Replace"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("unchanged") && !r.stderr.contains("Replace"),
+        "{}",
+        r.stderr
+    );
     // Saying yes replaces the DOI's entry: still one paper.
     let v = json_of(&add(&sb, &[&other, "--full-text", "--yes", "--json"]));
     assert_eq!(v["replaced"], true, "{v}");
@@ -216,9 +235,15 @@ fn without_a_contact_address_a_doi_adds_metadata_and_abstract_and_its_arxiv_copy
     assert!(warnings.contains("papers.contact_email"), "{warnings}");
     // The publisher's "PDF" link served a sign-in page: said, not stored.
     assert!(warnings.contains("text/html, not a PDF"), "{warnings}");
-    assert!(s.unpaywall.seen().is_empty(), "Unpaywall is not asked without an address");
+    assert!(
+        s.unpaywall.seen().is_empty(),
+        "Unpaywall is not asked without an address"
+    );
     for r in s.crossref.seen() {
-        assert!(r.user_agent.starts_with("Jarvis/") && !r.user_agent.contains("mailto"), "{r:?}");
+        assert!(
+            r.user_agent.starts_with("Jarvis/") && !r.user_agent.contains("mailto"),
+            "{r:?}"
+        );
     }
     let docs = documents(&sb);
     assert_eq!(docs.len(), 1);
@@ -226,12 +251,20 @@ fn without_a_contact_address_a_doi_adds_metadata_and_abstract_and_its_arxiv_copy
     let mut c = sb.jarvis();
     c.args(["kb", "search", "reading order layout", "--json"]);
     let found = run(c);
-    assert!(found.stdout.contains("We measure reading order & layout."), "{}", found.stdout);
+    assert!(
+        found.stdout.contains("We measure reading order & layout."),
+        "{}",
+        found.stdout
+    );
     assert!(!found.stdout.contains("jats:"), "markup is stripped: {}", found.stdout);
 
     // The arXiv copy of the same paper (its feed names the journal DOI).
     let r = add(&sb, &["arXiv:2101.00001v2", "--full-text"]);
-    assert!(r.stderr.contains(&format!("the same DOI {DOI}")) && r.stderr.contains("not added"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("the same DOI {DOI}")) && r.stderr.contains("not added"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(documents(&sb).len(), 1);
 }
 
@@ -263,7 +296,10 @@ fn a_pdf_address_waits_as_long_as_retry_after_says() {
     });
     let s = services(false, false);
     let sb = sandbox(&s, Some("ada@example.org"));
-    let v = json_of(&add(&sb, &[&format!("{}/paper.pdf", publisher.url), "--full-text", "--json"]));
+    let v = json_of(&add(
+        &sb,
+        &[&format!("{}/paper.pdf", publisher.url), "--full-text", "--json"],
+    ));
     assert!(v["body_chunks"].as_u64().unwrap() > 1, "{v}");
     let seen = publisher.seen();
     assert_eq!(seen.len(), 2, "{seen:?}");
@@ -275,7 +311,11 @@ fn a_pdf_address_waits_as_long_as_retry_after_says() {
     // A web page is not a PDF: a clear error, nothing added.
     let r = add(&sb, &[&format!("{}/landing", publisher.url), "--full-text"]);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("did not serve a PDF (text/html, not a PDF)"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("did not serve a PDF (text/html, not a PDF)"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(documents(&sb).len(), 1);
 }
 
