@@ -127,7 +127,11 @@ fn summary_mode_with_no_model_running_fails_clearly_and_adds_nothing() {
     c.args(["kb", "add", "not-a-file-or-id"]);
     let r = run(c);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("not a PDF file or an arXiv id"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not a PDF file, an arXiv id, a DOI or a web address"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
