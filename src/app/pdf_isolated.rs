@@ -107,7 +107,7 @@ pub struct PdfJobOutput {
 
 /// What crosses stdin.
 #[derive(Debug, Serialize, Deserialize)]
-struct WorkerRequest {
+pub struct WorkerRequest {
     job: PdfJob,
     /// Resolved by the parent so the child never unpacks the runtime bundle
     /// or reads config.
@@ -525,7 +525,7 @@ fn forward_worker_log(pid: u32, stderr: &str) {
 /// (`JARVIS_FAILPOINT=pdf_worker_crash | pdf_worker_hang | pdf_worker_oom`)
 /// let tests prove the parent survives each way a child can go wrong.
 pub fn serve_worker(input: &[u8]) -> (Vec<u8>, u8) {
-    let request: WorkerRequest = match serde_json::from_slice(input) {
+    let request = match decode_request(input) {
         Ok(r) => r,
         Err(e) => {
             return (
@@ -540,6 +540,20 @@ pub fn serve_worker(input: &[u8]) -> (Vec<u8>, u8) {
     match work(&request) {
         Ok(out) => (encode(&WorkerReply::Ok(Box::new(out))), 0),
         Err(e) => (encode(&WorkerReply::Error { message: e.to_string() }), EXIT_PDF_ERROR),
+    }
+}
+
+/// The worker's request decoder, on its own so the fuzz target
+/// (`tests/fuzz`) can drive exactly what a child reads from its stdin.
+pub fn decode_request(input: &[u8]) -> Result<WorkerRequest, serde_json::Error> {
+    serde_json::from_slice(input)
+}
+
+impl WorkerRequest {
+    /// The request as the parent would send it again (the fuzz target checks
+    /// that a decoded request survives a round trip unchanged).
+    pub fn encode(&self) -> Result<Vec<u8>, serde_json::Error> {
+        serde_json::to_vec(self)
     }
 }
 
