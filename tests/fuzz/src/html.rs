@@ -7,15 +7,54 @@
 
 /// Elements that execute, load, embed or submit.
 const FORBIDDEN: &[&str] = &[
-    "script", "iframe", "frame", "frameset", "object", "embed", "applet", "style", "link", "meta", "base", "form",
-    "button", "textarea", "select", "svg", "template", "noscript", "xmp", "plaintext", "portal", "audio",
-    "video", "source", "track", "image", "foreignobject", "animate", "set", "annotation-xml", "marquee", "dialog",
+    "script",
+    "iframe",
+    "frame",
+    "frameset",
+    "object",
+    "embed",
+    "applet",
+    "style",
+    "link",
+    "meta",
+    "base",
+    "form",
+    "button",
+    "textarea",
+    "select",
+    "svg",
+    "template",
+    "noscript",
+    "xmp",
+    "plaintext",
+    "portal",
+    "audio",
+    "video",
+    "source",
+    "track",
+    "image",
+    "foreignobject",
+    "animate",
+    "set",
+    "annotation-xml",
+    "marquee",
+    "dialog",
 ];
 
 /// Attributes that run code or restyle the page whatever their value.
 const FORBIDDEN_ATTRS: &[&str] = &[
-    "style", "srcdoc", "formaction", "action", "xlink:href", "background", "poster", "dynsrc", "lowsrc", "srcset",
-    "ping", "http-equiv",
+    "style",
+    "srcdoc",
+    "formaction",
+    "action",
+    "xlink:href",
+    "background",
+    "poster",
+    "dynsrc",
+    "lowsrc",
+    "srcset",
+    "ping",
+    "http-equiv",
 ];
 
 /// Panics (the fuzzer's finding) when `html` is not inert.
@@ -33,7 +72,10 @@ pub fn self_check() {
         ("<p>hi &lt;script&gt;</p><a href=\"https://x.example/\">x</a>", false),
         ("<p><img src=\"fig/a.png\" alt=\"a\"></p>", true),
         ("<p><a href=\"obsidian://open?vault=v&amp;file=n\">n</a></p>", false),
-        ("<li><input disabled=\"\" type=\"checkbox\" checked=\"\"/>\ndone</li>", false),
+        (
+            "<li><input disabled=\"\" type=\"checkbox\" checked=\"\"/>\ndone</li>",
+            false,
+        ),
     ];
     let bad = [
         ("<p><img src=\"fig/a.png\"></p>", false),
@@ -68,7 +110,9 @@ pub fn check_inert(html: &str, relative_images: bool) -> Result<(), String> {
         i = end.max(start + 1);
         let at = snippet(html, start);
         let Some(tag) = tag else {
-            return Err(format!("a bare `<` or markup declaration in the output at {start}: {at:?}"));
+            return Err(format!(
+                "a bare `<` or markup declaration in the output at {start}: {at:?}"
+            ));
         };
         if tag.closing {
             continue;

@@ -62,7 +62,11 @@ pub fn chunker(data: &[u8]) {
     for (i, c) in chunks.iter().enumerate() {
         assert_eq!(c.chunk_index as usize, i);
         let r = c.char_range.clone();
-        assert!(r.start <= r.end && r.end <= chars.len(), "range {r:?} of {}", chars.len());
+        assert!(
+            r.start <= r.end && r.end <= chars.len(),
+            "range {r:?} of {}",
+            chars.len()
+        );
         assert!(r.start >= last_start, "chunks go forward");
         last_start = r.start;
         let slice: String = chars[r.clone()].iter().collect();
@@ -220,7 +224,11 @@ pub fn biorxiv_json(data: &[u8]) {
     let Ok(v) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let records = v.get("collection").and_then(Value::as_array).cloned().unwrap_or_default();
+    let records = v
+        .get("collection")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for rec in records.iter().chain(std::iter::once(&v)) {
         if let Some(c) = jarvis::digest::biorxiv::to_candidate(rec, "fuzz") {
             let doi = c.link.strip_prefix("https://doi.org/").expect("a DOI link");
