@@ -127,32 +127,64 @@ pub async fn serve(app: Arc<App>, mut opts: WebOptions, shutdown: Cancel) -> Res
     serve_bound(app, bound, shutdown).await
 }
 
+/// How long a client may take to send a request's head (its line and
+/// headers) once it starts, or to start the next one on a kept-alive
+/// connection: a client that trickles its headers (a slow-loris) or sits
+/// idle is disconnected instead of holding a connection and a task.
+pub const HEADER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Serve on an already bound listener (tests and benchmarks bind port 0).
+///
+/// The connection loop is hyper's own (`axum::serve` gives hyper no timer,
+/// so [`HEADER_DEADLINE`] would never fire): each accepted connection is
+/// served as HTTP/1.1 (the app uses no protocol upgrade: its streams are
+/// plain responses), watched for graceful shutdown.
 pub async fn serve_bound(app: Arc<App>, bound: Bound, shutdown: Cancel) -> Result<(), WebError> {
     let state = Arc::new(WebState::new(app, bound.addr.port(), shutdown.clone()));
     tracing::info!(addr = %bound.addr, "web app listening");
     let router = router(state.clone());
-    let on_stop = state.clone();
-    let result = axum::serve(bound.listener, router)
-        .with_graceful_shutdown(async move {
-            state::stopped(&shutdown).await;
-            // Open SSE streams would hold graceful shutdown forever: end
-            // every live turn first, which ends its stream.
-            let ids = on_stop.cancel_all_turns();
-            // Roll the stopped turns back so no half turn is left on disk.
-            if let Ok(chat) = on_stop.app.chat() {
-                let _ = tokio::task::spawn_blocking(move || {
-                    for id in ids {
-                        if let Err(e) = chat.stop(&id) {
-                            tracing::debug!(session = %id, error = %e, "nothing to roll back at shutdown");
-                        }
-                    }
-                })
-                .await;
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let accepted = tokio::select! {
+            _ = state::stopped(&shutdown) => break,
+            r = bound.listener.accept() => r,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors and the like: back off, do not spin.
+                tracing::error!(error = %e, "web: accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_DEADLINE);
+        let conn = graceful.watch(http.serve_connection(hyper_util::rt::TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "web: a connection ended with an error");
+            }
+        });
+    }
+    drop(bound.listener);
+    // Open SSE streams would hold graceful shutdown forever: end every live
+    // turn first, which ends its stream.
+    let ids = state.cancel_all_turns();
+    // Roll the stopped turns back so no half turn is left on disk.
+    if let Ok(chat) = state.app.chat() {
+        let _ = tokio::task::spawn_blocking(move || {
+            for id in ids {
+                if let Err(e) = chat.stop(&id) {
+                    tracing::debug!(session = %id, error = %e, "nothing to roll back at shutdown");
+                }
             }
         })
-        .await
-        .map_err(WebError::Serve);
+        .await;
+    }
+    graceful.shutdown().await;
     tracing::info!("web app stopped");
-    result
+    Ok(())
 }

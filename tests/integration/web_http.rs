@@ -198,3 +198,20 @@ fn reading_the_active_session_creates_none() {
     let id = made.json()["session"]["id"].as_str().expect("id").to_string();
     assert_eq!(s.get("/sessions/active").json()["session"]["id"], id.as_str());
 }
+
+#[test]
+fn headers_that_never_finish_do_not_hold_the_connection() {
+    use std::io::{Read, Write};
+    let s = WebServer::start();
+    let mut c = std::net::TcpStream::connect(s.addr).expect("connect");
+    c.set_read_timeout(Some(jarvis::web::HEADER_DEADLINE * 2)).expect("timeout");
+    // A request head that never ends (a slow-loris).
+    c.write_all(format!("GET /health HTTP/1.1\r\nHost: {}\r\nX-Slow: ", s.host()).as_bytes())
+        .expect("send");
+    let mut answer = Vec::new();
+    let read = c.read_to_end(&mut answer);
+    assert!(read.is_ok(), "the connection was still held: {read:?}");
+    // The app itself still answers, and a streamed chat is not cut by it
+    // (web_chat covers streams longer than the deadline).
+    assert_eq!(s.get("/health").status, 200);
+}
