@@ -23,8 +23,15 @@ pub enum OpenError {
         bundled: String,
         dir: String,
     },
-    #[error("rag.rerank_model names {dir}, which does not hold both model.onnx and tokenizer.json — put a cross-encoder's files there, or clear rag.rerank_model")]
+    #[error("rag.rerank_model names {dir}, which does not hold both model.onnx and tokenizer.json — put a cross-encoder's files there, name a registry re-ranker (cross-encoder/ms-marco-MiniLM-L-6-v2), or clear rag.rerank_model")]
     RerankerMissing { dir: String },
+    /// Fetching a registry re-ranker failed (network, mirror, pins).
+    #[error("cannot download the re-ranker `{model}`: {source} (for the re-ranker: retry with internet access, or put model.onnx and tokenizer.json in a directory and set rag.rerank_model to it; or search with --no-rerank)")]
+    RerankerDownload {
+        model: String,
+        #[source]
+        source: embed::registry::RegistryError,
+    },
 }
 
 impl OpenError {
@@ -37,6 +44,7 @@ impl OpenError {
             OpenError::Embed(e) => e.kind(),
             OpenError::Kb(e) => e.kind(),
             OpenError::ModelMissing { .. } | OpenError::RerankerMissing { .. } => ErrorKind::User,
+            OpenError::RerankerDownload { source, .. } => source.kind(),
         }
     }
 }
@@ -45,6 +53,8 @@ pub fn kb_settings(cfg: &Config) -> KbSettings {
     KbSettings {
         hybrid: cfg.bool("rag.hybrid"),
         rerank_top_n: cfg.int("rag.rerank_top_n").max(1) as usize,
+        rerank_budget: std::time::Duration::from_millis(cfg.int("rag.rerank_budget_ms").max(1) as u64),
+        exact_scan_max: cfg.int("rag.exact_scan_max").max(0) as u64,
         chunk_size: cfg.int("rag.chunk_size") as usize,
         chunk_overlap: cfg.int("rag.chunk_overlap") as usize,
         max_note_bytes: u64::try_from(cfg.int("vault.max_note_bytes")).unwrap_or(crate::kb::MAX_NOTE_BYTES),
@@ -162,7 +172,10 @@ pub fn open_kb_with(cfg: &Config, profile: SessionProfile) -> Result<Kb, OpenErr
     });
     let reranker = match cfg.str("rag.rerank_model") {
         m if m.is_empty() => None,
-        m => Some(lazy_reranker(cfg, std::path::PathBuf::from(m))?),
+        m => match embed::rerankers::lookup_reranker(&m) {
+            Some(spec) => Some(registry_reranker(cfg, spec)?),
+            None => Some(lazy_reranker(cfg, std::path::PathBuf::from(m))?),
+        },
     };
     let dir = cfg.rag_dir();
     Ok(Kb::open_lazy(&dir, spec, loader, reranker, kb_settings(cfg))?)
@@ -184,6 +197,40 @@ fn lazy_reranker(cfg: &Config, dir: std::path::PathBuf) -> Result<crate::kb::Rer
         embed::rerank::CrossEncoder::load(&lib, &model, &tokenizer, 512, threads)
             .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
     })))
+}
+
+/// A registry re-ranker (`rag.rerank_model = "cross-encoder/…"`): its files
+/// live in [`downloaded_reranker_dir`]; the first re-ranked search
+/// downloads them (from the Hub or `HF_ENDPOINT`, each file checked against
+/// its pinned size and sha256) if they are not there yet, then loads them.
+/// ONNX Runtime is resolved now, so a broken runtime fails at once.
+fn registry_reranker(
+    cfg: &Config,
+    spec: &'static embed::rerankers::RerankerSpec,
+) -> Result<crate::kb::Reranker, OpenError> {
+    let dir = downloaded_reranker_dir(cfg, spec);
+    let lib = runtime::resolve_onnxruntime(&cfg.home, &crate::app::runtime_check::overrides(cfg))?.path;
+    let threads = cfg.int("runtime.threads") as usize;
+    Ok(crate::kb::Reranker::Lazy(Box::new(move || {
+        let files = ModelFiles::in_dir(&dir);
+        if !files.exist() {
+            tracing::info!(model = spec.id, dir = %dir.display(), "downloading the re-ranker (first use)");
+            embed::rerankers::download_reranker(spec, &dir, None, &|_, _, _| {}).map_err(|e| {
+                Box::new(OpenError::RerankerDownload {
+                    model: spec.id.to_string(),
+                    source: e,
+                }) as Box<dyn std::error::Error + Send + Sync>
+            })?;
+        }
+        embed::rerank::CrossEncoder::load(&lib, &files.model, &files.tokenizer, 512, threads)
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+    })))
+}
+
+/// Where a registry re-ranker is downloaded to: `$JARVIS_HOME/models/<id>/`
+/// like an embedding model.
+pub fn downloaded_reranker_dir(cfg: &Config, spec: &embed::rerankers::RerankerSpec) -> std::path::PathBuf {
+    cfg.home.root().join("models").join(spec.id.replace('/', "--"))
 }
 
 /// A model load started on its own thread when the knowledge base opens,

@@ -57,6 +57,8 @@ pub struct Stats {
     /// The model-guard message when the vectors were built by another model.
     pub mismatch: Option<String>,
     pub usage: DiskUsage,
+    /// How the dense leg searches right now (exact scan or arroy's trees).
+    pub dense: crate::kb::trees::DensePath,
 }
 
 /// What doctor's search probe saw.
@@ -169,6 +171,7 @@ impl App {
             recorded_model: kb.store().meta_string("embed_model").map_err(KbError::from)?,
             mismatch: kb.check_model().err().map(|e| e.to_string()),
             usage: kb.disk_usage()?,
+            dense: kb.dense_path(),
         })
     }
 

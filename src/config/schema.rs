@@ -269,7 +269,26 @@ pub const FIELDS: &[Field] = &[
         None,
         Kind::Str,
         Default::Str(""),
-        "directory with a cross-encoder model.onnx + tokenizer.json; \"\" disables re-ranking"
+        "a registry re-ranker (\"cross-encoder/ms-marco-MiniLM-L-6-v2\", downloaded and verified on first use) or a directory with a cross-encoder model.onnx + tokenizer.json; \"\" disables re-ranking"
+    ),
+    field!(
+        "rag",
+        "rerank_budget_ms",
+        None,
+        Kind::Int { min: 1, max: 600_000 },
+        Default::Int(400),
+        "milliseconds a re-rank may take; one that would run longer returns the fused order instead (and `kb search --json` says so)"
+    ),
+    field!(
+        "rag",
+        "exact_scan_max",
+        None,
+        Kind::Int {
+            min: 0,
+            max: 1_000_000_000
+        },
+        Default::Int(250_000),
+        "chunks up to which dense search scans every vector exactly; above it arroy trees (built once, in the background) pick the candidates"
     ),
     field!(
         "rag",
@@ -277,7 +296,7 @@ pub const FIELDS: &[Field] = &[
         None,
         Kind::Int { min: 1, max: 1000 },
         Default::Int(25),
-        "candidates fetched before re-ranking down to the result count"
+        "fused results the re-ranker re-orders (the rest keep the fused order)"
     ),
     field!(
         "rag",

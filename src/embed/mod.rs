@@ -22,6 +22,7 @@
 pub mod bench;
 pub mod registry;
 pub mod rerank;
+pub mod rerankers;
 pub mod runtime;
 #[cfg(test)]
 pub(crate) mod test_support;

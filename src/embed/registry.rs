@@ -358,18 +358,30 @@ pub fn download_model(
     base_url: Option<&str>,
     progress: &dyn Fn(&str, u64, Option<u64>),
 ) -> Result<Downloaded, RegistryError> {
-    let ModelSource::HuggingFace {
+    download_source(spec.id, &spec.source, dir, base_url, progress)
+}
+
+/// [`download_model`]'s body, for any pinned source (the re-rankers of
+/// `super::rerankers` share it).
+pub(crate) fn download_source(
+    id: &str,
+    source: &ModelSource,
+    dir: &Path,
+    base_url: Option<&str>,
+    progress: &dyn Fn(&str, u64, Option<u64>),
+) -> Result<Downloaded, RegistryError> {
+    let &ModelSource::HuggingFace {
         repo,
         revision,
         model_path,
         tokenizer_path,
         pins,
-    } = spec.source
+    } = source
     else {
-        return Err(RegistryError::Bundled { id: spec.id.to_owned() });
+        return Err(RegistryError::Bundled { id: id.to_owned() });
     };
     let Some(pins) = pins else {
-        return Err(RegistryError::Unpinned { id: spec.id.to_owned() });
+        return Err(RegistryError::Unpinned { id: id.to_owned() });
     };
     std::fs::create_dir_all(dir).map_err(|source| RegistryError::Io {
         path: dir.to_owned(),
@@ -531,4 +543,4 @@ fn fetch_atomic(
 
 #[cfg(test)]
 #[path = "registry_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -52,7 +52,7 @@ fn hub_urls_follow_the_resolve_route() {
 
 /// A loopback HTTP/1.1 server that answers `GET path` from a fixed table
 /// (404 otherwise) and records the paths it was asked for.
-fn fake_hub(files: Vec<(String, Vec<u8>)>) -> (String, Arc<Mutex<Vec<String>>>) {
+pub(crate) fn fake_hub(files: Vec<(String, Vec<u8>)>) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -114,7 +114,7 @@ fn pinned(model: &[u8], tokenizer: &[u8]) -> &'static ModelSpec {
     }))
 }
 
-fn leftovers(dir: &Path) -> usize {
+pub(crate) fn leftovers(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .map(|d| {
             d.filter(|e| {

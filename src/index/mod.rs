@@ -1,5 +1,6 @@
-//! Derived search indexes: BM25 ([`bm25`], tantivy), vectors ([`vector`],
-//! arroy on LMDB) and rank fusion ([`fuse`], pure).
+//! Derived search indexes: BM25 ([`bm25`], tantivy), the exact dense index
+//! ([`flat`], an int8 copy of every vector, memory-mapped), approximate
+//! vectors ([`vector`], arroy on LMDB) and rank fusion ([`fuse`], pure).
 //!
 //! Everything here is *derived* from the fjall store, which is the source of
 //! truth: these indexes can always be thrown away and rebuilt from stored
@@ -18,6 +19,7 @@
 //! and [`vector`] the only one that imports arroy/heed.
 
 pub mod bm25;
+pub mod flat;
 pub mod fuse;
 pub mod vector;
 

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::cancel::Cancel;
 use crate::index::bm25::Bm25Index;
+use crate::index::flat::FlatIndex;
 use crate::index::vector::VectorIndex;
 use crate::index::ChunkId;
 
@@ -51,7 +52,10 @@ pub struct ReindexReport {
 pub struct Agreement {
     pub store_seq: u64,
     pub bm25_seq: Option<u64>,
+    /// arroy's trees; `None` (with `trees` false) when none are kept.
     pub vector_seq: Option<u64>,
+    /// Whether arroy trees exist (only above `rag.exact_scan_max`).
+    pub trees: bool,
     pub store_chunks: usize,
     pub bm25_docs: usize,
     pub vector_items: usize,
@@ -61,15 +65,31 @@ pub struct Agreement {
     /// In an index but not in the store.
     pub orphans_in_bm25: usize,
     pub orphans_in_vectors: usize,
+    /// The exact (int8) dense index: its seq, its size, the ids it lacks or
+    /// holds beyond the store, and the vectors in it that are not the
+    /// store's vector for that id (cosine below 0.99).
+    pub exact_seq: Option<u64>,
+    pub exact_items: usize,
+    pub missing_in_exact: usize,
+    pub orphans_in_exact: usize,
+    pub stale_in_exact: usize,
 }
 
 impl Agreement {
     pub fn ok(&self) -> bool {
-        self.missing_in_bm25 + self.missing_in_vectors + self.orphans_in_bm25 + self.orphans_in_vectors == 0
+        self.missing_in_bm25
+            + self.missing_in_vectors
+            + self.orphans_in_bm25
+            + self.orphans_in_vectors
+            + self.missing_in_exact
+            + self.orphans_in_exact
+            + self.stale_in_exact
+            == 0
             // An index that never committed stands at 0, as `catch_up`
             // treats it: a fresh, empty knowledge base agrees with itself.
             && self.bm25_seq.unwrap_or(0) == self.store_seq
-            && self.vector_seq.unwrap_or(0) == self.store_seq
+            && (!self.trees || self.vector_seq.unwrap_or(0) == self.store_seq)
+            && self.exact_seq.unwrap_or(0) == self.store_seq
     }
 }
 
@@ -83,7 +103,27 @@ impl Kb {
             Some(v) => (v.all_ids()?.iter().map(u64::from).collect(), v.committed_seq()?),
             None => (BTreeSet::new(), None),
         };
+        let (mut exact, mut stale, mut exact_seq) = (BTreeSet::new(), 0, None);
+        if let Some(f) = ix.flat.as_ref() {
+            exact_seq = f.committed_seq();
+            for (id, v) in f.records() {
+                exact.insert(id.0);
+                let agrees = self.store.vector(id.0)?.is_some_and(|s| cosine(&s, &v) >= 0.99);
+                if store.contains(&id.0) && !agrees {
+                    stale += 1;
+                }
+            }
+        }
         Ok(Agreement {
+            exact_seq,
+            exact_items: exact.len(),
+            missing_in_exact: if ix.flat.is_some() {
+                store.difference(&exact).count()
+            } else {
+                0
+            },
+            orphans_in_exact: exact.difference(&store).count(),
+            stale_in_exact: stale,
             store_seq: self.store.seq()?,
             bm25_seq: ix.bm25.committed_seq()?,
             vector_seq: vseq,
@@ -91,7 +131,13 @@ impl Kb {
             bm25_docs: bm25.len(),
             vector_items: vectors.len(),
             missing_in_bm25: store.difference(&bm25).count(),
-            missing_in_vectors: store.difference(&vectors).count(),
+            // No trees (under the crossover, or being built) is not a gap.
+            missing_in_vectors: if ix.vectors.is_some() {
+                store.difference(&vectors).count()
+            } else {
+                0
+            },
+            trees: ix.vectors.is_some(),
             orphans_in_bm25: bm25.difference(&store).count(),
             orphans_in_vectors: vectors.difference(&store).count(),
         })
@@ -104,6 +150,8 @@ impl Kb {
     /// Paper body chunks lacking the `title — authors` header get it.
     pub fn reindex(&self, progress: &dyn Fn(usize, usize), cancel: &Cancel) -> Result<ReindexReport> {
         let w = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        // A background tree build belongs to the generation being replaced.
+        super::lock(&self.trees).stop();
         let rag = self.store.dir().to_path_buf();
         let old = self.store.generation()?;
         let gen = old + 1;
@@ -117,7 +165,14 @@ impl Kb {
         let total = ids.len();
         let mut bm25 = Bm25Index::open_or_create(&dir.join("bm25"))?;
         let dims = self.dims();
-        let mut vectors = VectorIndex::open_or_create(&dir.join("vectors"), dims)?;
+        // Trees only over the crossover (built here, in the long operation
+        // the user asked for, rather than in the background after it).
+        let mut vectors = if total as u64 > self.settings.exact_scan_max {
+            Some(VectorIndex::open_or_create(&dir.join("vectors"), dims)?)
+        } else {
+            None
+        };
+        let mut flat = FlatIndex::open_or_create(&dir.join("flat"), dims)?;
         let mut headers_added = 0;
         let mut done = 0;
         for batch in ids.chunks(64) {
@@ -149,26 +204,28 @@ impl Kb {
                 .collect();
             self.store.put_embeddings(gen, &items)?;
             bm25.add(&recs.iter().map(index_doc).collect::<Vec<_>>())?;
-            vectors.add(
-                &recs
-                    .iter()
-                    .zip(vecs)
-                    .map(|(r, v)| (ChunkId(r.id), v))
-                    .collect::<Vec<_>>(),
-            )?;
+            let items: Vec<_> = recs.iter().zip(vecs).map(|(r, v)| (ChunkId(r.id), v)).collect();
+            flat.add(&items)?;
+            if let Some(v) = vectors.as_mut() {
+                v.add(&items)?;
+            }
             done += batch.len();
             progress(done, total);
         }
         let seq = self.store.seq()? + 1;
         bm25.commit(seq)?;
-        vectors.commit(seq)?;
+        if let Some(v) = vectors.as_mut() {
+            v.commit(seq)?;
+        }
+        flat.commit(seq)?;
         super::failpoint("reindex_before_switch");
         let model = self.model_id();
         let switched = self.store.switch_generation(gen, &model)?;
         debug_assert_eq!(switched, seq);
         *self.indexes() = Indexes {
             bm25,
-            vectors: Some(vectors),
+            vectors,
+            flat: Some(flat),
         };
         *super::lock(&self.mismatch) = None;
         drop(w);
@@ -200,6 +257,8 @@ pub struct DiskUsage {
     pub store_bytes: u64,
     pub bm25_bytes: u64,
     pub vector_bytes: u64,
+    /// The exact dense index's int8 copy.
+    pub exact_bytes: u64,
 }
 
 impl Kb {
@@ -209,6 +268,7 @@ impl Kb {
             store_bytes: self.store.disk_bytes(),
             bm25_bytes: dir_bytes(&dir.join("bm25")),
             vector_bytes: dir_bytes(&dir.join("vectors")),
+            exact_bytes: dir_bytes(&dir.join("flat")),
         })
     }
 }
@@ -225,4 +285,14 @@ fn dir_bytes(dir: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    dot / (na * nb)
 }

@@ -23,6 +23,7 @@ pub mod maintain;
 pub mod ops;
 pub mod search;
 pub mod stage;
+pub mod trees;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -30,17 +31,35 @@ use std::sync::Mutex;
 use crate::embed::rerank::CrossEncoder;
 use crate::embed::{EmbedError, Embedder, ModelSpec};
 use crate::index::bm25::{Bm25Error, Bm25Index};
+use crate::index::flat::{FlatError, FlatIndex};
 use crate::index::vector::{VectorError, VectorIndex};
 use crate::index::{ChunkId, IndexDoc};
 use crate::store::{ChunkRecord, JournalEntry, Seq, Store, StoreError};
 
 pub use stage::{Document, ReplaceBy};
 
+/// `rag.rerank_budget_ms`'s default.
+pub const DEFAULT_RERANK_BUDGET_MS: u64 = 400;
+
+/// `rag.exact_scan_max`'s default: the library size (chunks) up to which
+/// the exact int8 scan answers the dense leg. Provisional, from the
+/// measurement behind issue 22: the scan took 4.3 ms p95 at 100k chunks on
+/// one core of a 2-core VM, so with both cores it stays within the dense
+/// leg's share of the 12 ms hybrid goal up to a few hundred thousand.
+/// `cargo xtask bench kb` prints where it crosses on the machine at hand.
+pub const DEFAULT_EXACT_SCAN_MAX: u64 = 250_000;
+
 /// Knobs from `[rag]`.
 #[derive(Debug, Clone)]
 pub struct KbSettings {
     pub hybrid: bool,
+    /// How many of the fused results the re-ranker re-orders.
     pub rerank_top_n: usize,
+    /// Longest a re-rank may take before the fused order is kept instead.
+    pub rerank_budget: std::time::Duration,
+    /// Library size (chunks) up to which dense search is an exact scan and
+    /// no arroy trees are kept; above it arroy picks the candidates.
+    pub exact_scan_max: u64,
     pub chunk_size: usize,
     pub chunk_overlap: usize,
     /// BM25 field boosts.
@@ -70,6 +89,8 @@ impl Default for KbSettings {
         KbSettings {
             hybrid: true,
             rerank_top_n: 25,
+            rerank_budget: std::time::Duration::from_millis(DEFAULT_RERANK_BUDGET_MS),
+            exact_scan_max: DEFAULT_EXACT_SCAN_MAX,
             chunk_size: 1024,
             chunk_overlap: 128,
             field_boosts: crate::index::bm25::FieldBoosts::default(),
@@ -95,6 +116,8 @@ pub enum KbError {
     Bm25(#[from] Bm25Error),
     #[error("vector index: {0}")]
     Vector(#[from] VectorError),
+    #[error("exact vector index: {0}")]
+    Flat(#[from] FlatError),
     #[error("embedding: {0}")]
     Embed(#[from] EmbedError),
     #[error("invalid chunking settings: {0}")]
@@ -127,6 +150,7 @@ impl KbError {
             KbError::Store(e) => e.kind(),
             KbError::Bm25(e) => e.kind(),
             KbError::Vector(e) => e.kind(),
+            KbError::Flat(e) => e.kind(),
             KbError::Embed(e) => e.kind(),
             KbError::Chunker(e) => e.kind(),
             KbError::Cancelled => ErrorKind::Cancelled,
@@ -141,8 +165,12 @@ pub type Result<T, E = KbError> = std::result::Result<T, E>;
 
 pub(crate) struct Indexes {
     pub bm25: Bm25Index,
-    /// None when the embedding-model guard tripped (dims may differ).
+    /// arroy's trees: only above `exact_scan_max` (see [`trees`]), and
+    /// never while the embedding-model guard is tripped.
     pub vectors: Option<VectorIndex>,
+    /// The exact dense index (int8 copy of every vector); None exactly
+    /// when the embedding-model guard tripped (dims may differ).
+    pub flat: Option<FlatIndex>,
 }
 
 pub struct Kb {
@@ -170,10 +198,15 @@ pub struct Kb {
     /// batch per hold of the embedder and lets these go first, so a search
     /// waits for at most one batch of a long write, never for all of it.
     queries_waiting: std::sync::atomic::AtomicUsize,
+    /// The background arroy build, when one runs or waits to be installed
+    /// (dropping it stops and joins the build thread, before the store).
+    trees: Mutex<trees::TreeSlot>,
     /// Last, because fields drop in order: the store holds `rag/owner.lock`,
     /// and it must outlive the indexes' own locks (tantivy's writer lock),
     /// or the next process to take the store lock finds BM25 still locked.
-    store: Store,
+    /// Shared with the background tree build (see [`trees`]), which is
+    /// joined before this drops.
+    store: std::sync::Arc<Store>,
 }
 
 fn index_dir(rag: &Path, gen: u32) -> PathBuf {
@@ -217,7 +250,7 @@ impl Kb {
         reranker: Option<Reranker>,
         settings: KbSettings,
     ) -> Result<Kb> {
-        let store = Store::open_with(rag_dir, settings.store)?;
+        let store = std::sync::Arc::new(Store::open_with(rag_dir, settings.store)?);
         let configured = spec.id.to_string();
         let mismatch = match store.meta_string("embed_model")? {
             Some(stored) if stored != configured => Some((stored, configured.clone())),
@@ -233,13 +266,20 @@ impl Kb {
         let dir = index_dir(rag_dir, gen);
         let mut bm25 = open_bm25(&dir.join("bm25"))?;
         bm25.set_boosts(settings.field_boosts);
-        let vectors = match mismatch {
-            None => Some(VectorIndex::open_or_create(&dir.join("vectors"), spec.dims)?),
-            Some(_) => None,
+        let (vectors, flat) = match mismatch {
+            None => {
+                let flat = FlatIndex::open_or_create(&dir.join("flat"), spec.dims)?;
+                (
+                    trees::open(&dir.join("vectors"), spec.dims, &flat, &settings)?,
+                    Some(flat),
+                )
+            }
+            Some(_) => (None, None),
         };
         let kb = Kb {
             store,
-            indexes: Mutex::new(Indexes { bm25, vectors }),
+            trees: Mutex::new(trees::TreeSlot::default()),
+            indexes: Mutex::new(Indexes { bm25, vectors, flat }),
             spec,
             embedder: Mutex::new(embedder),
             loader,
@@ -442,21 +482,51 @@ impl Kb {
             if vseq != target {
                 match self.replay_plan(vseq, target)? {
                     Some(entries) => {
-                        tracing::info!(from = vseq, to = target, "vector index catching up from the journal");
-                        self.replay_vectors(v, &entries)?;
+                        tracing::info!(from = vseq, to = target, "vector trees catching up from the journal");
+                        trees::replay(&self.store, v, &entries)?;
+                        v.commit(target)?;
                     }
                     None => {
+                        // A full rebuild is the background build's job: the
+                        // exact scan answers until it is done.
                         tracing::warn!(
                             index_seq = vseq,
                             store_seq = target,
-                            "rebuilding the vector index from the store"
+                            "the vector trees cannot catch up from the journal; rebuilding them in the background"
                         );
-                        self.rebuild_vectors(v)?;
+                        ix.vectors = None;
                     }
                 }
-                v.commit(target)?;
             }
         }
+        if let Some(f) = ix.flat.as_mut() {
+            // No seq means an empty copy (never built, or distrusted at
+            // open): a journal complete from 1 rebuilds it as well as the
+            // store does.
+            let fseq = f.committed_seq().unwrap_or(0);
+            if f.committed_seq() != Some(target) {
+                match self.replay_plan(fseq, target)? {
+                    Some(entries) => {
+                        tracing::info!(
+                            from = fseq,
+                            to = target,
+                            "exact vector index catching up from the journal"
+                        );
+                        self.replay_flat(f, &entries)?;
+                    }
+                    None => {
+                        tracing::warn!(
+                            index_seq = fseq,
+                            store_seq = target,
+                            "rebuilding the exact vector index from the store"
+                        );
+                        self.rebuild_flat(f)?;
+                    }
+                }
+                f.commit(target)?;
+            }
+        }
+        self.maybe_start_trees(&ix);
         drop(ix);
         self.prune_journal()
     }
@@ -485,16 +555,32 @@ impl Kb {
         Ok(())
     }
 
-    fn replay_vectors(&self, v: &mut VectorIndex, entries: &[JournalEntry]) -> Result<()> {
+    fn replay_flat(&self, f: &mut FlatIndex, entries: &[JournalEntry]) -> Result<()> {
         let touched = net_touched(entries, false);
-        v.delete(&touched.iter().map(|&i| ChunkId(i)).collect::<Vec<_>>());
+        f.delete(&touched.iter().map(|&i| ChunkId(i)).collect::<Vec<_>>());
         let mut items = Vec::new();
         for id in touched {
             if let Some(vec) = self.store.vector(id)? {
                 items.push((ChunkId(id), vec));
             }
         }
-        v.add(&items)?;
+        f.add(&items)?;
+        Ok(())
+    }
+
+    fn rebuild_flat(&self, f: &mut FlatIndex) -> Result<()> {
+        f.clear();
+        let mut batch = Vec::new();
+        for id in self.store.all_ids()? {
+            if let Some(vec) = self.store.vector(id)? {
+                batch.push((ChunkId(id), vec));
+            }
+            if batch.len() >= 1000 {
+                f.add(&batch)?;
+                batch.clear();
+            }
+        }
+        f.add(&batch)?;
         Ok(())
     }
 
@@ -514,30 +600,15 @@ impl Kb {
         Ok(())
     }
 
-    fn rebuild_vectors(&self, v: &mut VectorIndex) -> Result<()> {
-        v.clear();
-        let mut batch = Vec::new();
-        for id in self.store.all_ids()? {
-            if let Some(vec) = self.store.vector(id)? {
-                batch.push((ChunkId(id), vec));
-            }
-            if batch.len() >= 1000 {
-                v.add(&batch)?;
-                batch.clear();
-            }
-        }
-        v.add(&batch)?;
-        Ok(())
-    }
-
     fn prune_journal(&self) -> Result<()> {
         let ix = self.indexes();
         let b = ix.bm25.committed_seq()?.unwrap_or(0);
-        let v = match ix.vectors.as_ref() {
-            Some(v) => v.committed_seq()?.unwrap_or(0),
+        let v = match (ix.vectors.as_ref(), ix.flat.as_ref()) {
+            (Some(v), Some(f)) => v.committed_seq()?.unwrap_or(0).min(f.committed_seq().unwrap_or(0)),
+            (None, Some(f)) => f.committed_seq().unwrap_or(0),
             // Without a vector index (model mismatch) keep the journal: the
             // reindex that fixes it rebuilds from the store anyway.
-            None => return Ok(()),
+            _ => return Ok(()),
         };
         self.store.prune_journal(b.min(v))?;
         Ok(())
@@ -754,3 +825,7 @@ mod tests;
 #[cfg(test)]
 #[path = "write_search_tests.rs"]
 mod write_search_tests;
+
+#[cfg(test)]
+#[path = "dense_tests.rs"]
+mod dense_tests;

@@ -166,6 +166,9 @@ impl Kb {
             // Nothing changes in the vectors; only the sequence stamp moves.
             v.commit(seq)?;
         }
+        if let Some(f) = ix.flat.as_mut() {
+            f.commit(seq)?;
+        }
         Ok(ids.len())
     }
 

@@ -1,6 +1,12 @@
 //! Hybrid retrieval: filter → dense, BM25 and exact-name over the same
-//! filtered pool → reciprocal rank fusion → optional cross-encoder re-rank;
-//! and the document-level view that collapses chunks into documents.
+//! filtered pool → reciprocal rank fusion → optional cross-encoder re-rank
+//! (top `rerank_top_n`, within `rerank_budget`); and the document-level
+//! view that collapses chunks into documents.
+//!
+//! The dense leg is exact: the int8 scan (`index::flat`) — or, above
+//! `exact_scan_max`, arroy's trees (see `kb::trees`) — proposes
+//! [`rescore_count`] candidates and their f32 vectors from the store rank
+//! them by true cosine.
 //!
 //! Fusion: dense and BM25 count 1 each; the exact-name leg (chunks of a
 //! document whose title or alias equals the whole query, see
@@ -9,7 +15,7 @@
 //! legs strongly disagree.
 //!
 //! Privacy holds by construction: the filter becomes a candidate bitmap for
-//! arroy and query clauses for tantivy, so no chunk outside the pool is
+//! the int8 scan and arroy and query clauses for tantivy, so no chunk outside the pool is
 //! ever scored. Every hit is then re-read from the store and checked
 //! against the filter once more, so a derived index lagging behind a
 //! metadata change can never widen what a search returns.
@@ -35,6 +41,18 @@ pub const EXACT_HEADING_WEIGHT: f32 = 1.0;
 /// 30; help vault anchors (docs) MRR@10 0.805 → 0.806, hit@1 0.704 both,
 /// aliases 1.000 both.
 pub const RRF_K: f32 = 30.0;
+
+/// How many int8 candidates the exact dense leg re-scores in f32 for a leg
+/// of `leg`: twice the leg, and at least 32 more. The int8 approximation
+/// is off by about 0.001 in cosine, far less than the gap between a top-50
+/// neighbour and the 100th; the tests check the result equals brute force.
+pub fn rescore_count(leg: usize) -> usize {
+    (leg * 2).max(leg + 32)
+}
+
+fn norm(v: &[f32]) -> f32 {
+    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+}
 
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
@@ -70,6 +88,22 @@ pub struct Hit {
     pub bm25_rank: Option<usize>,
     /// The chunk's document has a title or alias equal to the query.
     pub name_match: bool,
+    /// What the re-ranker did for the search this hit came from (the same
+    /// on every hit of one search).
+    pub rerank: RerankOutcome,
+}
+
+/// What the cross-encoder did for one search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RerankOutcome {
+    /// No re-ranker configured, or the search asked for none.
+    Off,
+    /// The top `rerank_top_n` fused results were re-ordered by the model.
+    Applied,
+    /// Re-ranking would have run past `rag.rerank_budget_ms`: the results
+    /// keep the fused order.
+    OverBudget,
 }
 
 /// How a document's score is made from its chunks' scores in a
@@ -134,15 +168,24 @@ impl Kb {
         let leg = (keep * 2).max(50);
 
         let (dense, sparse, exact, heading) = {
-            let ix = self.indexes();
+            let mut ix = self.indexes();
+            if let Err(e) = self.install_trees(&mut ix, false) {
+                tracing::warn!(error = %e, "cannot install the vector trees yet; the exact scan keeps answering");
+            }
             let pool: Option<RoaringBitmap> = if req.filter.is_empty() {
                 None
             } else {
                 Some(ix.bm25.filter_ids(&req.filter)?)
             };
-            let dense = match ix.vectors.as_ref() {
-                Some(v) => v.search(qv, pool.as_ref(), leg)?,
-                None => Vec::new(),
+            // Exact int8 scan up to the crossover; above it arroy's
+            // candidates once its trees are built. Either way the exact
+            // re-score below ranks them.
+            let dense = match (ix.flat.as_ref(), ix.vectors.as_ref()) {
+                (Some(f), Some(v)) if f.len() > self.settings.exact_scan_max => {
+                    v.search(qv, pool.as_ref(), rescore_count(leg))?
+                }
+                (Some(f), _) => f.search(qv, pool.as_ref(), rescore_count(leg))?,
+                (None, _) => Vec::new(),
             };
             let (sparse, exact, heading) = if hybrid {
                 (
@@ -159,6 +202,7 @@ impl Kb {
             };
             (dense, sparse, exact, heading)
         };
+        let dense = self.rescore(qv, dense, leg)?;
         let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
         let sparse_ids: Vec<ChunkId> = sparse.iter().map(|(id, _)| *id).collect();
         let ranked: Vec<(ChunkId, f32)> = if hybrid {
@@ -192,20 +236,79 @@ impl Kb {
                 dense_rank: dense_ids.iter().position(|d| *d == id).map(|p| p + 1),
                 bm25_rank: sparse_ids.iter().position(|d| *d == id).map(|p| p + 1),
                 name_match: exact.contains(&id),
+                rerank: RerankOutcome::Off,
             });
         }
         if reranking && hits.len() > 1 {
-            if let Some(ce) = self.reranker()?.as_mut().and_then(|slot| slot.model.as_mut()) {
-                let texts: Vec<&str> = hits.iter().map(|h| h.record.text.as_str()).collect();
-                let scores = ce.score(&req.query, &texts)?;
-                for (h, s) in hits.iter_mut().zip(scores) {
-                    h.score = s;
-                }
-                hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let outcome = self.rerank_within_budget(&req.query, &mut hits)?;
+            for h in &mut hits {
+                h.rerank = outcome;
             }
         }
         hits.truncate(req.n);
         Ok(hits)
+    }
+
+    /// Re-orders the first `rerank_top_n` hits by the cross-encoder, in
+    /// batches, unless that would take longer than `rerank_budget`: before
+    /// each batch the slowest batch so far is added to the time spent, and
+    /// if that passes the budget the hits keep the fused order. Loading the
+    /// model (first use) is not counted; scoring is.
+    fn rerank_within_budget(&self, query: &str, hits: &mut [Hit]) -> Result<RerankOutcome> {
+        let mut slot = self.reranker()?;
+        let Some(ce) = slot.as_mut().and_then(|slot| slot.model.as_mut()) else {
+            return Ok(RerankOutcome::Off);
+        };
+        let top = self.settings.rerank_top_n.min(hits.len());
+        let budget = self.settings.rerank_budget;
+        let started = std::time::Instant::now();
+        let mut slowest = std::time::Duration::ZERO;
+        let mut scores = Vec::with_capacity(top);
+        let texts: Vec<&str> = hits[..top].iter().map(|h| h.record.text.as_str()).collect();
+        for batch in texts.chunks(crate::embed::rerank::DEFAULT_RERANK_BATCH) {
+            if started.elapsed() + slowest > budget {
+                tracing::info!(
+                    budget_ms = budget.as_millis() as u64,
+                    spent_ms = started.elapsed().as_millis() as u64,
+                    "re-ranking would exceed rag.rerank_budget_ms; keeping the fused order"
+                );
+                return Ok(RerankOutcome::OverBudget);
+            }
+            let t = std::time::Instant::now();
+            scores.extend(ce.score(query, batch)?);
+            if crate::failpoint::hit("rerank_slow") {
+                // Tests: a model slower than any budget.
+                std::thread::sleep(budget + std::time::Duration::from_millis(1));
+            }
+            slowest = slowest.max(t.elapsed());
+        }
+        if started.elapsed() > budget {
+            return Ok(RerankOutcome::OverBudget);
+        }
+        for (h, s) in hits.iter_mut().zip(scores) {
+            h.score = s;
+        }
+        // Stable: ties keep the fused order; the rest stay below, fused.
+        hits[..top].sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(RerankOutcome::Applied)
+    }
+
+    /// The exact re-score: the dense candidates' f32 vectors from the store
+    /// (the truth), cosine with the query, best `keep` first. A candidate
+    /// the store no longer holds is dropped (a concurrent delete).
+    fn rescore(&self, query: &[f32], candidates: Vec<(ChunkId, f32)>, keep: usize) -> Result<Vec<(ChunkId, f32)>> {
+        let qn = norm(query);
+        let mut scored = Vec::with_capacity(candidates.len());
+        for (id, _) in candidates {
+            if let Some(v) = self.store.vector(id.0)? {
+                let d: f32 = query.iter().zip(&v).map(|(a, b)| a * b).sum();
+                scored.push((id, d / (qn * norm(&v)).max(f32::MIN_POSITIVE)));
+            }
+        }
+        // Ties keep the candidates' order (stable sort).
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(keep);
+        Ok(scored)
     }
 
     /// Document-level search: the chunk ranking collapsed into documents,

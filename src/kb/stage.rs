@@ -292,14 +292,24 @@ impl Kb {
                 })
             })
             .collect();
+        // Finished trees join before this change, so it reaches them too.
+        if let Err(e) = self.install_trees(&mut ix, true) {
+            tracing::warn!(error = %e, "cannot install the vector trees yet; the exact scan keeps answering");
+        }
         let apply = |ix: &mut super::Indexes| -> Result<()> {
             ix.bm25.delete_chunks(&deleted);
             ix.bm25.add(&docs)?;
             ix.bm25.commit(seq)?;
             crate::kb::failpoint("after_bm25_commit");
+            let items: Vec<_> = ids.iter().map(|&id| ChunkId(id)).zip(vectors).collect();
+            if let Some(f) = ix.flat.as_mut() {
+                f.delete(&deleted);
+                f.add(&items)?;
+                f.commit(seq)?;
+            }
+            crate::kb::failpoint("after_flat_commit");
             if let Some(v) = ix.vectors.as_mut() {
                 v.delete(&deleted);
-                let items: Vec<_> = ids.iter().map(|&id| ChunkId(id)).zip(vectors).collect();
                 v.add(&items)?;
                 v.commit(seq)?;
             }
@@ -311,6 +321,7 @@ impl Kb {
             tracing::error!(error = %e, seq, "indexes could not apply a committed change; they will catch up on the next open");
             return Err(e);
         }
+        self.maybe_start_trees(&ix);
         drop(ix);
         Ok(ids.into_iter().map(ChunkId).collect())
     }

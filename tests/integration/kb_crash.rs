@@ -15,7 +15,10 @@
 //!   the kill may go either way (and a failpoint after the store commit
 //!   forces it to have happened) — and a multi-document commit goes either
 //!   way for ALL its documents together, never for some of them;
-//! - `Kb::agreement()` is ok (no orphan or missing entry, all seqs equal);
+//! - `Kb::agreement()` is ok (no orphan or missing entry, all seqs equal,
+//!   and every vector in the exact index's int8 copy is the store's vector
+//!   for its id) — after a kill inside that copy's commit too, where the
+//!   copy is distrusted at open and rebuilt;
 //! - search finds exactly the present documents, through BM25 and dense.
 //!
 //! Timings are printed, never asserted.
@@ -211,6 +214,10 @@ fn settings() -> KbSettings {
     KbSettings {
         hybrid: true,
         store,
+        // A tiny crossover, so the library crosses it early in the op
+        // stream and arroy's background build (and its hand-over) runs
+        // under the kills too, beside the exact int8 copy.
+        exact_scan_max: 12,
         ..KbSettings::default()
     }
 }
@@ -543,19 +550,28 @@ fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_a
     applied
 }
 
-/// The seqs each derived index records on disk, read without recovery.
-fn index_seqs(rag: &Path, dims: usize) -> (u64, Option<u64>, Option<u64>) {
+/// The seqs each derived index records on disk, read without recovery:
+/// store, BM25, exact (int8), arroy (`None` when it has no trees).
+fn index_seqs(rag: &Path, dims: usize) -> (u64, Option<u64>, Option<u64>, Option<u64>) {
     let store = jarvis::store::Store::open(rag).expect("store");
     let gen = store.generation().expect("gen");
     let seq = store.seq().expect("seq");
     drop(store);
     let dir = rag.join("index").join(format!("g{gen}"));
     let bm25 = jarvis::index::bm25::Bm25Index::open_or_create(&dir.join("bm25")).expect("bm25");
-    let vectors = jarvis::index::vector::VectorIndex::open_or_create(&dir.join("vectors"), dims).expect("vectors");
+    let trees = dir.join("vectors");
+    let vectors = trees.exists().then(|| {
+        jarvis::index::vector::VectorIndex::open_or_create(&trees, dims)
+            .expect("vectors")
+            .committed_seq()
+            .expect("vector seq")
+    });
+    let exact = jarvis::index::flat::FlatIndex::open_or_create(&dir.join("flat"), dims).expect("exact index");
     (
         seq,
         bm25.committed_seq().expect("bm25 seq"),
-        vectors.committed_seq().expect("vector seq"),
+        exact.committed_seq(),
+        vectors.flatten(),
     )
 }
 
@@ -654,6 +670,12 @@ fn kb_survives_kills_at_random_points() {
         (30, Kill::Failpoint("after_bm25_commit")),
         (40, Kill::Failpoint("after_store_commit")),
         (48, Kill::Failpoint("after_bm25_commit")),
+        // The int8 copy: written but its meta.json not (distrusted and
+        // rebuilt at open), and committed ahead of arroy.
+        (12, Kill::Failpoint("flat_data_written")),
+        (33, Kill::Failpoint("flat_data_written")),
+        (22, Kill::Failpoint("after_flat_commit")),
+        (42, Kill::Failpoint("after_flat_commit")),
         // A bulk commit's records and map entries ingested, its batch not
         // committed: the records must stay invisible and be removed on
         // open, and the maps rebuilt.
@@ -687,16 +709,32 @@ fn kb_survives_kills_at_random_points() {
                 "the reindex should have built the next generation before its abort"
             );
         }
-        if let Kill::Failpoint(fp @ ("after_store_commit" | "after_bm25_commit")) = kill {
+        if let Kill::Failpoint(
+            fp @ ("after_store_commit" | "after_bm25_commit" | "flat_data_written" | "after_flat_commit"),
+        ) = kill
+        {
             // Prove the replay path runs: the indexes are behind the store.
-            // (A never-committed index records no seq: that is seq 0.)
-            let (seq, b, v) = index_seqs(&rag, dims);
-            let (b, v) = (b.unwrap_or(0), v.unwrap_or(0));
-            if *fp == "after_store_commit" {
-                assert_eq!((b, v), (seq - 1, seq - 1), "{fp}: both indexes should lag the store");
-            } else {
-                assert_eq!((b, v), (seq, seq - 1), "{fp}: vectors should lag the store");
+            // (A never-committed index records no seq: that is seq 0; an
+            // int8 copy killed inside its commit has none and is rebuilt.)
+            // arroy's trees are built in the background and may have
+            // caught up with the store on their own before the hand-over,
+            // so they are only checked not to be ahead of it.
+            let (seq, b, f, v) = index_seqs(&rag, dims);
+            let b = b.unwrap_or(0);
+            match *fp {
+                "after_store_commit" => assert_eq!(
+                    (b, f),
+                    (seq - 1, Some(seq - 1)),
+                    "{fp}: every index should lag the store"
+                ),
+                "after_bm25_commit" => assert_eq!((b, f), (seq, Some(seq - 1)), "{fp}: vectors should lag"),
+                "flat_data_written" => assert_eq!((b, f), (seq, None), "{fp}: the copy is distrusted"),
+                _ => assert_eq!((b, f), (seq, Some(seq)), "{fp}: the int8 copy has committed"),
             }
+            assert!(
+                v.is_none_or(|v| v <= seq),
+                "{fp}: trees at {v:?}, ahead of the store at {seq}"
+            );
         }
         // Reported commits, then the one that may have been in flight.
         let done_upto = log.last_done.map_or(next, |l| l + 1);
@@ -705,7 +743,10 @@ fn kb_survives_kills_at_random_points() {
         }
         committed += done_upto - next;
         let in_flight = (*mode == "stream").then(|| (done_upto, ops[done_upto]));
-        let must_apply = matches!(kill, Kill::Failpoint("after_store_commit" | "after_bm25_commit"));
+        let must_apply = matches!(
+            kill,
+            Kill::Failpoint("after_store_commit" | "after_bm25_commit" | "flat_data_written" | "after_flat_commit")
+        );
 
         let kb = open_kb_when_free(&rag, &dir.join("home"), &mut embedder);
         // A reindex killed before its switch leaves the old generation in

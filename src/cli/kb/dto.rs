@@ -45,6 +45,7 @@ pub struct Disk {
     pub store_bytes: u64,
     pub bm25_bytes: u64,
     pub vector_bytes: u64,
+    pub exact_bytes: u64,
 }
 
 impl From<&DiskUsage> for Disk {
@@ -53,6 +54,7 @@ impl From<&DiskUsage> for Disk {
             store_bytes: u.store_bytes,
             bm25_bytes: u.bm25_bytes,
             vector_bytes: u.vector_bytes,
+            exact_bytes: u.exact_bytes,
         }
     }
 }
@@ -83,6 +85,7 @@ pub struct Agree {
     pub store_seq: u64,
     pub bm25_seq: Option<u64>,
     pub vector_seq: Option<u64>,
+    pub trees: bool,
     pub store_chunks: usize,
     pub bm25_docs: usize,
     pub vector_items: usize,
@@ -90,6 +93,11 @@ pub struct Agree {
     pub missing_in_vectors: usize,
     pub orphans_in_bm25: usize,
     pub orphans_in_vectors: usize,
+    pub exact_seq: Option<u64>,
+    pub exact_items: usize,
+    pub missing_in_exact: usize,
+    pub orphans_in_exact: usize,
+    pub stale_in_exact: usize,
 }
 
 impl From<&Agreement> for Agree {
@@ -98,6 +106,7 @@ impl From<&Agreement> for Agree {
             store_seq: a.store_seq,
             bm25_seq: a.bm25_seq,
             vector_seq: a.vector_seq,
+            trees: a.trees,
             store_chunks: a.store_chunks,
             bm25_docs: a.bm25_docs,
             vector_items: a.vector_items,
@@ -105,6 +114,11 @@ impl From<&Agreement> for Agree {
             missing_in_vectors: a.missing_in_vectors,
             orphans_in_bm25: a.orphans_in_bm25,
             orphans_in_vectors: a.orphans_in_vectors,
+            exact_seq: a.exact_seq,
+            exact_items: a.exact_items,
+            missing_in_exact: a.missing_in_exact,
+            orphans_in_exact: a.orphans_in_exact,
+            stale_in_exact: a.stale_in_exact,
         }
     }
 }

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::app::App;
 use crate::cli::term::Term;
+use crate::kb::trees::DensePath;
 
 use super::emit_json;
 
@@ -51,6 +52,7 @@ pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
                 "statuses": totals.statuses,
                 "embed_model": { "configured": configured, "index": recorded, "mismatch": s.mismatch.is_some() },
                 "disk_bytes": super::dto::Disk::from(usage),
+                "dense_search": s.dense,
                 "legacy_private_papers": totals.legacy_private_papers,
             }),
         )?;
@@ -84,11 +86,21 @@ pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         _ => {}
     }
     out.push_str(&format!(
-        "\nindex size       store {}, BM25 {}, vectors {}\n",
+        "\nindex size       store {}, BM25 {}, int8 vectors {}, arroy trees {}\n",
         human_bytes(usage.store_bytes),
         human_bytes(usage.bm25_bytes),
+        human_bytes(usage.exact_bytes),
         human_bytes(usage.vector_bytes)
     ));
+    out.push_str(match s.dense {
+        DensePath::Exact => "dense search     exact (every vector scanned, re-scored in f32)\n",
+        DensePath::ExactWhileTreesBuild => {
+            "dense search     exact while arroy's trees are built in the background (over rag.exact_scan_max)\n"
+        }
+        DensePath::Trees => {
+            "dense search     arroy's trees pick candidates, re-scored exactly (over rag.exact_scan_max)\n"
+        }
+    });
     t.out(&out)?;
     Ok(0)
 }

@@ -247,19 +247,27 @@ pub fn doctor(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
                     Ok(()) => {
                         let a = kb.agreement()?;
                         lines.push(format!(
-                            "agreement  {} — store seq {}, BM25 seq {}, vectors seq {}; chunks: store {}, BM25 {}, vectors {}",
+                            "agreement  {} — store seq {}, BM25 seq {}, vectors seq {}, exact seq {}; chunks: store {}, BM25 {}, vectors {}, exact {}",
                             if a.ok() { "ok" } else { "FAILED" },
                             a.store_seq,
                             seq(a.bm25_seq),
                             seq(a.vector_seq),
+                            seq(a.exact_seq),
                             a.store_chunks,
                             a.bm25_docs,
-                            a.vector_items
+                            a.vector_items,
+                            a.exact_items
                         ));
                         if !a.ok() {
                             d.problems.push(format!(
-                                "the indexes disagree with the store (missing in BM25 {}, in vectors {}; orphans in BM25 {}, in vectors {}) — run `jarvis kb reindex` to rebuild them from the store",
-                                a.missing_in_bm25, a.missing_in_vectors, a.orphans_in_bm25, a.orphans_in_vectors
+                                "the indexes disagree with the store (missing in BM25 {}, in vectors {}, in the exact index {}; orphans in BM25 {}, in vectors {}, in the exact index {}; stale in the exact index {}) — run `jarvis kb reindex` to rebuild them from the store",
+                                a.missing_in_bm25,
+                                a.missing_in_vectors,
+                                a.missing_in_exact,
+                                a.orphans_in_bm25,
+                                a.orphans_in_vectors,
+                                a.orphans_in_exact,
+                                a.stale_in_exact
                             ));
                         }
                         d.agreement = Some(super::dto::Agree::from(&a));

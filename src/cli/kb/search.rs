@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::app::App;
 use crate::cli::term::Term;
-use crate::kb::search::{DocHit, Hit, SearchRequest};
+use crate::kb::search::{DocHit, Hit, RerankOutcome, SearchRequest};
 
 use super::{display_title, emit_json, CommonFilter};
 
@@ -104,7 +104,11 @@ pub fn search(a: SearchArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         let docs = app.search_documents(&req)?;
         if a.json {
             let results: Vec<_> = docs.iter().enumerate().map(|(i, d)| doc_json(i + 1, d)).collect();
-            emit_json(t, &json!({ "query": a.query, "group": "docs", "results": results }))?;
+            let rerank = docs.first().map_or(RerankOutcome::Off, |d| d.best.rerank);
+            emit_json(
+                t,
+                &json!({ "query": a.query, "group": "docs", "rerank": rerank, "results": results }),
+            )?;
         } else if docs.is_empty() {
             t.err("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase\n");
         } else {
@@ -115,7 +119,8 @@ pub fn search(a: SearchArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let hits = app.search(&req)?;
     if a.json {
         let results: Vec<_> = hits.iter().enumerate().map(|(i, h)| hit_json(i + 1, h)).collect();
-        emit_json(t, &json!({ "query": a.query, "results": results }))?;
+        let rerank = hits.first().map_or(RerankOutcome::Off, |h| h.rerank);
+        emit_json(t, &json!({ "query": a.query, "rerank": rerank, "results": results }))?;
     } else if hits.is_empty() {
         t.err("no matches — `jarvis kb stats` shows what is indexed; loosen the filters or rephrase\n");
     } else {

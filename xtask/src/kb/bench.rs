@@ -10,9 +10,10 @@
 //! overhead (staging, store, both index commits) over embedding alone.
 //! Queries are embedded for real by the bundled model. The dense leg is also
 //! measured alone, with synthetic query vectors, against exact search
-//! (`bench_dense`; `--sweep` tries other search budgets, `--trees 8,16`
-//! other tree counts, and an exact flat scan is timed beside it as the
-//! measured alternative to arroy). `--scifact` adds the same dense report
+//! (`bench_dense`: the exact int8 scan with its f32 re-score and the
+//! crossover it implies for `rag.exact_scan_max`; arroy's trees when the
+//! library is over it; `--sweep` tries other search budgets, `--trees 8,16`
+//! scratch tree counts). `--scifact` adds the same dense report
 //! on real embeddings (the index `eval scifact` caches, its real queries);
 //! `--sizes 0` skips the synthetic sizes.
 
@@ -327,11 +328,13 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         let store = common::disk_usage(&rag.join("store"));
         let b = common::disk_usage(&index.join("bm25"));
         let v = common::disk_usage(&index.join("vectors"));
+        let x = common::disk_usage(&index.join("flat"));
         println!(
-            "on disk: {:.1} MiB total = store {:.1} + bm25 {:.1} + vectors {:.1} ({} chunks, agreement {})",
-            mib(store + b + v),
+            "on disk: {:.1} MiB total = store {:.1} + bm25 {:.1} + int8 copy {:.1} + arroy trees {:.1} ({} chunks, agreement {})",
+            mib(store + b + v + x),
             mib(store),
             mib(b),
+            mib(x),
             mib(v),
             agreement.store_chunks,
             if agreement.ok() { "ok" } else { "NOT ok" }
