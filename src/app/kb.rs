@@ -30,7 +30,7 @@ pub enum OpenError {
     RerankerDownload {
         model: String,
         #[source]
-        source: embed::registry::RegistryError,
+        source: Box<embed::registry::RegistryError>,
     },
 }
 
@@ -218,7 +218,7 @@ fn registry_reranker(
             embed::rerankers::download_reranker(spec, &dir, None, &|_, _, _| {}).map_err(|e| {
                 Box::new(OpenError::RerankerDownload {
                     model: spec.id.to_string(),
-                    source: e,
+                    source: Box::new(e),
                 }) as Box<dyn std::error::Error + Send + Sync>
             })?;
         }
