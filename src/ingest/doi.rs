@@ -51,6 +51,18 @@ pub enum Remote {
     Url(String),
 }
 
+impl Remote {
+    /// How the paper is named to a person: its DOI address, its preprint
+    /// page's DOI on its server, or the address as given.
+    pub fn label(&self) -> String {
+        match self {
+            Remote::Doi(d) => format!("https://doi.org/{d}"),
+            Remote::Preprint { doi, server, .. } => format!("{} {doi}", server.label()),
+            Remote::Url(u) => u.clone(),
+        }
+    }
+}
+
 /// The bioRxiv/medRxiv DOI prefix.
 pub const PREPRINT_PREFIX: &str = "10.1101/";
 
