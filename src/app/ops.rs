@@ -28,9 +28,6 @@ pub enum OpError {
     /// `schema KEY` named a key no chunk carries.
     #[error("no chunk carries the metadata key `{key}`{hint} — `jarvis kb schema` lists every key")]
     UnknownKey { key: String, hint: String },
-    /// `set-meta` named a note, whose metadata comes from the note itself.
-    #[error("{0} is a note; its metadata comes from the note's own text and frontmatter — edit the note in the vault instead")]
-    IsANote(String),
 }
 
 impl OpError {
@@ -41,7 +38,6 @@ impl OpError {
             OpError::App(e) => e.kind(),
             OpError::Kb(e) => e.kind(),
             OpError::UnknownKey { .. } => ErrorKind::NotFound,
-            OpError::IsANote(_) => ErrorKind::User,
         }
     }
 }
@@ -71,6 +67,13 @@ pub struct ProbeReport {
 }
 
 pub use crate::sandbox::{ChildOutcome, Ending};
+
+/// What [`App::remove_own_entry`] removed.
+#[derive(Debug, Clone)]
+pub struct Removed {
+    pub doc: DocumentRef,
+    pub chunks: usize,
+}
 
 /// Papers are always public; a private one predates that invariant.
 pub fn legacy_private_papers(kb: &Kb) -> Result<Vec<String>, KbError> {
@@ -213,12 +216,33 @@ impl App {
     ) -> Result<usize, OpError> {
         let kb = self.kb()?;
         // Resolve the key first: notes all share `source = "local"`, and a
-        // note's title comes from the note itself, so only correct non-notes.
-        let doc = kb.find_document(source)?;
-        if doc.by != "source" || doc.doc_type == "note" {
-            return Err(OpError::IsANote(source.to_string()));
-        }
+        // note's title comes from the note itself (`Kb::own_entry`).
+        kb.own_entry(source)?;
         Ok(kb.update_paper_metadata(source, title, authors, doi)?)
+    }
+
+    /// The listing row of the one document whose source is `source`.
+    pub fn document_summary(&self, source: &str) -> Result<DocumentSummary, OpError> {
+        let filter = Filter {
+            source: Some(source.to_string()),
+            ..Filter::default()
+        };
+        self.list(&filter, 2)?
+            .into_iter()
+            .find(|d| d.source == source)
+            .ok_or_else(|| {
+                KbError::NotFound(format!("no document has source {source:?} — list the documents again")).into()
+            })
+    }
+
+    /// Remove a paper's or digest's entry from the Library (the web's
+    /// removal, scoped like corrections by `Kb::own_entry`): database
+    /// entries only, the local file is never touched.
+    pub fn remove_own_entry(&self, source: &str) -> Result<Removed, OpError> {
+        let kb = self.kb()?;
+        let doc = kb.own_entry(source)?;
+        let chunks = kb.remove_document(&doc)?;
+        Ok(Removed { doc, chunks })
     }
 
     /// The document a `remove` would delete, and the local file it came

@@ -139,6 +139,14 @@ pub enum KbError {
     /// A user error in an operation's input.
     #[error("{0}")]
     Invalid(String),
+    /// No document has the key a user gave.
+    #[error("{0}")]
+    NotFound(String),
+    /// A correction or a Library removal named an entry that is rebuilt
+    /// from a file (a note from the vault, a chat from its session), so
+    /// the next sync would undo the change.
+    #[error("{key} is a {doc_type}; its entry comes from its own file and the next sync would undo a change made here — edit the {doc_type} itself instead")]
+    FromItsFile { key: String, doc_type: String },
 }
 
 impl KbError {
@@ -154,7 +162,8 @@ impl KbError {
             KbError::Embed(e) => e.kind(),
             KbError::Chunker(e) => e.kind(),
             KbError::Cancelled => ErrorKind::Cancelled,
-            KbError::Invalid(_) => ErrorKind::User,
+            KbError::Invalid(_) | KbError::FromItsFile { .. } => ErrorKind::User,
+            KbError::NotFound(_) => ErrorKind::NotFound,
             KbError::NoVisibility { .. } => ErrorKind::Internal,
             KbError::EmbedderLoad(_) | KbError::RerankerLoad(_) => ErrorKind::Unavailable,
         }

@@ -454,7 +454,7 @@ impl Kb {
                 source_docs.len()
             )));
         } else {
-            return Err(KbError::Invalid(format!(
+            return Err(KbError::NotFound(format!(
                 "no document has source or file path {key:?} — `jarvis kb list` shows each document's key (a paper's source, a note's file path)"
             )));
         };
@@ -473,6 +473,28 @@ impl Kb {
             file_path: first.and_then(|r| r.meta_str("file_path")).map(str::to_string),
             chunks: recs.len(),
         })
+    }
+
+    /// The one document `key` names, when it is an entry of its own that a
+    /// correction (title, authors, DOI) or a Library removal may change: a
+    /// paper or a digest named by its source. Notes and chats are refused —
+    /// their entries are rebuilt from their files, so a change here would
+    /// be undone by the next sync (and notes all share `source = "local"`).
+    /// The one place this rule lives; every edge and the chat tools ask it.
+    pub fn own_entry(&self, key: &str) -> Result<DocumentRef> {
+        let doc = self.find_document(key)?;
+        if doc.by != "source" || !matches!(doc.doc_type.as_str(), "paper" | "digest") {
+            let doc_type = if doc.doc_type.is_empty() {
+                "note".to_string()
+            } else {
+                doc.doc_type
+            };
+            return Err(KbError::FromItsFile {
+                key: key.to_string(),
+                doc_type,
+            });
+        }
+        Ok(doc)
     }
 
     /// Remove the document a preview describes: database entries only, no

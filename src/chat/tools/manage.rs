@@ -182,12 +182,8 @@ impl ToolBox<'_> {
         if t.is_none() && au.is_none() && d.is_none() {
             return Err(ToolError::Failed("give at least one of title, authors, doi".into()));
         }
-        let doc = self.deps.kb.find_document(&source).map_err(kb_err)?;
-        if doc.doc_type != "paper" {
-            return Err(ToolError::Failed(
-                "only papers take metadata corrections — a note's metadata comes from its file".into(),
-            ));
-        }
+        // Papers and digests only: a note's entry comes from its file.
+        self.deps.kb.own_entry(&source).map_err(kb_err)?;
         let n = self
             .deps
             .kb

@@ -2,10 +2,11 @@
 //! `POST /documents/remove`.
 //!
 //! Human-only by construction: no chat tool calls these routes, so the
-//! model cannot reach them. Removal deletes database entries only — no code
-//! path here (or below) touches a file. Metadata edits and removal are
-//! scoped to papers: a note's entry comes from its vault file and would be
-//! undone by the next sync.
+//! model cannot reach them. Parses, calls `App` (`list`, `set_meta`,
+//! `remove_own_entry`) and renders rows; must not decide what may be
+//! edited — that rule (papers and digests, never notes) is
+//! `Kb::own_entry`'s. Removal deletes database entries only — no code
+//! path here (or below) touches a file.
 
 use std::sync::Arc;
 
@@ -16,7 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::Filter;
 use crate::kb::ops::DocumentSummary;
-use crate::kb::Kb;
 use crate::web::error::{ApiError, ApiResult, Body, Query};
 use crate::web::state::WebState;
 
@@ -127,14 +127,6 @@ fn matches(row: &DocumentRow, q: &str) -> bool {
         || row.tags.iter().any(|t| t.to_lowercase().contains(&q))
 }
 
-async fn kb_of(state: &WebState) -> ApiResult<Arc<Kb>> {
-    let app = state.app.clone();
-    tokio::task::spawn_blocking(move || app.kb())
-        .await
-        .map_err(|e| ApiError::internal(format!("opening the knowledge base failed: {e}")))?
-        .map_err(ApiError::from)
-}
-
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
     tokio::task::spawn_blocking(f)
         .await
@@ -151,7 +143,7 @@ async fn list(State(state): State<Arc<WebState>>, Query(q): Query<ListQuery>) ->
             )))
         }
     };
-    let kb = kb_of(&state).await?;
+    let app = Arc::clone(&state.app);
     let filter = Filter {
         doc_types,
         category: q.category.filter(|s| !s.is_empty()),
@@ -160,7 +152,7 @@ async fn list(State(state): State<Arc<WebState>>, Query(q): Query<ListQuery>) ->
     };
     let needle = q.q.unwrap_or_default().trim().to_string();
     let documents = blocking(move || {
-        let docs = kb.list_documents(&filter, usize::MAX)?;
+        let docs = app.list(&filter, usize::MAX)?;
         Ok(docs
             .into_iter()
             .map(DocumentRow::from)
@@ -170,25 +162,6 @@ async fn list(State(state): State<Arc<WebState>>, Query(q): Query<ListQuery>) ->
     })
     .await?;
     Ok(Json(DocumentList { kind, documents }))
-}
-
-/// The one paper with this source, or 404.
-fn paper(kb: &Kb, source: &str) -> ApiResult<DocumentSummary> {
-    let filter = Filter {
-        source: Some(source.to_string()),
-        ..Filter::default()
-    };
-    let doc = kb
-        .list_documents(&filter, 2)?
-        .into_iter()
-        .find(|d| d.source == source)
-        .ok_or_else(|| ApiError::not_found(format!("no document has source {source:?} — reload the Library")))?;
-    if doc.doc_type == "note" {
-        return Err(ApiError::bad_request(
-            "notes are edited in Obsidian: their knowledge-base entry comes from the file and the next sync would undo a change made here",
-        ));
-    }
-    Ok(doc)
 }
 
 #[derive(Deserialize)]
@@ -209,13 +182,12 @@ async fn meta(State(state): State<Arc<WebState>>, Body(b): Body<MetaBody>) -> Ap
     if b.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
         return Err(ApiError::bad_request("a paper's title cannot be empty"));
     }
-    let kb = kb_of(&state).await?;
+    let app = Arc::clone(&state.app);
     blocking(move || {
-        paper(&kb, &b.source)?;
         let trim = |o: &Option<String>| o.as_deref().map(str::trim).map(str::to_string);
         let (t, a, d) = (trim(&b.title), trim(&b.authors), trim(&b.doi));
-        let chunks = kb.update_paper_metadata(&b.source, t.as_deref(), a.as_deref(), d.as_deref())?;
-        let document = paper(&kb, &b.source)?.into();
+        let chunks = app.set_meta(&b.source, t.as_deref(), a.as_deref(), d.as_deref())?;
+        let document = app.document_summary(&b.source)?.into();
         Ok(Json(MetaResult { document, chunks }))
     })
     .await
@@ -233,11 +205,12 @@ pub struct RemoveResult {
 }
 
 async fn remove(State(state): State<Arc<WebState>>, Body(b): Body<RemoveBody>) -> ApiResult<Json<RemoveResult>> {
-    let kb = kb_of(&state).await?;
+    let app = Arc::clone(&state.app);
     blocking(move || {
-        let doc = paper(&kb, &b.source)?;
-        let preview = kb.find_document(&doc.source)?;
-        let n = kb.remove_document(&preview)?;
+        let crate::app::ops::Removed {
+            doc: preview,
+            chunks: n,
+        } = app.remove_own_entry(&b.source)?;
         let path = preview.file_path.clone().unwrap_or_else(|| "no local file".into());
         tracing::info!(source = %b.source, chunks = n, "removed from the Library");
         Ok(Json(RemoveResult {
