@@ -84,3 +84,17 @@ pub fn model_catalogue(cfg: &Config, current: &str) -> (Vec<crate::llm::Catalogu
         }
     }
 }
+
+impl super::App {
+    /// The configured chat model as `provider:model` (resolving a bare
+    /// provider to its default model), or what is missing — for an
+    /// owner's start-up line.
+    pub fn chat_model_label(&self) -> String {
+        let cfg = self.config();
+        let chat = cfg.str("chat.provider");
+        let spec = crate::llm::spec::ModelSpec::parse(&chat);
+        crate::llm::spec::resolve_model(&spec, &llm_settings(&cfg))
+            .map(|m| format!("{}:{m}", spec.provider))
+            .unwrap_or_else(|e| format!("{chat} (no model: {e})"))
+    }
+}

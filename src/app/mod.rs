@@ -13,6 +13,7 @@
 pub mod chat;
 pub mod convert_pdf;
 pub mod digest;
+pub mod doctor;
 pub mod ingest;
 pub mod jobs;
 pub mod kb;

@@ -11,7 +11,7 @@ use crate::kb::eval::{EvalOptions, EvalReport, EvalSet};
 use crate::kb::maintain::DiskUsage;
 use crate::kb::ops::{DocumentPage, DocumentRef, DocumentSummary};
 use crate::kb::search::{DocHit, Hit, SearchRequest};
-use crate::kb::{Kb, KbError};
+use crate::kb::KbError;
 
 use super::{App, AppError};
 
@@ -28,6 +28,12 @@ pub enum OpError {
     /// `schema KEY` named a key no chunk carries.
     #[error("no chunk carries the metadata key `{key}`{hint} — `jarvis kb schema` lists every key")]
     UnknownKey { key: String, hint: String },
+    /// The embedding model could not be prepared (looked up or fetched).
+    #[error(transparent)]
+    Model(Box<super::kb::OpenError>),
+    /// Doctor's probe child could not be run.
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
 }
 
 impl OpError {
@@ -38,6 +44,8 @@ impl OpError {
             OpError::App(e) => e.kind(),
             OpError::Kb(e) => e.kind(),
             OpError::UnknownKey { .. } => ErrorKind::NotFound,
+            OpError::Model(e) => e.kind(),
+            OpError::Sandbox(e) => e.kind(),
         }
     }
 }
@@ -73,11 +81,6 @@ pub use crate::sandbox::{ChildOutcome, Ending};
 pub struct Removed {
     pub doc: DocumentRef,
     pub chunks: usize,
-}
-
-/// Papers are always public; a private one predates that invariant.
-pub fn legacy_private_papers(kb: &Kb) -> Result<Vec<String>, KbError> {
-    kb.legacy_private_papers()
 }
 
 impl App {

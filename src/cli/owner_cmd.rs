@@ -5,7 +5,6 @@ use std::sync::Arc;
 use crate::app::owner::server::Owner;
 use crate::app::App;
 use crate::config::Config;
-use crate::llm::spec::{resolve_model, ModelSpec};
 
 /// Which long-lived command this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +46,7 @@ pub fn run(role: Role, config: Config) -> anyhow::Result<u8> {
     super::signals::install(move || shutdown.cancel())?;
     let kb = app.kb()?;
     let cfg = app.config();
-    let chat = cfg.str("chat.provider");
-    let spec = ModelSpec::parse(&chat);
-    let model = resolve_model(&spec, &crate::app::llm::llm_settings(&cfg))
-        .map(|m| format!("{}:{m}", spec.provider))
-        .unwrap_or_else(|e| format!("{chat} (no model: {e})"));
+    let model = app.chat_model_label();
     tracing::info!(
         pid = std::process::id(),
         role = role.name(),
