@@ -54,6 +54,14 @@ pub fn run_digest(args: super::digest_cmd::RunDigestArgs, config: Config) -> any
     })
 }
 
+/// `jarvis sync run-job ID`, the same way: in the owner's schedule when
+/// one runs (never beside its own run of the job), else here.
+pub fn run_job(id: String, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
+        super::sync_cmd::run_job(app, None, &id, term)
+    })
+}
+
 /// Runs `run` through the owner if one is alive, else in this process with
 /// the embedding model (if the command needs it) loaded for `profile`. An
 /// owner ignores `profile`: it keeps its own throughput session.
@@ -74,7 +82,8 @@ fn here_or_owner(
     app.set_lock_notice(Box::new(|h| {
         eprintln!("waiting for {h} to finish with the knowledge base…");
     }));
-    let cancel = Cancel::new();
+    // Ctrl-C stops this process's work: the command and the App alike.
+    let cancel = app.shutdown().clone();
     let on_signal = cancel.clone();
     super::signals::install(move || on_signal.cancel())?;
     let term = Direct::new(cancel);

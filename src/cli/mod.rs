@@ -206,7 +206,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
         )?)),
         Command::Sync(a) if a.is_owner() => Ok(ExitCode::from(owner_cmd::run(owner_cmd::Role::Sync, config)?)),
-        Command::Sync(a) => Ok(ExitCode::from(sync_cmd::run(a, config)?)),
+        Command::Sync(sync_cmd::SyncArgs {
+            cmd: Some(sync_cmd::SyncCmd::RunJob { id }),
+            ..
+        }) => Ok(ExitCode::from(delegate::run_job(id, config)?)),
+        Command::Sync(a) => Ok(ExitCode::from(sync_cmd::run(a, &config)?)),
         Command::Mcp => Ok(ExitCode::from(mcp_cmd::run(config)?)),
         Command::Ask(a) => Ok(ExitCode::from(delegate::run_ask(a, config)?)),
         Command::Models { json } => models_cmd::run(json, &config),

@@ -1,16 +1,16 @@
-//! `jarvis sync …` besides running the owner: `run-job <id>` (through the
-//! owner when one runs, else in this process) and `--print-systemd-unit`.
+//! `jarvis sync …` besides running the owner: `run-job <id>` (its
+//! arguments and output; `delegate::run_job` runs it through the owner when
+//! one runs, else in this process) and `--print-systemd-unit`.
 
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
 use crate::app::jobs::JobsHandle;
-use crate::app::owner::client;
 use crate::app::App;
 use crate::config::Config;
 
-use super::term::{Direct, Term};
+use super::term::Term;
 
 #[derive(Debug, Clone, Args)]
 pub struct SyncArgs {
@@ -41,9 +41,10 @@ impl SyncArgs {
     }
 }
 
-/// `jarvis sync --print-systemd-unit` and `jarvis sync run-job` (the owner
-/// itself is `owner_cmd`).
-pub fn run(args: SyncArgs, config: Config) -> anyhow::Result<u8> {
+/// `jarvis sync --print-systemd-unit` (the owner itself is `owner_cmd`;
+/// `run-job` goes through `delegate::run_job`, which picks here or the
+/// owner as every delegated command does).
+pub fn run(args: SyncArgs, config: &Config) -> anyhow::Result<u8> {
     if args.print_systemd_unit {
         let exe = std::env::current_exe()
             .and_then(|p| p.canonicalize())
@@ -54,23 +55,8 @@ pub fn run(args: SyncArgs, config: Config) -> anyhow::Result<u8> {
             .canonicalize()
             .unwrap_or_else(|_| config.home.root().to_path_buf());
         super::emit(&crate::app::jobs::systemd_unit(&exe, &home))?;
-        return Ok(0);
     }
-    let Some(SyncCmd::RunJob { id }) = args.cmd else {
-        return Ok(0);
-    };
-    if let Some(conn) = client::connect(&config.home)? {
-        return super::delegate::delegate(conn);
-    }
-    let app = App::from_config(config, crate::config::process_env);
-    let cancel = app.shutdown().clone();
-    let on_signal = cancel.clone();
-    super::signals::install(move || on_signal.cancel())?;
-    let term = Direct::new(cancel);
-    Ok(match run_job(&app, None, &id, &term) {
-        Ok(code) => code,
-        Err(e) => super::report_error(&e, &term),
-    })
+    Ok(0)
 }
 
 /// Run job `id` once, here or in the owner (`jobs`: its scheduler, when it
