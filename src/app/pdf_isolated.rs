@@ -16,6 +16,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+/// The page-drawing limits an edge clamps a request to before asking.
+pub use crate::pdf::{clamp_width, MAX_RENDER_PAGES};
 use crate::pdf::{Annotation, Converted, Figure, PageImage, PdfEngine, PdfError};
 use crate::runtime::{self, RuntimeError};
 use crate::sandbox::{self, ChildSpec, Ending, SandboxError};

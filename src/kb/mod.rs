@@ -35,7 +35,10 @@ use crate::index::bm25::{Bm25Error, Bm25Index};
 use crate::index::flat::FlatIndex;
 use crate::index::vector::VectorIndex;
 use crate::index::{ChunkId, IndexDoc};
-use crate::store::{ChunkRecord, JournalEntry, Seq, Store};
+use crate::store::{JournalEntry, Seq, Store};
+
+/// A stored chunk, as searches and listings hand it out.
+pub use crate::store::ChunkRecord;
 
 pub use error::{KbError, Result};
 pub use stage::{Document, ReplaceBy};

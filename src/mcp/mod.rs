@@ -5,10 +5,10 @@
 //! `kb_stats`, their model-oriented schemas and JSON results (`tools.rs`) —,
 //! the rmcp handler (`server.rs`), where a call runs (`backend.rs`: the
 //! running owner through its socket, or this process), the stdio transport
-//! ([`serve_stdio`], `jarvis mcp`) and the streamable-HTTP service that
-//! `web` mounts at `/mcp` ([`http_service`]).
-//! Must not: write anything (every tool is read-only), speak HTTP itself
-//! (the web layer mounts the service and checks Host and Origin before it),
+//! ([`serve_stdio`], `jarvis mcp`) and the server `web` serves at `/mcp`
+//! ([`shared_server`]).
+//! Must not: write anything (every tool is read-only), speak HTTP (the web
+//! layer owns the streamable-HTTP transport and checks Host and Origin),
 //! print (the CLI says what it needs on stderr), or widen privacy: an MCP
 //! client is a model we know nothing about, so it is treated as cloud — the
 //! public-only filter of every search and listing is set in `tools.rs`,
@@ -21,8 +21,6 @@ pub mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 
 use crate::app::App;
@@ -96,36 +94,11 @@ pub async fn serve_stdio(config: Config, shutdown: Cancel) -> Result<(), McpErro
     result.map(|_| ()).map_err(|e| McpError::Transport(e.to_string()))
 }
 
-/// The streamable-HTTP MCP service for `jarvis serve`; `hosts` are the
-/// `host:port` authorities it answers to (the web layer's allowlist). Stateless (each POST is answered with JSON; no session state
-/// to leak or to hold shutdown open), with rmcp's own Host and Origin
-/// allowlists set to the app's loopback addresses as a second line behind
-/// the web layer's. Ends its work when `shutdown` is cancelled.
-pub fn http_service(
-    app: Arc<App>,
-    hosts: Vec<String>,
-    shutdown: &Cancel,
-) -> StreamableHttpService<JarvisMcp, LocalSessionManager> {
+/// The MCP server `jarvis serve` answers `/mcp` with (one per HTTP
+/// session; the web layer owns the transport): tool calls run against the
+/// owner's own `app`, in the scope `[mcp] include_private` gives.
+pub fn shared_server(app: Arc<App>) -> impl Fn() -> JarvisMcp + Send + Sync + 'static {
     let scope = scope(&app.config());
     let backend = Arc::new(Backend::Shared(app));
-    let origins: Vec<String> = hosts.iter().map(|h| format!("http://{h}")).collect();
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
-        .enforce_origin_validation();
-    let token = config.cancellation_token.clone();
-    if let Ok(rt) = tokio::runtime::Handle::try_current() {
-        let shutdown = shutdown.clone();
-        rt.spawn(async move {
-            shutdown.cancelled().await;
-            token.cancel();
-        });
-    }
-    StreamableHttpService::new(
-        move || Ok(JarvisMcp::new(Arc::clone(&backend), scope)),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    move || JarvisMcp::new(Arc::clone(&backend), scope)
 }

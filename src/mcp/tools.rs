@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::app::App;
 use crate::index::{Filter, Visibility};
 use crate::kb::search::{doc_key, SearchRequest};
-use crate::store::ChunkRecord;
+use crate::kb::ChunkRecord;
 
 /// Default and largest `n` of a search.
 const DEFAULT_N: u64 = 8;

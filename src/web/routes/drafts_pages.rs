@@ -21,8 +21,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::app::pdf_isolated::{clamp_width, MAX_RENDER_PAGES};
 use crate::drafts::builds::{Build, DrawnPage};
-use crate::pdf::{clamp_width, MAX_RENDER_PAGES};
 use crate::web::error::{ApiError, ApiResult, Query};
 use crate::web::routes::sessions::blocking;
 use crate::web::state::WebState;
