@@ -33,6 +33,7 @@ pub mod sandbox;
 
 pub mod cancel;
 pub mod config;
+pub mod doc_type;
 pub mod error_kind;
 pub mod failpoint;
 pub mod logging;

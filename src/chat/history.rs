@@ -15,6 +15,7 @@
 //! every chunk replaced private in one commit (fail-closed: if that fails,
 //! the public chunks are still seen on the next pass, which retries).
 
+use crate::doc_type::DocType;
 use std::collections::BTreeSet;
 
 use crate::kb::{Kb, KbError, ReplaceBy};
@@ -93,7 +94,7 @@ pub fn index_pending(kb: &Kb, session: &Session, cancel: &crate::cancel::Cancel)
         caller.insert("session_id".into(), session.id.clone().into());
         caller.insert("exchange".into(), (i as i64).into());
         let mut own = Metadata::new();
-        own.insert("doc_type".into(), "chat".into());
+        own.insert("doc_type".into(), DocType::Chat.as_str().into());
         own.insert("visibility".into(), visibility.as_str().into());
         own.insert("source".into(), source.clone().into());
         docs.extend(crate::kb::stage::build_text_documents(

@@ -8,6 +8,7 @@
 //! is sent must not be picked by private notes.
 
 use crate::cancel::Cancel;
+use crate::doc_type::DocType;
 use crate::index::{Filter, Visibility};
 use crate::kb::search::SearchRequest;
 use crate::kb::Kb;
@@ -32,7 +33,7 @@ pub struct Gated {
 pub fn library_filter(cloud: bool) -> Filter {
     Filter {
         visibility: cloud.then_some(Visibility::Public),
-        doc_types: vec!["paper".into(), "note".into()],
+        doc_types: vec![DocType::Paper.as_str().into(), DocType::Note.as_str().into()],
         ..Filter::default()
     }
 }

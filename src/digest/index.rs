@@ -7,6 +7,7 @@
 //! summary entry from the scoring text, no extra LLM call; < 8 nothing.
 //! One paper failing never fails the run.
 
+use crate::doc_type::DocType;
 use std::path::Path;
 
 use serde_json::json;
@@ -43,7 +44,7 @@ pub fn index_digest_file(kb: &Kb, path: &Path, date: &str, markdown: &str, cance
     caller.insert("title".into(), json!(title));
     caller.insert("storage_mode".into(), json!("full_text"));
     let mut own = Metadata::new();
-    own.insert("doc_type".into(), json!("digest"));
+    own.insert("doc_type".into(), json!(DocType::Digest.as_str()));
     own.insert("visibility".into(), json!("public"));
     own.insert("source".into(), json!(source));
     own.insert("file_path".into(), json!(abs.display().to_string()));

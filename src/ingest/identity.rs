@@ -9,6 +9,7 @@
 //! another source.
 //! Must not: decide what happens to a duplicate (the add flow asks).
 
+use crate::doc_type::DocType;
 use crate::kb::{Kb, KbError};
 
 /// What identifies a paper beyond its source.
@@ -40,7 +41,7 @@ pub fn find_same_paper(kb: &Kb, own_source: &str, id: &Identity) -> Result<Optio
     }
     for rec in kb.store().iter_chunk_meta() {
         let rec = rec.map_err(KbError::from)?;
-        if rec.meta_str("doc_type") != Some("paper") {
+        if !rec.is(DocType::Paper) {
             continue;
         }
         let source = rec.meta_str("source").unwrap_or_default();

@@ -27,6 +27,7 @@ use super::identity::{find_same_paper, Identity};
 use super::metadata::{self, PdfMetadata};
 use super::remote::{RemoteError, RemoteSources};
 use crate::cancel::Cancel;
+use crate::doc_type::DocType;
 use crate::kb::change::{content_hash, SourceChange};
 use crate::kb::ops::paper_header;
 use crate::kb::stage::{build_text_documents, Document};
@@ -514,7 +515,7 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         caller.entry(k.clone()).or_insert_with(|| v.clone());
     }
     let mut own = Metadata::new();
-    own.insert("doc_type".into(), json!("paper"));
+    own.insert("doc_type".into(), json!(DocType::Paper.as_str()));
     own.insert("visibility".into(), json!(visibility.as_str()));
     if private {
         own.insert(PRIVATE_REASON_KEY.into(), json!(PRIVATE_FOLDER_REASON));

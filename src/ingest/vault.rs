@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::frontmatter::{self, META_SCHEMA};
 use crate::cancel::Cancel;
+use crate::doc_type::DocType;
 use crate::kb::stage::build_text_documents;
 
 /// Notes indexed under a `meta_schema` below this are re-embedded on the
@@ -190,7 +191,7 @@ fn rel_of(root: &Path, path: &Path) -> String {
 fn indexed_notes(kb: &Kb) -> Result<BTreeMap<String, Indexed>, VaultError> {
     let mut out = BTreeMap::new();
     for (path, e) in kb.store().files().map_err(KbError::from)? {
-        if e.doc_type.as_deref() != Some("note") {
+        if !e.doc_type.as_deref().is_some_and(|t| DocType::Note.is(t)) {
             continue;
         }
         out.insert(
@@ -284,7 +285,7 @@ fn stage_vault_file(
     caller.insert("modified_at".into(), json!(iso_mtime(&meta)));
     caller.insert("storage_mode".into(), json!("full_text"));
     let mut own = Metadata::new();
-    own.insert("doc_type".into(), json!("note"));
+    own.insert("doc_type".into(), json!(DocType::Note.as_str()));
     own.insert("visibility".into(), json!(visibility.as_str()));
     own.insert("source".into(), json!("local"));
     own.insert("file_path".into(), json!(rel));
@@ -408,7 +409,7 @@ pub fn refresh_vault(
     if opts.force {
         // The clean rebuild must not build on top of what it was asked to
         // remove: clear first, and fail loudly if that does not work.
-        kb.delete_by_metadata("doc_type", "note")?;
+        kb.delete_by_metadata("doc_type", DocType::Note.as_str())?;
     }
     let indexed = indexed_notes(kb)?;
     let present: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::cancel::Cancel;
+use crate::doc_type::DocType;
 use crate::index::bm25::Bm25Index;
 use crate::index::flat::FlatIndex;
 use crate::index::vector::VectorIndex;
@@ -245,7 +246,7 @@ impl Kb {
 /// A paper body chunk whose embedded text does not start with its title.
 fn needs_paper_header(rec: &crate::store::ChunkRecord) -> bool {
     let title = rec.meta_str("title").unwrap_or("").trim();
-    rec.meta_str("doc_type") == Some("paper")
+    rec.is(DocType::Paper)
         && rec.meta_str("annotation_kind").is_none()
         && !title.is_empty()
         && !rec.embed_text.starts_with(title)

@@ -29,6 +29,7 @@ pub mod trees;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::doc_type::DocType;
 use crate::embed::rerank::CrossEncoder;
 use crate::embed::{Embedder, ModelSpec};
 use crate::index::bm25::{Bm25Error, Bm25Index};
@@ -683,7 +684,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {
     let s = |k: &str| rec.meta_str(k).map(str::to_string);
     // A paper's title is a headline, not a name (see `IndexDoc::headlines`).
-    let (titles, headlines) = if rec.meta_str("doc_type") == Some("paper") {
+    let (titles, headlines) = if rec.is(DocType::Paper) {
         (Vec::new(), names(rec))
     } else {
         (names(rec), Vec::new())
@@ -727,7 +728,7 @@ fn names(rec: &ChunkRecord) -> Vec<String> {
         .map(str::to_string)
         .into_iter()
         .collect();
-    if rec.meta_str("doc_type") == Some("note") {
+    if rec.is(DocType::Note) {
         if let Some(stem) = rec
             .meta_str("file_path")
             .and_then(|p| Path::new(p).file_stem())

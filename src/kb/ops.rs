@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::cancel::Cancel;
+use crate::doc_type::{DocKind, DocType};
 use crate::index::{ChunkId, Visibility};
 use crate::store::{ChunkRecord, DocTotals, LookupField, Metadata};
 
@@ -349,7 +350,7 @@ impl Kb {
         if !want.is_empty() {
             for rec in self.store.iter_chunk_meta() {
                 let rec = rec?;
-                if rec.meta_str("doc_type") == Some("paper")
+                if rec.is(DocType::Paper)
                     && rec.meta_str("title").map(normalise_title).as_deref() == Some(want.as_str())
                 {
                     return Ok(Some(format!(
@@ -382,7 +383,7 @@ impl Kb {
         }
         caller.insert("storage_mode".into(), "summary".into());
         let mut own = Metadata::new();
-        own.insert("doc_type".into(), "paper".into());
+        own.insert("doc_type".into(), DocType::Paper.as_str().into());
         own.insert("visibility".into(), Visibility::Public.as_str().into());
         own.insert("source".into(), paper.source.clone().into());
         let header = paper_header(&paper.title, &paper.authors);
@@ -483,9 +484,9 @@ impl Kb {
     /// The one place this rule lives; every edge and the chat tools ask it.
     pub fn own_entry(&self, key: &str) -> Result<DocumentRef> {
         let doc = self.find_document(key)?;
-        if doc.by != "source" || !matches!(doc.doc_type.as_str(), "paper" | "digest") {
+        if doc.by != "source" || !DocKind::Papers.doc_types().iter().any(|t| t.is(&doc.doc_type)) {
             let doc_type = if doc.doc_type.is_empty() {
-                "note".to_string()
+                DocType::Note.to_string()
             } else {
                 doc.doc_type
             };

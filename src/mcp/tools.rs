@@ -12,6 +12,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::app::App;
+use crate::doc_type::DocType;
 use crate::index::{Filter, Visibility};
 use crate::kb::search::{doc_key, SearchRequest};
 use crate::kb::ChunkRecord;
@@ -311,29 +312,9 @@ impl Args<'_> {
     }
 
     fn doc_types(&self) -> Result<Vec<String>, ToolError> {
-        let kinds = self.str_list("kinds")?;
-        let kinds = if kinds.is_empty() {
-            vec!["notes".to_string(), "papers".to_string()]
-        } else {
-            kinds
-        };
-        let mut out = Vec::new();
-        for k in kinds {
-            match k.as_str() {
-                "notes" | "note" => out.push("note"),
-                "papers" | "paper" => out.extend(["paper", "digest"]),
-                "chats" | "chat" => out.push("chat"),
-                // An empty list allows every type.
-                "all" => return Ok(Vec::new()),
-                other => {
-                    return Err(ToolError::new(format!(
-                        "unknown kind `{other}` — use notes, papers, chats or all"
-                    )))
-                }
-            }
-        }
-        out.dedup();
-        Ok(out.into_iter().map(str::to_string).collect())
+        use crate::doc_type::DocKind;
+        DocKind::filter_types(&self.str_list("kinds")?, &[DocKind::Notes, DocKind::Papers])
+            .map_err(|e| ToolError::new(e.to_string()))
     }
 
     /// The filter of a search or listing, with the scope's visibility.
@@ -363,7 +344,7 @@ fn describe(rec: &ChunkRecord, out: &mut Map<String, Value>) {
     out.insert("cite".into(), json!(doc_key(rec)));
     out.insert("doc_type".into(), json!(doc_type));
     out.insert("title".into(), json!(m("title").unwrap_or("(untitled)")));
-    if doc_type == "note" {
+    if DocType::Note.is(doc_type) {
         if let Some(p) = m("file_path") {
             out.insert("path".into(), json!(p));
         }
@@ -513,7 +494,7 @@ fn list_documents(app: &App, scope: Scope, a: &Args<'_>) -> Result<Value, ToolEr
                     d.title.as_str()
                 }),
             );
-            if d.doc_type == "note" {
+            if DocType::Note.is(&d.doc_type) {
                 if let Some(p) = &d.file_path {
                     r.insert("path".into(), json!(p));
                 }

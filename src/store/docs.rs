@@ -20,6 +20,14 @@ use fjall::OwnedWriteBatch;
 use serde::{Deserialize, Serialize};
 
 use super::{ChunkId, LookupField, Metadata, Puts, Store, StoreError};
+use crate::doc_type::DocType;
+
+impl super::ChunkRecord {
+    /// Whether this chunk's stored `doc_type` is `t`.
+    pub fn is(&self, t: DocType) -> bool {
+        self.meta_str("doc_type") == Some(t.as_str())
+    }
+}
 
 /// Meta key set once the summary covers every chunk.
 pub(super) const DOCS_MAP: &str = "docs_map_v2";
@@ -106,7 +114,7 @@ impl DocEntry {
             if let Some(t) = m.get("doc_type") {
                 *e.chunks_by_type.entry(scalar_string(t)).or_default() += 1;
             }
-            if m.get("doc_type").and_then(|v| v.as_str()) == Some("paper")
+            if m.get("doc_type").and_then(|v| v.as_str()) == Some(DocType::Paper.as_str())
                 && is_private(m)
                 && m.get(crate::visibility::PRIVATE_REASON_KEY).and_then(|v| v.as_str())
                     != Some(crate::visibility::PRIVATE_FOLDER_REASON)

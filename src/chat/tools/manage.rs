@@ -234,16 +234,9 @@ impl ToolBox<'_> {
             fields: a.object("fields"),
             ..Filter::default()
         };
-        filter.doc_types = match a.opt_str("kind").as_deref() {
-            Some("papers") => vec!["paper".into(), "digest".into()],
-            Some("notes") => vec!["note".into()],
-            None | Some("all") => Vec::new(),
-            Some(other) => {
-                return Err(ToolError::Failed(format!(
-                    "unknown kind `{other}` — papers, notes or all"
-                )))
-            }
-        };
+        let kind: Vec<String> = a.opt_str("kind").into_iter().collect();
+        filter.doc_types = crate::doc_type::DocKind::filter_types(&kind, &[crate::doc_type::DocKind::All])
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
         if self.cloud {
             // Even a private note's title stays on this machine.
             filter.visibility = Some(crate::visibility::Visibility::Public);

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Component, Path};
 
 use crate::chat::session::SourceRef;
+use crate::doc_type::DocKind;
 use crate::index::Filter;
 use crate::ingest::vault::{get_visibility, Visibility};
 use crate::kb::search::{Hit, SearchRequest};
@@ -135,24 +136,8 @@ impl ToolBox<'_> {
 
     pub(super) fn search_kb(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
         let query = a.str("query")?;
-        let kinds = a.str_list("kinds");
-        let mut doc_types = Vec::new();
-        for k in if kinds.is_empty() {
-            vec!["notes".into(), "papers".into()]
-        } else {
-            kinds
-        } {
-            match k.as_str() {
-                "notes" | "note" => doc_types.push("note".to_string()),
-                "papers" | "paper" => doc_types.extend(["paper".to_string(), "digest".to_string()]),
-                "chats" | "chat" => doc_types.push("chat".to_string()),
-                other => {
-                    return Err(ToolError::Failed(format!(
-                        "unknown kind `{other}` — use notes, papers or chats"
-                    )))
-                }
-            }
-        }
+        let doc_types = DocKind::filter_types(&a.str_list("kinds"), &[DocKind::Notes, DocKind::Papers])
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
         let mut req = SearchRequest::new(query, self.n(a));
         req.filter = self.filter_from(a);
         req.filter.doc_types = doc_types;
@@ -182,7 +167,7 @@ impl ToolBox<'_> {
         // The running session's own chunks are dropped after the search,
         // so ask for enough to still fill `n`.
         let mut req = SearchRequest::new(query, n + 10);
-        req.filter.doc_types = vec!["chat".into()];
+        req.filter.doc_types = DocKind::Chats.type_names();
         let (hits, private) = self
             .deps
             .kb

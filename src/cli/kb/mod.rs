@@ -26,6 +26,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::app::{App, SessionProfile};
 use crate::cli::term::Term;
+use crate::doc_type::DocKind;
 use crate::index::Filter;
 
 #[derive(Debug, Subcommand)]
@@ -177,14 +178,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The filter's document types (`crate::doc_type` holds the mapping).
     pub fn doc_types(self) -> Vec<String> {
-        let v: &[&str] = match self {
-            Kind::Papers => &["paper", "digest"],
-            Kind::Notes => &["note"],
-            Kind::Chats => &["chat"],
-            Kind::All => &[],
+        let kind = match self {
+            Kind::Papers => DocKind::Papers,
+            Kind::Notes => DocKind::Notes,
+            Kind::Chats => DocKind::Chats,
+            Kind::All => DocKind::All,
         };
-        v.iter().map(|s| s.to_string()).collect()
+        kind.type_names()
     }
 }
 

@@ -15,6 +15,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
+use crate::doc_type::DocKind;
 use crate::index::Filter;
 use crate::kb::ops::DocumentSummary;
 use crate::web::error::{ApiError, ApiResult, Body, Query};
@@ -134,15 +135,10 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + '
 }
 
 async fn list(State(state): State<Arc<WebState>>, Query(q): Query<ListQuery>) -> ApiResult<Json<DocumentList>> {
-    let (kind, doc_types): (&'static str, Vec<String>) = match q.kind.as_deref().unwrap_or("papers") {
-        "papers" => ("papers", vec!["paper".into(), "digest".into()]),
-        "notes" => ("notes", vec!["note".into()]),
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "unknown kind {other:?}: use papers or notes"
-            )))
-        }
-    };
+    let kind =
+        DocKind::parse(q.kind.as_deref().unwrap_or("papers")).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let doc_types = kind.type_names();
+    let kind = kind.as_str();
     let app = Arc::clone(&state.app);
     let filter = Filter {
         doc_types,
