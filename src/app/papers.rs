@@ -38,18 +38,29 @@ pub fn remote_sources(cfg: &Config) -> RemoteSources {
         tracing::warn!(value = %email, "papers.contact_email is not a plain e-mail address; it is not sent");
         None
     };
+    let crossref_base = cfg.str("papers.crossref_url");
+    let unpaywall_base = cfg.str("papers.unpaywall_url");
+    let biorxiv_base = cfg.str("digest.biorxiv_url");
+    // The services the user configured may live anywhere (a mirror, a
+    // stand-in); everything else must be a public address.
+    let trusted_hosts = [&crossref_base, &unpaywall_base, &biorxiv_base]
+        .iter()
+        .filter_map(|u| crate::ingest::reach::host_name(u))
+        .collect();
     RemoteSources {
         web: WebClient::new(WebSettings {
             contact_email,
+            trusted_hosts,
+            allow_local: cfg.bool("papers.allow_local_urls"),
             host_delay: Duration::from_millis(cfg.int("papers.host_delay_ms").max(0) as u64),
             backoff: Duration::from_millis(cfg.int("papers.retry_backoff_ms").max(0) as u64),
             ..WebSettings::default()
         }),
         settings: RemoteSettings {
-            crossref_base: cfg.str("papers.crossref_url"),
-            unpaywall_base: cfg.str("papers.unpaywall_url"),
+            crossref_base,
+            unpaywall_base,
             // One setting per service: the digest's bioRxiv API base.
-            biorxiv_base: cfg.str("digest.biorxiv_url"),
+            biorxiv_base,
         },
     }
 }

@@ -464,6 +464,14 @@ pub const FIELDS: &[Field] = &[
     ),
     field!(
         "papers",
+        "allow_local_urls",
+        None,
+        Kind::Bool,
+        Default::Bool(false),
+        "let a DOI or web-address add fetch from this machine or its local network (off: such a paper is added as a file; the configured service URLs are always allowed)"
+    ),
+    field!(
+        "papers",
         "crossref_url",
         None,
         Kind::NonEmpty,

@@ -14,6 +14,7 @@ pub mod frontmatter;
 pub mod identity;
 pub mod metadata;
 pub mod paper;
+pub mod reach;
 pub mod remote;
 pub mod scholarly;
 pub mod vault;

@@ -46,13 +46,17 @@ pub enum WebError {
     TooLarge { url: String, limit: u64 },
     #[error("stopped; nothing was added")]
     Cancelled,
+    #[error(
+        "{url} was not fetched: {reason}. A paper on this machine or its network is added as a file: download it and run `jarvis kb add FILE` — or, if you trust every address you add, `jarvis config set papers.allow_local_urls true`"
+    )]
+    LocalAddress { url: String, reason: String },
 }
 
 impl WebError {
     pub fn kind(&self) -> crate::error_kind::ErrorKind {
         use crate::error_kind::ErrorKind;
         match self {
-            WebError::BadUrl(_) | WebError::TooLarge { .. } => ErrorKind::User,
+            WebError::BadUrl(_) | WebError::TooLarge { .. } | WebError::LocalAddress { .. } => ErrorKind::User,
             WebError::Unreachable { .. } | WebError::RateLimited { .. } => ErrorKind::Unavailable,
             WebError::Cancelled => ErrorKind::Cancelled,
         }
@@ -70,6 +74,11 @@ pub struct WebSettings {
     /// First pause before a retry (doubling, with jitter).
     pub backoff: Duration,
     pub timeout: Duration,
+    /// Host names that may resolve to a local address: the configured
+    /// service endpoints (see [`super::reach`]).
+    pub trusted_hosts: Vec<String>,
+    /// `papers.allow_local_urls`: any address may be fetched.
+    pub allow_local: bool,
 }
 
 impl Default for WebSettings {
@@ -80,6 +89,8 @@ impl Default for WebSettings {
             max_attempts: 4,
             backoff: Duration::from_secs(2),
             timeout: Duration::from_secs(60),
+            trusted_hosts: Vec::new(),
+            allow_local: false,
         }
     }
 }
@@ -155,12 +166,17 @@ pub struct WebClient {
 
 impl WebClient {
     pub fn new(settings: WebSettings) -> Self {
-        let agent = ureq::Agent::config_builder()
+        let config = ureq::Agent::config_builder()
             .timeout_global(Some(settings.timeout))
             .http_status_as_error(false)
             .max_redirects(10)
-            .build()
-            .new_agent();
+            .build();
+        // Every connection, redirects included, resolves through the guard.
+        let agent = ureq::Agent::with_parts(
+            config,
+            ureq::unversioned::transport::DefaultConnector::default(),
+            super::reach::GuardedResolver::new(settings.trusted_hosts.clone(), settings.allow_local),
+        );
         let user_agent = user_agent(settings.contact_email.as_deref());
         WebClient {
             settings,
@@ -236,6 +252,12 @@ impl WebClient {
                         limit,
                     })
                 }
+                Err(Failure::Local(reason)) => {
+                    return Err(WebError::LocalAddress {
+                        url: url.to_string(),
+                        reason,
+                    })
+                }
                 Err(Failure::Io(e)) => reason = e,
             }
             tracing::warn!(host = %host, attempt, reason = %reason, "request failed; retrying");
@@ -260,7 +282,13 @@ impl WebClient {
             .header("user-agent", &self.user_agent)
             .header("accept", accept)
             .call()
-            .map_err(|e| Failure::Io(e.to_string()))?;
+            .map_err(|e| match e {
+                ureq::Error::Other(inner) => match inner.downcast::<super::reach::LocalAddress>() {
+                    Ok(local) => Failure::Local(local.to_string()),
+                    Err(other) => Failure::Io(other.to_string()),
+                },
+                other => Failure::Io(other.to_string()),
+            })?;
         let status = resp.status().as_u16();
         let header = |name: &str| {
             resp.headers()
@@ -294,6 +322,8 @@ impl WebClient {
 
 enum Failure {
     TooLarge,
+    /// Refused by [`super::reach::GuardedResolver`]: never retried.
+    Local(String),
     Io(String),
 }
 
@@ -441,6 +471,7 @@ mod gate_tests {
         });
         let client = Arc::new(WebClient::new(WebSettings {
             host_delay: Duration::from_millis(200),
+            trusted_hosts: vec!["127.0.0.1".into()],
             ..WebSettings::default()
         }));
         let threads: Vec<_> = (0..2)
@@ -457,5 +488,73 @@ mod gate_tests {
         assert_eq!(t.len(), 2);
         // 50 ms serving the first plus the 200 ms gap after it finished.
         assert!(t[1] - t[0] >= Duration::from_millis(240), "{:?}", t[1] - t[0]);
+    }
+}
+
+#[cfg(test)]
+mod reach_tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A trusted host that redirects to `localhost` (another name for this
+    /// machine): the redirect is refused at resolution, at once (no
+    /// retries), with the error naming the way out, and the local address
+    /// is never asked for anything.
+    #[test]
+    fn a_redirect_to_this_machine_is_refused_without_retrying() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hits = Arc::new(AtomicUsize::new(0));
+        let secret = Arc::new(AtomicUsize::new(0));
+        let (h, sec) = (hits.clone(), secret.clone());
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                let Ok(mut s) = s else { break };
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut first = String::new();
+                let _ = r.read_line(&mut first);
+                let mut line = String::new();
+                while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                h.fetch_add(1, Ordering::SeqCst);
+                if first.contains("/secret.pdf") {
+                    sec.fetch_add(1, Ordering::SeqCst);
+                }
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 302 Found\r\nlocation: http://localhost:{port}/secret.pdf\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+            }
+        });
+        let client = WebClient::new(WebSettings {
+            host_delay: Duration::ZERO,
+            backoff: Duration::from_millis(1),
+            trusted_hosts: vec!["127.0.0.1".into()],
+            ..WebSettings::default()
+        });
+        let err = client
+            .get(&format!("http://127.0.0.1:{port}/paper"), "*/*", 1024, &Cancel::new())
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, WebError::LocalAddress { .. }), "{msg}");
+        assert!(msg.contains("localhost") && msg.contains("jarvis kb add FILE"), "{msg}");
+        assert_eq!(hits.load(Ordering::SeqCst), 1, "retried a refusal");
+        assert_eq!(secret.load(Ordering::SeqCst), 0);
+    }
+
+    /// An untrusted literal local address is refused before any connection.
+    #[test]
+    fn an_untrusted_local_address_is_never_contacted() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/taxes.pdf", listener.local_addr().unwrap());
+        listener.set_nonblocking(true).unwrap();
+        let client = WebClient::new(WebSettings::default());
+        let err = client.get(&url, "*/*", 1024, &Cancel::new()).unwrap_err();
+        assert!(matches!(err, WebError::LocalAddress { .. }), "{err}");
+        assert!(listener.accept().is_err(), "the local address was contacted");
     }
 }

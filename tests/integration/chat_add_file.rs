@@ -51,7 +51,11 @@ fn world() -> World {
     let taxes = docs.join("taxes.pdf");
     let medical = vault.join("private/medical.pdf");
     std::fs::copy(fixture_pdf(), &taxes).unwrap();
-    std::fs::copy(fixture_pdf(), &medical).unwrap();
+    // Other bytes (a comment after the end), so the two files are two
+    // papers to the duplicate check, not one paper twice.
+    let mut other = std::fs::read(fixture_pdf()).unwrap();
+    other.extend_from_slice(b"\n% medical copy\n");
+    std::fs::write(&medical, other).unwrap();
     World {
         sb,
         vault,
@@ -83,8 +87,9 @@ fn session(agent: &ChatAgent, spec: &str) -> SharedSession {
 /// requests are the turns'.
 fn add_call(wire: Wire, id: &str, path: &Path) -> crate::fake_llm::Reply {
     let title = path.file_stem().unwrap().to_string_lossy();
+    // One DOI per file: two different papers, not one paper by two routes.
     let args = format!(
-        r#"{{"source":"{}","mode":"full_text","title":"{title}","authors":"Me","doi":"10.1/me"}}"#,
+        r#"{{"source":"{}","mode":"full_text","title":"{title}","authors":"Me","doi":"10.1/{title}"}}"#,
         path.display()
     );
     wire.tool_calls(&[(id, "add_document", vec![&args])])
@@ -278,4 +283,61 @@ fn kb_add_of_a_pdf_in_the_private_folder_stores_it_private() {
     c.args(["kb", "stats"]);
     let r = run(c);
     assert!(!r.stderr.contains("private paper"), "{}", r.stderr);
+}
+
+/// A web address on this machine is a local file by another route: a
+/// cloud session is refused and nothing is fetched; a local session only
+/// proposes, and the fetch happens after the human's yes.
+#[test]
+fn a_local_web_address_is_treated_like_a_local_file() {
+    use crate::papers_fakes::{Answer, Stand};
+    let w = world();
+    let docs = Stand::start(|_, _| Answer::pdf(std::fs::read(fixture_pdf()).unwrap()));
+    let url = format!("{}/taxes.pdf", docs.url);
+    let call = |wire: Wire, id: &str| {
+        let args = format!(r#"{{"source":"{url}","mode":"full_text","title":"Taxes","authors":"Me"}}"#);
+        wire.tool_calls(&[(id, "add_document", vec![&args])])
+    };
+    let local = FakeServer::start(vec![call(Wire::Ollama, "l1"), Wire::Ollama.text(&["Asked."])]);
+    let cloud = FakeServer::start(vec![call(Wire::OpenRouter, "c1"), Wire::OpenRouter.text(&["Refused."])]);
+    w.sb.write_config(&format!(
+        "[chat]\nprovider = \"ollama\"\nollama_host = \"{}\"\n\n[vault]\npath = \"{}\"\n\n\
+         [papers]\nallow_local_urls = true\nhost_delay_ms = 0\n\n\
+         [servers.cloud]\nbase_url = \"{}/v1\"\nmodel = \"m1\"\nlocal = false\n",
+        local.url,
+        w.vault.display(),
+        cloud.url
+    ));
+    let app = crate::web_support::open_app(jarvis::paths::JarvisHome::at(w.sb.jarvis_home()));
+    let agent = app.chat().unwrap();
+
+    let ev = Events::default();
+    let cs = session(&agent, "cloud:m1");
+    agent
+        .run_turn(&cs, "add my taxes", &ev.sink(), &Cancel::new())
+        .unwrap()
+        .unwrap();
+    assert!(confirms(&ev).is_empty(), "a cloud session is refused, not asked");
+    let refusal = cloud.requests()[1].body.to_string();
+    assert!(refusal.contains("on this machine or its local network"), "{refusal}");
+    assert!(
+        docs.seen().is_empty(),
+        "a cloud session made Jarvis fetch a local address"
+    );
+
+    let ev = Events::default();
+    let ls = session(&agent, "ollama");
+    agent
+        .run_turn(&ls, "add my taxes", &ev.sink(), &Cancel::new())
+        .unwrap()
+        .unwrap();
+    let c = confirms(&ev);
+    assert_eq!(c.len(), 1, "{:?}", ev.all());
+    let (token, description, action) = c.into_iter().next().unwrap();
+    assert_eq!(action, ConfirmAction::Add);
+    assert!(description.contains(&url), "{description}");
+    assert!(docs.seen().is_empty(), "fetched before the yes");
+    let said = agent.confirm_action(&token, true).unwrap();
+    assert!(said.starts_with("Added"), "{said}");
+    assert_eq!(docs.seen().len(), 1);
 }

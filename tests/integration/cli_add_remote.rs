@@ -333,3 +333,33 @@ fn an_unknown_doi_is_a_clear_error_and_adds_nothing() {
     assert!(documents(&sb).is_empty());
     assert!(s.unpaywall.seen().is_empty());
 }
+
+/// A PDF address on this machine (here `localhost`, not one of the
+/// configured services) is refused before anything is fetched, with the
+/// way out named; `papers.allow_local_urls` lets the user opt in.
+#[test]
+fn a_pdf_address_on_this_machine_is_refused_unless_allowed() {
+    let local = Stand::start(|_, _| Answer::pdf(fixture("paper.pdf")));
+    let port = local.url.rsplit(':').next().unwrap().to_string();
+    let url = format!("http://localhost:{port}/taxes.pdf");
+    let s = services(false, false);
+    let sb = sandbox(&s, Some("ada@example.org"));
+    let r = add(&sb, &[&url, "--full-text"]);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("on this machine or its local network")
+            && r.stderr.contains("jarvis kb add FILE")
+            && r.stderr.contains("papers.allow_local_urls"),
+        "{}",
+        r.stderr
+    );
+    assert!(local.seen().is_empty(), "the local address was contacted");
+    assert!(documents(&sb).is_empty());
+
+    let mut c = sb.jarvis();
+    c.args(["config", "set", "papers.allow_local_urls", "true"]);
+    assert_eq!(run(c).code, 0);
+    let v = json_of(&add(&sb, &[&url, "--full-text", "--json"]));
+    assert!(v["body_chunks"].as_u64().unwrap() > 1, "{v}");
+    assert_eq!(local.seen().len(), 1);
+}

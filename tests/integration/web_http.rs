@@ -204,7 +204,8 @@ fn headers_that_never_finish_do_not_hold_the_connection() {
     use std::io::{Read, Write};
     let s = WebServer::start();
     let mut c = std::net::TcpStream::connect(s.addr).expect("connect");
-    c.set_read_timeout(Some(jarvis::web::HEADER_DEADLINE * 2)).expect("timeout");
+    c.set_read_timeout(Some(jarvis::web::HEADER_DEADLINE * 2))
+        .expect("timeout");
     // A request head that never ends (a slow-loris).
     c.write_all(format!("GET /health HTTP/1.1\r\nHost: {}\r\nX-Slow: ", s.host()).as_bytes())
         .expect("send");

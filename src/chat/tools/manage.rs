@@ -8,8 +8,10 @@ use std::path::Path;
 use crate::cancel::Cancelled;
 use crate::index::Filter;
 use crate::ingest::arxiv::parse_arxiv_url;
+use crate::ingest::doi::{parse_remote, Remote};
 use crate::ingest::metadata::PdfMetadata;
 use crate::ingest::paper::{AddError, AddReport, AddRequest, Input, Mode};
+use crate::ingest::reach::names_local_address;
 use crate::ingest::vault::{get_visibility, refresh_vault, VaultOptions};
 use crate::llm::{ToolError, ToolOutcome};
 
@@ -17,7 +19,23 @@ use super::{invariant_line, kb_err, Args, PendingAction, PendingKind, ToolBox};
 
 /// What a cloud session hears when it asks to add a local file. Nothing was
 /// read — not even whether the path exists.
-pub const CLOUD_LOCAL_FILE: &str = "Refused: this session uses a cloud model, and a session on a cloud model cannot add local files (a file on this machine may hold private text). Nothing was read or added. Only arXiv ids or URLs can be added here; the user can add a local PDF with `jarvis kb add <file>`, or from a session on a local model, where they confirm it.";
+pub const CLOUD_LOCAL_FILE: &str = "Refused: this session uses a cloud model, and a session on a cloud model cannot add local files (a file on this machine may hold private text). Nothing was read or added. Only arXiv ids, DOIs and public web addresses can be added here; the user can add a local PDF with `jarvis kb add <file>`, or from a session on a local model, where they confirm it.";
+
+/// What a cloud session hears when it asks to add a web address on this
+/// machine or its network. Nothing was fetched.
+pub const CLOUD_LOCAL_URL: &str = "Refused: this session uses a cloud model, and that address is on this machine or its local network, where documents may be private. Nothing was fetched or added. The user can add it with `jarvis kb add`, or from a session on a local model, where they confirm it.";
+
+/// The address a remote input would be fetched from first, when it is on
+/// this machine or its network (a DOI is looked up at the configured
+/// services, so it never is).
+fn local_address(input: &Input) -> Option<String> {
+    let url = match input {
+        Input::Remote(Remote::Url(u)) => u.clone(),
+        Input::Remote(Remote::Preprint { origin, .. }) => origin.clone(),
+        _ => return None,
+    };
+    names_local_address(&url).then_some(url)
+}
 
 /// The report of an added paper, as the model or the human reads it.
 pub fn added_text(r: &AddReport) -> String {
@@ -62,9 +80,10 @@ impl ToolBox<'_> {
         let input = if self.cloud {
             // Decided before the file system is consulted at all: not even
             // whether the path exists is answered to a cloud model.
-            match parse_arxiv_url(&source) {
-                Ok(id) => Input::Arxiv(id),
-                Err(_) => return Err(ToolError::Failed(CLOUD_LOCAL_FILE.into())),
+            match (parse_arxiv_url(&source), parse_remote(&source)) {
+                (Ok(id), _) => Input::Arxiv(id),
+                (_, Some(r)) => Input::Remote(r),
+                _ => return Err(ToolError::Failed(CLOUD_LOCAL_FILE.into())),
             }
         } else {
             Input::parse(&source).map_err(|e| ToolError::Failed(e.to_string()))?
@@ -83,6 +102,14 @@ impl ToolBox<'_> {
             explicit,
             figures: a.bool("with_figures"),
         };
+        // An address on this machine or its network is a local file by
+        // another route: the human decides, and a cloud session cannot.
+        if let Some(url) = local_address(&req.input) {
+            if self.cloud {
+                return Err(ToolError::Failed(CLOUD_LOCAL_URL.into()));
+            }
+            return Ok(self.propose_local_url_add(url, req, a.bool("allow_duplicate")));
+        }
         // The one tool slow enough to be worth interrupting: it gets the
         // turn's stop switch.
         match papers.add(&req, a.bool("allow_duplicate"), self.cancel) {
@@ -162,6 +189,31 @@ impl ToolBox<'_> {
         Ok(ToolOutcome::ok(format!(
             "{description}\n\nA confirmation dialog is now shown to the user. Do not call add_document again for this file, and do not say it was added: only the user's answer in the dialog adds it."
         )))
+    }
+
+    /// A paper at a local web address waits for the human, like a local
+    /// file: nothing is fetched before the answer.
+    fn propose_local_url_add(&mut self, url: String, request: AddRequest, allow_duplicate: bool) -> ToolOutcome {
+        let description = format!(
+            "Add the paper at {url} — an address on this machine or its local network — to the knowledge base ({})?\nIt will be public: its text can be found by searches in sessions on cloud models.\nNothing is fetched unless you confirm.",
+            match request.mode {
+                Mode::Summary => "an LLM-written summary",
+                Mode::FullText => "its full text",
+            }
+        );
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        self.pending.push(PendingAction {
+            token,
+            session_id: self.session_id.to_string(),
+            description: description.clone(),
+            kind: PendingKind::AddFile {
+                request,
+                allow_duplicate,
+            },
+        });
+        ToolOutcome::ok(format!(
+            "{description}\n\nA confirmation dialog is now shown to the user. Do not call add_document again for this address, and do not say it was added: only the user's answer in the dialog adds it."
+        ))
     }
 
     pub(super) fn update_file_path(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
