@@ -106,7 +106,7 @@ impl Resolver for GuardedResolver {
             .unwrap_or_default()
             .trim_matches(['[', ']'])
             .to_ascii_lowercase();
-        if self.allow_all || self.trusted.iter().any(|t| *t == host) {
+        if self.allow_all || self.trusted.contains(&host) {
             return Ok(addrs);
         }
         // One local address among several is enough to refuse: a rebinding
