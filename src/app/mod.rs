@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use crate::cancel::Cancel;
 use crate::config::{Config, ConfigError, Env};
+use crate::drafts::DraftSettings;
 use crate::error_kind::ErrorKind;
 use crate::kb::Kb;
 use crate::llm::spec::ModelSpec;
@@ -441,7 +442,7 @@ impl App {
         if let Some(d) = slot.as_ref() {
             return Ok(d.clone());
         }
-        let d = crate::drafts::DraftsHandle::open(crate::drafts::DraftSettings::from_config(&self.config()))?;
+        let d = crate::drafts::DraftsHandle::open(draft_settings(&self.config()))?;
         Ok(slot.insert(d).clone())
     }
 
@@ -483,6 +484,32 @@ impl App {
 
     pub fn pdf_worker(&self) -> PdfWorkerSettings {
         PdfWorkerSettings::from_config(&self.config())
+    }
+}
+
+/// What the drafts feature gets from `[drafts]` (and the vault, which the
+/// drafts root must stay out of).
+pub fn draft_settings(cfg: &Config) -> DraftSettings {
+    let root = cfg.path("drafts.dir").unwrap_or_else(|| cfg.home.root().join("drafts"));
+    DraftSettings {
+        root,
+        extensions: cfg
+            .list("drafts.extensions")
+            .iter()
+            .map(|e| crate::drafts::normalise_ext(e))
+            .collect(),
+        max_file_bytes: u64::try_from(cfg.int("drafts.max_file_bytes")).unwrap_or(2_000_000),
+        retention_days: u32::try_from(cfg.int("drafts.retention_days")).unwrap_or(30),
+        latex_engine: cfg.str("drafts.latex_engine"),
+        pdf_engine: cfg.str("drafts.pdf_engine"),
+        pdf_mainfont: cfg.str("drafts.pdf_mainfont"),
+        compile_timeout: std::time::Duration::from_secs(
+            u64::try_from(cfg.int("drafts.compile_timeout_seconds"))
+                .unwrap_or(180)
+                .max(1),
+        ),
+        pdf_margin: cfg.str("drafts.pdf_margin"),
+        vault: cfg.path("vault.path"),
     }
 }
 

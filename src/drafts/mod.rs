@@ -28,7 +28,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::Config;
 use crate::error_kind::ErrorKind;
 
 pub use workspace::{resolve_in_draft, DraftFile, DraftMeta, Visibility, Workspace};
@@ -90,26 +89,6 @@ pub struct DraftSettings {
 }
 
 impl DraftSettings {
-    pub fn from_config(cfg: &Config) -> Self {
-        let root = cfg.path("drafts.dir").unwrap_or_else(|| cfg.home.root().join("drafts"));
-        DraftSettings {
-            root,
-            extensions: cfg.list("drafts.extensions").iter().map(|e| normalise_ext(e)).collect(),
-            max_file_bytes: u64::try_from(cfg.int("drafts.max_file_bytes")).unwrap_or(2_000_000),
-            retention_days: u32::try_from(cfg.int("drafts.retention_days")).unwrap_or(30),
-            latex_engine: cfg.str("drafts.latex_engine"),
-            pdf_engine: cfg.str("drafts.pdf_engine"),
-            pdf_mainfont: cfg.str("drafts.pdf_mainfont"),
-            compile_timeout: Duration::from_secs(
-                u64::try_from(cfg.int("drafts.compile_timeout_seconds"))
-                    .unwrap_or(180)
-                    .max(1),
-            ),
-            pdf_margin: cfg.str("drafts.pdf_margin"),
-            vault: cfg.path("vault.path"),
-        }
-    }
-
     /// Settings for a drafts root with the shipped defaults (tests, tools).
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
         DraftSettings {
@@ -130,7 +109,8 @@ impl DraftSettings {
     }
 }
 
-fn normalise_ext(e: &str) -> String {
+/// An extension as the settings compare it: lower-case, with the dot.
+pub fn normalise_ext(e: &str) -> String {
     let e = e.trim().to_lowercase();
     if e.starts_with('.') {
         e

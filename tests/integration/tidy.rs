@@ -213,6 +213,56 @@ fn edges_do_not_compose() {
     assert!(composition_violations("cli/x.rs", fine).is_empty());
 }
 
+/// Whether `code` names the configuration type: `config::Config`,
+/// `&Config`, or `Config` in a `use crate::config::…` line (not
+/// `ConfigError`, a `ServerConfig`, or an enum variant called `Config`).
+fn names_config(code: &str) -> bool {
+    code.lines().any(|line| {
+        line.match_indices("Config").any(|(i, _)| {
+            let before = &line[..i];
+            let after = line[i + "Config".len()..].chars().next();
+            let whole = !before
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            whole && (before.ends_with("config::") || before.ends_with('&') || line.contains("crate::config::"))
+        })
+    })
+}
+
+/// Only `app` (and the edges, which hand it over) read the configuration:
+/// a feature or an engine receives its settings as a struct of its own.
+#[test]
+fn only_app_and_the_edges_read_the_configuration() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let allowed = ["app/", "cli/", "web/", "mcp/", "config/"];
+    let mut violations = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if allowed.iter().any(|a| rel.starts_with(a)) || is_test_file(&rel) {
+            continue;
+        }
+        let code: String = non_test_code(&std::fs::read_to_string(f).unwrap())
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if names_config(&code) {
+            violations.push(format!(
+                "src/{rel} reads Config (take a settings struct from app instead)"
+            ));
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+    assert!(names_config("fn f(cfg: &crate::config::Config) {}"));
+    assert!(names_config("use crate::config::{Config, Env};"));
+    assert!(!names_config("ConfigError + StreamableHttpServerConfig"));
+    assert!(!names_config("LlmError::Config { message } => message,"));
+}
+
 #[test]
 fn the_detector_itself_works() {
     assert!(uses("use fjall::Database;", "fjall"));
