@@ -226,7 +226,10 @@ fn names_config(code: &str) -> bool {
                 .next_back()
                 .is_some_and(|c| c.is_alphanumeric() || c == '_')
                 && !after.is_some_and(|c| c.is_alphanumeric() || c == '_');
-            whole && (before.ends_with("config::") || before.ends_with('&') || line.contains("crate::config::"))
+            // `config::Config` of this crate, not `ureq::config::Config`.
+            let ours = before.ends_with("crate::config::")
+                || (before.ends_with("config::") && !before[..before.len() - "config::".len()].ends_with(':'));
+            whole && (ours || before.ends_with('&') || line.contains("crate::config::"))
         })
     })
 }
@@ -261,6 +264,7 @@ fn only_app_and_the_edges_read_the_configuration() {
     assert!(names_config("use crate::config::{Config, Env};"));
     assert!(!names_config("ConfigError + StreamableHttpServerConfig"));
     assert!(!names_config("LlmError::Config { message } => message,"));
+    assert!(!names_config("fn f(config: &ureq::config::Config) {}"));
 }
 
 #[test]
