@@ -2,7 +2,7 @@
 //!
 //! The crate is a library first; `src/main.rs` only calls [`cli::main`].
 //! Modules are listed in layer order, top to bottom:
-//! edges (cli, web, mcp) → app → features (drafts, ingest, kb) → engines (embed, index, pdf) →
+//! edges (cli, web, mcp) → app → features (drafts, ingest, kb) → engines (embed, index, ocr, pdf) →
 //! store → foundations (runtime, sandbox, config, paths, logging). A module may only
 //! use modules listed below it. See `docs/ARCHITECTURE.md`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -24,6 +24,7 @@ pub mod kb;
 pub mod embed;
 pub mod index;
 pub mod llm;
+pub mod ocr;
 pub mod pdf;
 
 pub mod store;

@@ -22,6 +22,7 @@ pub mod ops;
 pub mod owner;
 pub mod papers;
 pub mod pdf_isolated;
+pub mod pdf_ocr;
 pub mod runtime_check;
 pub mod setup;
 

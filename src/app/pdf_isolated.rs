@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 /// The page-drawing limits an edge clamps a request to before asking.
 pub use crate::pdf::{clamp_width, MAX_RENDER_PAGES};
-use crate::pdf::{Annotation, Converted, Figure, PageImage, PdfEngine, PdfError};
+use crate::pdf::{Annotation, Converted, Figure, OcrCandidate, OcrImage, OcrInput, PageImage, PdfEngine, PdfError};
 use crate::runtime::{self, RuntimeError};
 use crate::sandbox::{self, ChildSpec, Ending, SandboxError};
 
@@ -43,6 +43,9 @@ pub enum PdfOp {
     /// Draw one page ([`PdfJob::page`], [`PdfJob::width`] pixels wide) as a
     /// PNG: the editor's preview of a compiled draft.
     Page,
+    /// Draw the pages of [`PdfJob::ocr_render`] as pictures for OCR
+    /// (`pdf_ocr.rs`).
+    OcrRender,
 }
 
 impl PdfOp {
@@ -53,6 +56,7 @@ impl PdfOp {
             PdfOp::Figures => "extracting its figures",
             PdfOp::All => "reading it",
             PdfOp::Page => "drawing a page of it",
+            PdfOp::OcrRender => "drawing its pages for OCR",
         }
     }
 }
@@ -72,6 +76,27 @@ pub struct PdfJob {
     pub page: u32,
     #[serde(default)]
     pub width: u32,
+    /// For [`PdfOp::Convert`]: when the conversion has pages that need OCR,
+    /// list them in [`PdfJobOutput::ocr_candidates`] (the parent then has
+    /// them read and converts again with [`PdfJob::ocr`]).
+    #[serde(default)]
+    pub ocr_plan: bool,
+    /// For [`PdfOp::Convert`] and [`PdfOp::All`]: OCR's reading of the
+    /// pages that need it, or why there is none (the parent sets it).
+    #[serde(default)]
+    pub ocr: Option<OcrInput>,
+    /// For [`PdfOp::OcrRender`].
+    #[serde(default)]
+    pub ocr_render: Option<OcrRender>,
+}
+
+/// Which pages to draw for OCR, where, and how finely.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OcrRender {
+    /// 1-based.
+    pub pages: Vec<usize>,
+    pub dir: PathBuf,
+    pub dpi: u32,
 }
 
 impl PdfJob {
@@ -89,6 +114,9 @@ impl PdfJob {
             min_pixels: u64::try_from(cfg.int("rag.figure_min_pixels")).unwrap_or(0),
             page: 0,
             width: 0,
+            ocr_plan: false,
+            ocr: None,
+            ocr_render: None,
         }
     }
 }
@@ -105,6 +133,13 @@ pub struct PdfJobOutput {
     /// For [`PdfOp::Page`]: the drawn page.
     #[serde(with = "page_b64", default)]
     pub page: Option<PageImage>,
+    /// For [`PdfJob::ocr_plan`]: the pages that need OCR (empty when none
+    /// do, or when the job did not ask).
+    #[serde(default)]
+    pub ocr_candidates: Vec<OcrCandidate>,
+    /// For [`PdfOp::OcrRender`]: the pictures drawn.
+    #[serde(default)]
+    pub ocr_images: Vec<OcrImage>,
 }
 
 /// What crosses stdin.
@@ -377,7 +412,23 @@ pub fn run_pdf_job_stoppable_with(
     run_worker(worker, cfg, req, stop)
 }
 
+/// A conversion goes through OCR when `pdf.ocr` is on (`pdf_ocr.rs`);
+/// everything else is one worker run ([`PdfOp::All`] reads the text layer
+/// only, or the readings its job brings).
 fn run_worker(
+    worker: &WorkerCommand,
+    cfg: &Config,
+    req: &PdfJob,
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
+) -> Result<PdfJobOutput, IsolatedPdfError> {
+    match req.op {
+        PdfOp::Convert => super::pdf_ocr::convert(worker, cfg, req, stop),
+        _ => run_worker_once(worker, cfg, req, stop),
+    }
+}
+
+/// One `jarvis __pdf-worker` run.
+pub(super) fn run_worker_once(
     worker: &WorkerCommand,
     cfg: &Config,
     req: &PdfJob,
@@ -596,8 +647,26 @@ fn work(req: &WorkerRequest) -> Result<PdfJobOutput, PdfError> {
     })?;
     let name = job.name.as_str();
     let mut out = PdfJobOutput::default();
+    let no_ocr = OcrInput::default();
+    let ocr = job.ocr.as_ref().unwrap_or(&no_ocr);
     match job.op {
-        PdfOp::Convert => out.converted = Some(crate::pdf::pdf_to_markdown(engine, name, &bytes)?),
+        PdfOp::Convert => match crate::pdf::pdf_to_markdown_ocr(engine, name, &bytes, ocr) {
+            Ok(c) => {
+                if job.ocr_plan {
+                    out.ocr_candidates = c.ocr_wanted.clone();
+                }
+                out.converted = Some(c);
+            }
+            // Nothing readable: the parent may still rescue it by OCR.
+            Err(e @ (PdfError::NoText { .. } | PdfError::Garbled { .. })) if job.ocr_plan => {
+                out.ocr_candidates = crate::pdf::ocr_candidates(engine, name, &bytes)?;
+                if out.ocr_candidates.is_empty() {
+                    return Err(e);
+                }
+                out.text_error = Some(e.to_string());
+            }
+            Err(e) => return Err(e),
+        },
         PdfOp::Annotations => out.annotations = Some(crate::pdf::extract_annotations(engine, name, &bytes)?),
         PdfOp::Figures => {
             out.figures = Some(crate::pdf::extract_figures(
@@ -609,8 +678,17 @@ fn work(req: &WorkerRequest) -> Result<PdfJobOutput, PdfError> {
             )?)
         }
         PdfOp::Page => out.page = Some(crate::pdf::render_page(engine, name, &bytes, job.page, job.width)?),
+        PdfOp::OcrRender => {
+            let Some(r) = &job.ocr_render else {
+                return Err(PdfError::Read {
+                    name: name.into(),
+                    reason: "the OCR drawing job names no pages; this is a bug in jarvis".into(),
+                });
+            };
+            out.ocr_images = crate::pdf::render_for_ocr(engine, name, &bytes, &r.pages, r.dpi, &r.dir)?;
+        }
         PdfOp::All => {
-            match crate::pdf::pdf_to_markdown(engine, name, &bytes) {
+            match crate::pdf::pdf_to_markdown_ocr(engine, name, &bytes, ocr) {
                 Ok(c) => out.converted = Some(c),
                 Err(e @ (PdfError::NoText { .. } | PdfError::Garbled { .. })) => out.text_error = Some(e.to_string()),
                 Err(e) => return Err(e),

@@ -8,6 +8,7 @@
 
 mod kind;
 pub mod schema;
+mod schema_find;
 mod value;
 pub mod write;
 

@@ -63,6 +63,7 @@ pub const SECTIONS: &[&str] = &[
     "vault",
     "sync",
     "papers",
+    "pdf",
     "digest",
     "drafts",
     "web",
@@ -494,6 +495,50 @@ pub const FIELDS: &[Field] = &[
         Default::Int(1000),
         "minimum gap between two requests to the same host when adding by DOI or URL (one request at a time per host)"
     ),
+    // [pdf]
+    field!(
+        "pdf",
+        "ocr",
+        None,
+        Kind::Bool,
+        Default::Bool(true),
+        "read scanned pages, and pages whose text layer does not read as words, with Tesseract (OCR)"
+    ),
+    field!(
+        "pdf",
+        "ocr_languages",
+        None,
+        Kind::StrList,
+        Default::List(&["eng"]),
+        "languages OCR reads, as Tesseract codes (eng, deu, fra, chi_sim…); each needs the Debian package tesseract-ocr-<code>"
+    ),
+    field!(
+        "pdf",
+        "tesseract",
+        None,
+        Kind::NonEmpty,
+        Default::Str("tesseract"),
+        "the Tesseract program (Debian's tesseract-ocr): a name on PATH or a path"
+    ),
+    field!(
+        "pdf",
+        "ocr_timeout_seconds",
+        None,
+        Kind::Int { min: 1, max: 3600 },
+        Default::Int(120),
+        "time limit for reading one page with OCR"
+    ),
+    field!(
+        "pdf",
+        "ocr_memory_mb",
+        None,
+        Kind::Int {
+            min: 64,
+            max: 1_048_576
+        },
+        Default::Int(1024),
+        "address-space limit in MiB for Tesseract reading one page"
+    ),
     // [digest]
     field!(
         "digest",
@@ -747,29 +792,7 @@ pub const FIELDS: &[Field] = &[
 /// Keys that used to live elsewhere: (section, key, canonical dotted key).
 pub const LEGACY: &[(&str, &str, &str)] = &[("digest", "anthropic_model", "chat.anthropic_model")];
 
-pub fn find(section: &str, key: &str) -> Option<&'static Field> {
-    FIELDS.iter().find(|f| f.section == section && f.key == key)
-}
-
-/// Look a dotted key up; `models` also answers to `models.<provider>`.
-pub fn find_dotted(dotted: &str) -> Option<&'static Field> {
-    let (s, k) = dotted.split_once('.')?;
-    find(s, k)
-}
-
-pub fn keys_of(section: &str) -> impl Iterator<Item = &'static str> + '_ {
-    FIELDS.iter().filter(move |f| f.section == section).map(|f| f.key)
-}
-
-/// The closest candidate within a small edit distance, for "did you mean".
-pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::damerau_levenshtein(word, c), c))
-        .filter(|(d, c)| *d <= 3.max(c.len() / 3) && *d < c.len())
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
+pub use super::schema_find::{find, find_dotted, keys_of, suggest};
 
 #[cfg(test)]
 #[path = "schema_tests.rs"]

@@ -92,6 +92,7 @@ fn precedence_default_then_file_then_env_in_every_section() {
             Value::Str("http://127.0.0.1:9".into()),
             None,
         ),
+        ("pdf", "ocr", "false", None, Value::Bool(false), None),
         ("drafts", "retention_days", "0", None, Value::Int(0), None),
         (
             "web",

@@ -420,6 +420,9 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         }
         Err(e) => return Err(AddError::Pdf(e)),
     };
+    if let Some(c) = &converted {
+        report.warnings.extend(ocr::warnings(c));
+    }
     check(cx.cancel)?;
 
     // 4. Metadata for local PDFs: explicit values win; inference fills gaps.
@@ -577,7 +580,13 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
         }),
     );
     if let Some(text) = body_text {
-        let body = build_text_documents(&text, &body_caller, &own, &header, cx.kb.chunker_config())?;
+        let mut body = build_text_documents(&text, &body_caller, &own, &header, cx.kb.chunker_config())?;
+        if let Some(c) = converted
+            .as_ref()
+            .filter(|_| !(req.mode == Mode::Summary && reads_pdf_itself))
+        {
+            ocr::mark(&mut body, c, req.mode == Mode::FullText);
+        }
         report.body_chunks = body.len();
         docs.extend(body);
     }
@@ -714,5 +723,6 @@ impl PdfTools for InProcessPdf {
     }
 }
 
+mod ocr;
 #[cfg(test)]
 mod tests;

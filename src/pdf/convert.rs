@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::blocks::{self, Block};
 use super::layout::{self, Line};
+use super::ocr::{Choice, OcrCandidate, OcrInput, OcrNeed, PageText};
 use super::structure::{self, Mark};
 use super::{flow, tables, text, PdfEngine, PdfError};
 
@@ -27,9 +28,22 @@ pub struct Converted {
     #[serde(default)]
     pub title: Option<String>,
     /// 1-based numbers of pages whose text layer is garbage (glyphs mapped
-    /// to symbols instead of letters); their text is left out.
+    /// to symbols instead of letters) and that OCR did not read either;
+    /// their text is left out.
     #[serde(default)]
     pub unreadable_pages: Vec<usize>,
+    /// 1-based numbers of pages whose text is OCR's reading of the page's
+    /// picture (a scan, or a text layer that does not read as words).
+    #[serde(default)]
+    pub ocr_pages: Vec<usize>,
+    /// Why pages that needed OCR were not read by it (OCR off, Tesseract
+    /// missing), when some were not: for the caller to say.
+    #[serde(default)]
+    pub ocr_note: Option<String>,
+    /// The pages that needed OCR and had no reading of it: what a caller
+    /// with OCR at hand has read before converting again.
+    #[serde(default)]
+    pub ocr_wanted: Vec<OcrCandidate>,
 }
 
 struct PageLines {
@@ -37,53 +51,99 @@ struct PageLines {
     height: f32,
 }
 
-/// A page's text layer is garbage when it has plenty of glyphs but few of
-/// them are letters or digits: a font without a usable Unicode mapping.
-fn garbled(glyphs: &[layout::Glyph]) -> bool {
-    let visible = glyphs.iter().filter(|g| !g.c.is_whitespace()).count();
-    let alnum = glyphs.iter().filter(|g| g.c.is_alphanumeric()).count();
-    visible >= 200 && alnum * 10 < visible * 3
+/// Convert a PDF held in memory from its text layer alone. `name` is only
+/// used in error messages.
+pub fn pdf_to_markdown(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<Converted, PdfError> {
+    pdf_to_markdown_ocr(engine, name, bytes, &OcrInput::default())
 }
 
-/// Convert a PDF held in memory. `name` is only used in error messages.
-pub fn pdf_to_markdown(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<Converted, PdfError> {
+/// Convert a PDF, taking OCR's reading for the pages that need it (see
+/// `ocr`): a scanned page, a text layer that is junk, or one that is
+/// suspect and that OCR reads clearly better. Pages that are junk with no
+/// better reading are left out and listed; a file with nothing left is an
+/// error that says whether OCR was tried.
+pub fn pdf_to_markdown_ocr(
+    engine: &PdfEngine,
+    name: &str,
+    bytes: &[u8],
+    ocr: &OcrInput,
+) -> Result<Converted, PdfError> {
     let doc = engine.open(name, bytes)?;
     let mut pages = Vec::new();
     let mut alnum = 0usize;
-    let mut unreadable = Vec::new();
+    let (mut unreadable, mut ocr_pages, mut unread_scans) = (Vec::new(), Vec::new(), Vec::new());
+    let mut ocr_wanted = Vec::new();
     for (i, page) in doc.pages().iter().enumerate() {
-        let glyphs = super::page_glyphs(&page, name)?;
+        let n = i + 1;
+        let (glyphs, unmapped) = super::page_glyphs_counted(&page, name)?;
         let height = page.height().value;
-        if garbled(&glyphs) {
-            unreadable.push(i + 1);
-            pages.push(PageLines {
-                lines: Vec::new(),
-                height,
-            });
-            continue;
+        let layer = PageText::of(&glyphs, unmapped);
+        let need = layer.need(|| super::ocr::picture_cover(&page));
+        let reading = ocr.pages.iter().find(|p| p.page == n);
+        if let (Some(need), None) = (need, reading) {
+            ocr_wanted.push(OcrCandidate { page: n, need });
         }
-        alnum += glyphs.iter().filter(|g| g.c.is_alphanumeric()).count();
-        let words = super::linenos::drop_line_numbers(layout::words_from_glyphs(&glyphs), height);
+        let words = match super::ocr::choose(need, &layer, reading) {
+            Choice::TextLayer => {
+                if need == Some(OcrNeed::ImageOnly) && reading.is_none() {
+                    unread_scans.push(n);
+                }
+                layer.words
+            }
+            Choice::Ocr(words) => {
+                ocr_pages.push(n);
+                words
+            }
+            Choice::Unreadable => {
+                unreadable.push(n);
+                pages.push(PageLines {
+                    lines: Vec::new(),
+                    height,
+                });
+                continue;
+            }
+        };
+        alnum += words
+            .iter()
+            .map(|w| w.text.chars().filter(|c| c.is_alphanumeric()).count())
+            .sum::<usize>();
+        let words = super::linenos::drop_line_numbers(words, height);
         let lines = layout::reading_order(words);
         pages.push(PageLines { lines, height });
     }
+    // Why pages that needed OCR have no reading, for errors and warnings.
+    let why = || match (&ocr.unavailable, ocr.pages.is_empty()) {
+        (Some(r), _) => r.clone(),
+        (None, false) => "OCR could not read it either".to_string(),
+        (None, true) => "OCR was not tried".to_string(),
+    };
     if !unreadable.is_empty() && unreadable.len() == pages.len() {
-        return Err(PdfError::Garbled { name: name.into() });
+        return Err(PdfError::Garbled {
+            name: name.into(),
+            ocr: why(),
+        });
     }
     // A stray page number or a scanner's stamp is not a text layer.
     if alnum < 8 {
-        return Err(PdfError::NoText { name: name.into() });
+        return Err(PdfError::NoText {
+            name: name.into(),
+            ocr: why(),
+        });
     }
     if !unreadable.is_empty() {
         tracing::warn!(file = name, pages = ?unreadable, "pages with a garbage text layer left out");
     }
+    let ocr_note = (!unreadable.is_empty() || !unread_scans.is_empty()).then(why);
     let page_texts = pages
         .iter()
         .map(|p| p.lines.iter().map(Line::text).collect::<Vec<_>>().join("\n"))
         .collect();
     let (markdown, title) = render(&pages);
     if markdown.trim().is_empty() {
-        return Err(PdfError::NoText { name: name.into() });
+        return Err(PdfError::NoText {
+            name: name.into(),
+            ocr: why(),
+        });
     }
     tracing::debug!(
         file = name,
@@ -97,6 +157,9 @@ pub fn pdf_to_markdown(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<C
         page_texts,
         title,
         unreadable_pages: unreadable,
+        ocr_pages,
+        ocr_note,
+        ocr_wanted,
     })
 }
 
@@ -520,6 +583,7 @@ mod tests {
             bold: false,
             space_before: false,
         };
+        let garbled = |g: &[layout::Glyph]| PageText::of(g, 0).readability.garbled();
         let symbols: Vec<layout::Glyph> = "#$%&!*+=<>".chars().cycle().take(300).map(glyph).collect();
         assert!(garbled(&symbols));
         let prose: Vec<layout::Glyph> = "Words, with (some) punctuation: 3.2%!"

@@ -19,6 +19,8 @@ mod figures;
 mod flow;
 mod layout;
 mod linenos;
+mod ocr;
+pub mod readable;
 mod render;
 mod structure;
 mod tables;
@@ -26,10 +28,13 @@ mod text;
 
 pub use annotations::extract_annotations;
 pub use annotations::{Annotation, AnnotationKind};
-pub use convert::pdf_to_markdown;
 pub use convert::Converted;
+pub use convert::{pdf_to_markdown, pdf_to_markdown_ocr};
 pub use figures::extract_figures;
 pub use figures::Figure;
+pub use ocr::{
+    ocr_candidates, render_for_ocr, text_layer_pages, OcrCandidate, OcrImage, OcrInput, OcrNeed, OcrPage, OcrWord,
+};
 pub use render::{clamp_width, render_page, PageImage, MAX_RENDER_PAGES};
 
 /// The one-page PDF `runtime check` opens.
@@ -56,12 +61,14 @@ pub enum PdfError {
     Truncated { name: String },
     #[error("{name}: the PDF has no pages")]
     NoPages { name: String },
-    #[error("{name}: no extractable text — scanned or image-only PDF; there is no OCR (its highlights and notes can still be extracted)")]
-    NoText { name: String },
+    /// `ocr` says what OCR did or why it did not run ("OCR is off …",
+    /// "OCR needs Tesseract … install …", "OCR could not read it either").
+    #[error("{name}: no extractable text — scanned or image-only PDF; {ocr} (its highlights and notes can still be extracted)")]
+    NoText { name: String, ocr: String },
     /// Every page's text layer is garbage (fonts without a usable Unicode
     /// mapping): what would come out is symbols, not words.
-    #[error("{name}: no extractable text — the text layer is unreadable on every page (its fonts map glyphs to symbols, not letters); there is no OCR — export the PDF again from its source, or print it to a new PDF")]
-    Garbled { name: String },
+    #[error("{name}: no extractable text — the text layer is unreadable on every page (its fonts map glyphs to symbols, not letters); {ocr} — export the PDF again from its source, or print it to a new PDF")]
+    Garbled { name: String, ocr: String },
 }
 
 impl PdfError {
@@ -347,6 +354,13 @@ pub fn outline(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Result<Vec<Outli
 /// Rotated characters (margin stamps such as arXiv's) are left out: they
 /// are not part of the running text.
 pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::Glyph>, PdfError> {
+    page_glyphs_counted(page, name).map(|(g, _)| g)
+}
+
+/// [`page_glyphs`] and how many characters it left out as unmapped
+/// (private-use code points and control codes: glyphs whose font gives no
+/// Unicode for them), which the readability check counts against a page.
+pub(crate) fn page_glyphs_counted(page: &PdfPage<'_>, name: &str) -> Result<(Vec<layout::Glyph>, usize), PdfError> {
     let height = page.height().value;
     let text = page.text().map_err(|e| read_error(name, "page text", e))?;
     let chars = text.chars();
@@ -357,8 +371,12 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
     // `dingbats`), by index into `out`, with the code their name carried.
     let mut misread: Vec<(usize, u8)> = Vec::new();
     let mut letters = 0usize;
+    let mut unmapped = 0usize;
     for (k, ch) in chars.iter().enumerate() {
-        let Some(c) = ch.unicode_char() else { continue };
+        let Some(c) = ch.unicode_char() else {
+            unmapped += 1;
+            continue;
+        };
         let code = dingbats::code_of(c).filter(|_| !dingbats::genuine_dingbat_font(&ch.font_name()));
         if code.is_none() && c.is_alphanumeric() {
             letters += 1;
@@ -380,7 +398,12 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
             _ => text::normalise(c),
         };
         let piece = match norm {
-            text::Norm::Skip => continue,
+            text::Norm::Skip => {
+                if c.is_control() || ('\u{E000}'..='\u{F8FF}').contains(&c) {
+                    unmapped += 1;
+                }
+                continue;
+            }
             text::Norm::Space => {
                 space = true;
                 continue;
@@ -443,7 +466,7 @@ pub(crate) fn page_glyphs(page: &PdfPage<'_>, name: &str) -> Result<Vec<layout::
         space = false;
     }
     dingbats::mend_glyphs(&mut out, &misread, letters);
-    Ok(out)
+    Ok((out, unmapped))
 }
 
 fn weight_value(w: PdfFontWeight) -> u32 {

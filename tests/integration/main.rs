@@ -37,6 +37,7 @@ mod owner_limits;
 mod owner_progress;
 mod papers_fakes;
 mod pdf_isolation;
+mod pdf_ocr;
 mod sandbox;
 mod support;
 mod sync_jobs;

@@ -20,7 +20,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// PDFium unpacked once for this test binary; every config points at it.
-fn shared_pdfium() -> &'static str {
+pub(crate) fn shared_pdfium() -> &'static str {
     static LIB: OnceLock<String> = OnceLock::new();
     LIB.get_or_init(|| {
         let home = JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("pdf_isolation_runtime"));

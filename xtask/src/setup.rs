@@ -44,6 +44,16 @@ const SYSTEM: &[(&str, &str, &str)] = &[
         "pandoc's LaTeX template (drafts export tests)",
     ),
     ("pandoc", "pandoc", "the drafts Markdown → PDF export tests"),
+    (
+        "tesseract",
+        "tesseract-ocr",
+        "reading scanned PDF pages (OCR, `pdf.ocr`) and its tests",
+    ),
+    (
+        "file:/usr/share/tesseract-ocr/5/tessdata/eng.traineddata",
+        "tesseract-ocr-eng",
+        "OCR's English data (Debian 12's path)",
+    ),
 ];
 
 /// What only the test suite needs: Debian's chromium and its WebDriver for
