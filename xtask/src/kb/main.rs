@@ -15,6 +15,8 @@ mod owner;
 mod pdf_outline;
 mod pdf_papers;
 mod pdf_quality;
+mod pdf_readability;
+mod pdf_scanned;
 mod vault;
 
 use std::process::ExitCode;
@@ -40,7 +42,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N] [--sweep] [--trees N,M] [--scifact]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--show-worst] [--missing] [--out DIR | --score-markdown DIR]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web\n       xtask-kb bench sync [--edits N] [--burst N] [--idle-secs N] [--bin PATH]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N] [--sweep] [--trees N,M] [--scifact]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--papers|--all] [--show-worst] [--missing] [--out DIR | --score-markdown DIR] [--readability] [--scanned]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web\n       xtask-kb bench sync [--edits N] [--burst N] [--idle-secs N] [--bin PATH]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };

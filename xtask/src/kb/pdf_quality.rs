@@ -153,11 +153,21 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         .iter()
         .enumerate()
         .filter(|(i, a)| {
-            !(a.starts_with("--") || *i > 0 && matches!(args[i - 1].as_str(), "--out" | "--score-markdown"))
+            !(a.starts_with("--") || *i > 0 && matches!(args[i - 1].as_str(), "--out" | "--score-markdown" | "--dump"))
         })
         .map(|(_, a)| a)
         .map(PathBuf::from)
         .collect();
+    // `--scanned`: the scanned-paper set (real papers drawn as pictures
+    // and read back by OCR).
+    if args.iter().any(|a| a == "--scanned") {
+        let files = if explicit.is_empty() {
+            crate::pdf_scanned::default_files(root)?
+        } else {
+            explicit
+        };
+        return crate::pdf_scanned::run(root, &files);
+    }
     // `--papers`: the set of real papers (R vignettes) instead of the
     // manuals and templates; `--all`: both.
     let papers = args.iter().any(|a| a == "--papers");
@@ -176,6 +186,16 @@ pub fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     } else {
         explicit
     };
+    // `--readability`: the "reads as words" check on these pages and on
+    // the same pages made junk.
+    if args.iter().any(|a| a == "--readability") {
+        let dump = args
+            .iter()
+            .position(|a| a == "--dump")
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from);
+        return crate::pdf_readability::run(&files, dump);
+    }
     let verbose = args.iter().any(|a| a == "--show-worst");
     // `--missing`: the words of the plain text the Markdown lost most.
     let missing_words = args.iter().any(|a| a == "--missing");
@@ -451,7 +471,7 @@ fn median(it: impl Iterator<Item = f64>) -> f64 {
 /// that breaks a word at a line end with U+0002 (soft hyphens likewise):
 /// the word is whole on both sides of the mark, so "Digi\u{2}tal" counts as
 /// "digital", the word a reader sees, not as "digi" and "tal".
-fn bag(text: &str) -> HashMap<String, usize> {
+pub(crate) fn bag(text: &str) -> HashMap<String, usize> {
     let mut m = HashMap::new();
     let text = text.replace(['\u{2}', '\u{AD}'], "");
     for w in text.split(|c: char| !c.is_alphabetic()) {
