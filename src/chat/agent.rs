@@ -1,6 +1,9 @@
-//! The agent handle: its plain dependencies, the running-turn registry, the
-//! pending confirmations, and the human-side session operations (new,
-//! resume, pin, rename, delete, switch model, stop, confirm).
+//! The agent handle: its plain dependencies, the running-turn registry
+//! (each turn's stop switch; a turn is registered by
+//! [`ChatAgent::begin_turn`] before its worker starts), the brand-new
+//! sessions that have no file yet, the pending confirmations, and the
+//! human-side session operations (new, resume, pin, rename, delete, switch
+//! model, stop — the one rollback path —, confirm).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,6 +95,13 @@ pub struct PendingView {
     pub action: ConfirmAction,
 }
 
+/// A turn taken out of the registry with its switch flipped, waiting for
+/// [`ChatAgent::finish_stop`] to roll it back.
+pub struct StopTicket {
+    id: String,
+    running: Running,
+}
+
 /// What a stop did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StopOutcome {
@@ -99,8 +109,14 @@ pub struct StopOutcome {
     pub rolled_back: bool,
 }
 
+/// How many unsaved new sessions are remembered (each "New chat" makes one;
+/// only the newest few can still receive a first message).
+const UNSAVED_KEEP: usize = 32;
+
 pub struct ChatAgent {
     pub(crate) deps: ChatDeps,
+    /// Brand-new sessions with no file yet (saved by their first turn).
+    unsaved: Mutex<Vec<SharedSession>>,
     pub(crate) settings: RwLock<ChatSettings>,
     pub(crate) running: Mutex<HashMap<String, Running>>,
     pub(crate) pending: Mutex<HashMap<String, PendingAction>>,
@@ -125,6 +141,7 @@ impl ChatAgent {
             deps,
             settings,
             running: Mutex::new(HashMap::new()),
+            unsaved: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             next_generation: AtomicU64::new(1),
         }
@@ -181,6 +198,27 @@ impl ChatAgent {
 
     pub fn list(&self) -> Result<Vec<SessionMeta>, ChatError> {
         Ok(self.deps.sessions.list()?)
+    }
+
+    /// Remember a brand-new session (no file until its first turn saves
+    /// it), so the first message can find it.
+    pub fn add_unsaved(&self, s: SharedSession) {
+        let mut unsaved = lock(&self.unsaved);
+        unsaved.push(s);
+        let n = unsaved.len();
+        if n > UNSAVED_KEEP {
+            unsaved.drain(..n - UNSAVED_KEEP);
+        }
+    }
+
+    /// The unsaved new session `id`, if it is remembered.
+    pub fn unsaved(&self, id: &str) -> Option<SharedSession> {
+        lock(&self.unsaved).iter().find(|s| lock(s).id == id).cloned()
+    }
+
+    /// Forget an unsaved session (deleted, or saved by its first turn).
+    pub fn forget_unsaved(&self, id: &str) {
+        lock(&self.unsaved).retain(|s| lock(s).id != id);
     }
 
     /// Ids with a turn in flight.
@@ -266,12 +304,32 @@ impl ChatAgent {
     /// landed. Never waits for the worker: the stop switch closes any
     /// request in flight, and the commit lock decides the race.
     pub fn stop(&self, id: &str) -> Result<StopOutcome, ChatError> {
+        let ticket = self.begin_stop(id)?;
+        self.finish_stop(ticket)
+    }
+
+    /// The first half of [`ChatAgent::stop`], which never waits: take the
+    /// turn out of the registry and flip its switch (closing any model
+    /// request in flight). From here the worker writes nothing — it checks
+    /// the switch inside the commit lock — and the ticket's holder owns the
+    /// rollback.
+    pub fn begin_stop(&self, id: &str) -> Result<StopTicket, ChatError> {
         let Some(running) = lock(&self.running).remove(id) else {
             return Err(ChatError::NotRunning(id.to_string()));
         };
-        // Switch first, then the lock: a worker about to commit sees the
-        // switch inside the lock and stands down.
         running.cancel.cancel();
+        Ok(StopTicket {
+            id: id.to_string(),
+            running,
+        })
+    }
+
+    /// The second half of [`ChatAgent::stop`]: under the commit lock (it may
+    /// wait for a worker mid-save), roll the turn back unless its reply
+    /// already landed. The one rollback path.
+    pub fn finish_stop(&self, ticket: StopTicket) -> Result<StopOutcome, ChatError> {
+        let StopTicket { id, running } = ticket;
+        let id = id.as_str();
         let mut s = lock(&running.session);
         let rolled_back = if s.ends_with_reply() {
             false

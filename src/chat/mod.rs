@@ -51,7 +51,7 @@
 //! Exactly one of `reply`, `stopped` or `error` ends a turn. A failed model
 //! call still ends in `reply` (with `error: true` and a "⚠️ …" text, secrets
 //! redacted), because that reply is saved with the session. The events are
-//! plain types with serde derives; the wire DTOs are the web edge's.
+//! plain types; their wire form (the names above) is the web edge's.
 //!
 //! # Stop and rollback
 //!
@@ -67,6 +67,7 @@ pub mod chatlog;
 pub mod compact;
 pub mod history;
 mod indexer;
+pub mod lifecycle;
 pub mod models;
 pub mod prompt;
 pub mod runaway;
@@ -78,7 +79,8 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-pub use agent::{ChatAgent, ChatDeps, ChatSettings, PendingView, StopOutcome};
+pub use agent::{ChatAgent, ChatDeps, ChatSettings, PendingView, StopOutcome, StopTicket};
+pub use lifecycle::TurnHandle;
 pub use models::{CachedProviders, ProviderSource, SwitchError};
 pub use session::{Session, SessionError, SessionMeta, SessionStore, SourceRef, ToolLogEntry};
 
@@ -141,9 +143,9 @@ pub struct Reply {
     pub error: bool,
 }
 
-/// One event of a running turn (see the module docs for the schema).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// One event of a running turn (see the module docs for the schema). No
+/// serde shape: the wire form is the edge's (`web/routes/wire.rs`).
+#[derive(Debug, Clone, PartialEq)]
 pub enum ChatEvent {
     Status {
         state: TurnState,

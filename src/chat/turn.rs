@@ -124,6 +124,24 @@ impl ChatAgent {
         cancel: &Cancel,
     ) -> Result<Option<Reply>, ChatError> {
         let (id, generation) = self.register(session, cancel)?;
+        self.run_registered(session, &id, generation, message, context, events, cancel)
+    }
+
+    /// The turn registered as `(id, generation)` (see
+    /// [`ChatAgent::begin_turn`]): run it, deregister it, log it, and
+    /// forget the session as unsaved once a reply saved it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_registered(
+        &self,
+        session: &SharedSession,
+        id: &str,
+        generation: u64,
+        message: &str,
+        context: &TurnContext,
+        events: EventSink<'_>,
+        cancel: &Cancel,
+    ) -> Result<Option<Reply>, ChatError> {
+        let id = id.to_string();
         let started = Instant::now();
         let mut record = TurnRecord {
             session: id.clone(),
@@ -131,6 +149,10 @@ impl ChatAgent {
         };
         let out = self.turn_inner(session, message, context, events, cancel, &mut record);
         self.deregister(&id, generation);
+        if matches!(out, Ok(Some(_))) {
+            // Saved with its reply (a stop can no longer empty it).
+            self.forget_unsaved(&id);
+        }
         record.ms = started.elapsed().as_millis() as u64;
         match &out {
             Err(ChatError::Cancelled) => record.outcome = "stopped".into(),

@@ -172,13 +172,13 @@ pub async fn serve_bound(app: Arc<App>, bound: Bound, shutdown: Cancel) -> Resul
     drop(bound.listener);
     // Open SSE streams would hold graceful shutdown forever: end every live
     // turn first, which ends its stream.
-    let ids = state.cancel_all_turns();
+    let tickets = state.cancel_all_turns();
     // Roll the stopped turns back so no half turn is left on disk.
     if let Ok(chat) = state.app.chat() {
         let _ = tokio::task::spawn_blocking(move || {
-            for id in ids {
-                if let Err(e) = chat.stop(&id) {
-                    tracing::debug!(session = %id, error = %e, "nothing to roll back at shutdown");
+            for t in tickets {
+                if let Err(e) = chat.finish_stop(t) {
+                    tracing::warn!(error = %e, "could not roll back a turn stopped at shutdown");
                 }
             }
         })

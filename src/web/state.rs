@@ -1,38 +1,35 @@
 //! Per-process web state: what the server must remember between requests.
 //!
 //! Owns: the allowed Host values (fixed once the port is bound), the
-//! viewed session, brand-new sessions that have no file yet, the default
-//! knowledge-source mode for new sessions, and one entry per turn streaming
-//! right now (its stop switch and the sender of its SSE stream, so
-//! `/chat/stop` can end the stream itself without waiting for the worker).
+//! viewed session, the default knowledge-source mode for new sessions, and
+//! one entry per turn streaming right now: session id → the sender of its
+//! SSE stream, so `/chat/stop` can end the stream itself without waiting
+//! for the worker.
 //! Must not: persist anything, or decide chat semantics: the running-turn
-//! registry, rollback and pending confirmations belong to the chat agent;
-//! this only mirrors what the HTTP side needs. A restart forgets it all.
+//! registry (with each turn's stop switch), the unsaved new sessions,
+//! rollback and pending confirmations belong to the chat agent. A restart
+//! forgets it all.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::app::App;
 use crate::cancel::Cancel;
-use crate::chat::{ChatAgent, SharedSession};
+use crate::chat::{ChatAgent, StopTicket};
 
 use super::error::ApiError;
 use super::security::allowed_hosts;
 
-/// How many unsaved new sessions are remembered (each "New chat" click makes
-/// one; only the newest few can still receive a first message).
-const FRESH_KEEP: usize = 32;
-
 /// One SSE frame's payload, already JSON.
 pub type Frame = serde_json::Value;
 
-/// One turn streaming to a browser.
+/// One turn streaming to a browser: which registration (the chat's turn
+/// generation) and where its frames go.
 pub struct Streaming {
     pub turn_id: u64,
-    pub cancel: Cancel,
     pub tx: UnboundedSender<Frame>,
 }
 
@@ -42,9 +39,7 @@ pub struct WebState {
     pub shutdown: Cancel,
     pub default_kb_only: AtomicBool,
     active: Mutex<Option<String>>,
-    fresh: Mutex<Vec<SharedSession>>,
     streaming: Mutex<HashMap<String, Streaming>>,
-    next_turn: AtomicU64,
 }
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -59,9 +54,7 @@ impl WebState {
             shutdown,
             default_kb_only: AtomicBool::new(true),
             active: Mutex::new(None),
-            fresh: Mutex::new(Vec::new()),
             streaming: Mutex::new(HashMap::new()),
-            next_turn: AtomicU64::new(1),
         }
     }
 
@@ -77,57 +70,19 @@ impl WebState {
         *lock(&self.active) = Some(id.to_string());
     }
 
-    /// Remember a brand-new session (no file until its first turn).
-    pub fn add_fresh(&self, s: SharedSession) {
-        let mut fresh = lock(&self.fresh);
-        fresh.push(s);
-        let n = fresh.len();
-        if n > FRESH_KEEP {
-            fresh.drain(..n - FRESH_KEEP);
-        }
-    }
-
-    pub fn fresh(&self, id: &str) -> Option<SharedSession> {
-        lock(&self.fresh).iter().find(|s| lock(s).id == id).cloned()
-    }
-
-    pub fn forget_fresh(&self, id: &str) {
-        lock(&self.fresh).retain(|s| lock(s).id != id);
-    }
-
-    /// Sessions mid-turn: the agent's registry plus turns this server has
-    /// accepted whose worker has not registered yet.
+    /// Sessions mid-turn (the chat's registry).
     pub fn busy(&self) -> Vec<String> {
-        let mut v: Vec<String> = lock(&self.streaming).keys().cloned().collect();
-        if let Ok(chat) = self.chat() {
-            v.extend(chat.busy());
-        }
-        v.sort();
-        v.dedup();
-        v
+        self.chat().map(|c| c.busy()).unwrap_or_default()
     }
 
     pub fn is_streaming(&self, id: &str) -> bool {
         lock(&self.streaming).contains_key(id)
     }
 
-    /// Register a streaming turn; `None` when one is already registered.
-    pub fn start_stream(&self, id: &str, tx: UnboundedSender<Frame>) -> Option<(u64, Cancel)> {
-        let mut streaming = lock(&self.streaming);
-        if streaming.contains_key(id) {
-            return None;
-        }
-        let turn_id = self.next_turn.fetch_add(1, Ordering::Relaxed);
-        let cancel = Cancel::new();
-        streaming.insert(
-            id.to_string(),
-            Streaming {
-                turn_id,
-                cancel: cancel.clone(),
-                tx,
-            },
-        );
-        Some((turn_id, cancel))
+    /// Send turn `turn_id`'s frames for `id` to `tx` (a finished turn's
+    /// entry not yet ended is replaced: its worker is past its events).
+    pub fn start_stream(&self, id: &str, turn_id: u64, tx: UnboundedSender<Frame>) {
+        lock(&self.streaming).insert(id.to_string(), Streaming { turn_id, tx });
     }
 
     /// Deregister only if the registered turn is still `turn_id`.
@@ -144,17 +99,19 @@ impl WebState {
     }
 
     /// Shutdown: stop every live turn (each closes its upstream connection)
-    /// and end its stream. Returns the sessions that were mid-turn.
-    pub fn cancel_all_turns(&self) -> Vec<String> {
+    /// and end its stream. Returns the stops still to be rolled back.
+    pub fn cancel_all_turns(&self) -> Vec<StopTicket> {
         let all: Vec<(String, Streaming)> = lock(&self.streaming).drain().collect();
-        let mut ids = Vec::new();
+        let chat = self.chat().ok();
+        let mut tickets = Vec::new();
         for (id, s) in all {
-            s.cancel.cancel();
+            if let Some(t) = chat.as_ref().and_then(|c| c.begin_stop(&id).ok()) {
+                tickets.push(t);
+            }
             let _ =
                 s.tx.send(serde_json::json!({ "type": "stopped", "session_id": id, "reason": "shutdown" }));
-            ids.push(id);
         }
-        ids
+        tickets
     }
 }
 

@@ -281,6 +281,41 @@ fn stop_before_the_reply_rolls_the_turn_back_and_leaves_no_trace() {
 }
 
 #[test]
+fn a_turn_is_registered_before_it_runs_and_a_stop_before_the_start_wins() {
+    let fx = fixture(NOTES);
+    let server = FakeServer::start(vec![Wire::Ollama.text(&["first answer"])]);
+    let agent = Arc::new(fx.agent(&server));
+    let s = session(&agent, "ollama");
+    agent
+        .run_turn(&s, "first", &Events::default().sink(), &Cancel::new())
+        .unwrap();
+    let id = s.lock().unwrap().id.clone();
+    let before = agent.store().load(&id).unwrap();
+    // Registered at once: busy, and a second turn is refused.
+    let turn = agent.begin_turn(&s).unwrap();
+    assert!(agent.is_busy(&id));
+    assert!(agent.begin_turn(&s).is_err(), "one turn per session");
+    // The stop comes before the worker runs: it finds the turn, and the
+    // turn then saves nothing and asks no model.
+    let out = agent.stop(&id).unwrap();
+    assert!(!out.rolled_back, "nothing of it was saved yet");
+    assert!(!agent.is_busy(&id));
+    let ev = Events::default();
+    let r = turn
+        .run("second question", &Default::default(), &ev.sink())
+        .unwrap();
+    assert!(r.is_none(), "a stopped turn has no reply");
+    assert_eq!(ev.all(), vec![ChatEvent::Stopped]);
+    assert_eq!(server.requests().len(), 1, "no model request after the stop");
+    let after = agent.store().load(&id).unwrap();
+    assert_eq!(after.display, before.display);
+    assert_eq!(after.messages, before.messages);
+    // An unrun handle lets go of its registration when dropped.
+    drop(agent.begin_turn(&s).unwrap());
+    assert!(!agent.is_busy(&id));
+}
+
+#[test]
 fn a_reply_that_wins_the_race_stands() {
     let fx = fixture(NOTES);
     let server = FakeServer::start(vec![Wire::Ollama.text(&["the answer"])]);

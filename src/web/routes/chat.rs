@@ -1,12 +1,14 @@
 //! A turn: `POST /chat` (streams the agent's events as SSE), `POST
 //! /chat/stop`, `POST /confirm-action`.
 //!
-//! The turn runs on a blocking thread; its events go through a channel to
-//! the response stream. `/chat/stop` flips the turn's switch (closing any
-//! model request in flight), pushes `stopped` into that same channel — so
-//! the browser's stream ends at once, whatever the worker is doing — and
-//! then has the agent roll the turn back under its commit lock. It never
-//! waits for the worker to notice.
+//! Parse, call, stream: the chat registers the turn (`begin_turn`) before
+//! it runs on a blocking thread; its events go through a channel to the
+//! response stream, in the web's wire form (`wire::event_json`).
+//! `/chat/stop` flips the turn's switch (closing any model request in
+//! flight), pushes `stopped` into that same channel — so the browser's
+//! stream ends at once, whatever the worker is doing — and then has the
+//! agent roll the turn back under its commit lock (`ChatAgent::stop`, the
+//! one rollback path). It never waits for the worker to notice.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -82,21 +84,20 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
     if busy {
         return Err(ChatError::Busy(id).into());
     }
+    // Registered with the chat before the worker starts, so a second /chat
+    // racing in is refused and a stop arriving at once finds the turn.
+    let turn = chat.begin_turn(&session)?;
+    let turn_id = turn.generation();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    // Registered before the worker starts, so a second /chat racing in sees
-    // the busy guard and a stop arriving at once finds the turn.
-    let Some((turn_id, cancel)) = state.start_stream(&id, tx.clone()) else {
-        return Err(ChatError::Busy(id).into());
-    };
+    state.start_stream(&id, turn_id, tx.clone());
     state.set_active(&id);
     let vault = state.app.config().path("vault.path");
     let worker_state = state.clone();
     let worker_id = id.clone();
     tokio::task::spawn_blocking(move || {
-        let sink_session = session.clone();
         let sink = |ev: crate::chat::ChatEvent| {
             let title = if matches!(ev, crate::chat::ChatEvent::Reply(_)) {
-                lock(&sink_session).title.clone()
+                lock(&session).title.clone()
             } else {
                 String::new()
             };
@@ -104,21 +105,10 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
             // still completes and is saved.
             let _ = tx.send(event_json(&ev, vault.as_deref(), &title));
         };
-        let outcome = chat.run_turn_in(&session, &message, &context, &sink, &cancel);
-        if let Err(e) = &outcome {
+        if let Err(e) = turn.run(&message, &context, &sink) {
             if !matches!(e, ChatError::Cancelled) {
                 tracing::warn!(session = %worker_id, error = %e, "turn failed");
             }
-        }
-        if cancel.is_cancelled() {
-            // A stop that arrived before this worker registered with the
-            // agent found nothing to roll back; the worker may have saved
-            // the question since. Take it back out.
-            undo_unanswered(&chat, &session, &message);
-        }
-        let saved = !lock(&session).is_empty();
-        if saved {
-            worker_state.forget_fresh(&worker_id);
         }
         worker_state.end_stream(&worker_id, turn_id);
         // Dropping `tx` here ends the stream if no terminal event did.
@@ -153,27 +143,6 @@ fn open_file(state: &WebState, f: OpenFileBody) -> ApiResult<crate::chat::OpenFi
     })
 }
 
-/// Roll back a turn whose question is still the last thing in the session
-/// (no answer after it), under the commit lock.
-fn undo_unanswered(chat: &crate::chat::ChatAgent, session: &crate::chat::SharedSession, message: &str) {
-    let mut s = lock(session);
-    let unanswered = s
-        .display
-        .last()
-        .is_some_and(|e| matches!(e.role, crate::llm::Role::User) && e.text.trim() == message);
-    if !unanswered || !s.rollback_turn() {
-        return;
-    }
-    let saved = if s.is_empty() {
-        chat.store().delete_file(&s.id).map(|_| ())
-    } else {
-        chat.store().save(&s).map(|_| ())
-    };
-    if let Err(e) = saved {
-        tracing::warn!(session = %s.id, error = %e, "could not save the rolled-back session");
-    }
-}
-
 #[derive(Deserialize)]
 pub struct StopBody {
     pub session_id: String,
@@ -188,32 +157,31 @@ pub struct StopResult {
 async fn stop(State(state): State<Arc<WebState>>, Body(b): Body<StopBody>) -> ApiResult<Json<StopResult>> {
     let id = check_id(&b.session_id)?;
     let chat = state.chat()?;
+    // The switch first (it closes the model request), then the browser is
+    // freed — before any lock is taken.
+    let ticket = match chat.begin_stop(&id) {
+        Ok(t) => Some(t),
+        // The turn already ended (its reply stands); its stream may not have.
+        Err(ChatError::NotRunning(_)) => None,
+        Err(e) => return Err(e.into()),
+    };
     let streaming = state.take_stream(&id);
-    if streaming.is_none() && !chat.is_busy(&id) {
+    if ticket.is_none() && streaming.is_none() {
         return Err(ChatError::NotRunning(id).into());
     }
     if let Some(s) = &streaming {
-        // The switch first (it closes the model request), then the browser
-        // is freed — before any lock is taken.
-        s.cancel.cancel();
         let _ = s.tx.send(json!({ "type": "stopped", "session_id": id }));
     }
     // The rollback may wait on the commit lock (a worker mid-save): off the
     // event loop.
-    let rid = id.clone();
-    let had_stream = streaming.is_some();
-    let outcome = blocking(move || match chat.stop(&rid) {
-        Ok(o) => Ok(o.rolled_back),
-        // The worker had not registered yet: its switch is already flipped,
-        // so it stands down at its first check and undoes its question.
-        Err(ChatError::NotRunning(_)) => Ok(had_stream),
-        Err(e) => Err(e.into()),
-    })
-    .await?;
-    tracing::info!(session = %id, rolled_back = outcome, "turn stopped");
+    let rolled_back = match ticket {
+        Some(t) => blocking(move || Ok(chat.finish_stop(t)?.rolled_back)).await?,
+        None => false,
+    };
+    tracing::info!(session = %id, rolled_back, "turn stopped");
     Ok(Json(StopResult {
         stopped: true,
-        rolled_back: outcome,
+        rolled_back,
     }))
 }
 

@@ -72,7 +72,7 @@ pub fn resolve(state: &WebState, id: &str) -> ApiResult<(SharedSession, bool)> {
     let chat = state.chat()?;
     match chat.resume(id) {
         Ok(found) => Ok(found),
-        Err(ChatError::Session(SessionError::NotFound(_))) => match state.fresh(id) {
+        Err(ChatError::Session(SessionError::NotFound(_))) => match chat.unsaved(id) {
             Some(s) => Ok((s, false)),
             None => Err(ApiError::not_found(format!(
                 "no conversation {id} — it may have been deleted; start a new chat"
@@ -86,7 +86,7 @@ fn make_fresh(state: &WebState) -> ApiResult<SharedSession> {
     let chat = state.chat()?;
     let s = chat.new_session(None, Some(state.default_kb_only.load(Ordering::Relaxed)))?;
     let shared = Arc::new(Mutex::new(s));
-    state.add_fresh(shared.clone());
+    chat.add_unsaved(shared.clone());
     Ok(shared)
 }
 
@@ -181,7 +181,7 @@ async fn pin(
 ) -> ApiResult<Json<serde_json::Value>> {
     blocking(move || {
         let chat = state.chat()?;
-        if let Some(s) = state.fresh(&id) {
+        if let Some(s) = chat.unsaved(&id) {
             if !chat.store().exists(&id)? {
                 lock(&s).pinned = b.pinned;
                 return Ok(Json(serde_json::json!({ "pinned": b.pinned })));
@@ -222,13 +222,13 @@ async fn remove(State(state): State<Arc<WebState>>, Id(id): Id) -> ApiResult<Jso
             return Err(ChatError::Busy(id).into());
         }
         let chat = state.chat()?;
-        let was_fresh = state.fresh(&id).is_some();
+        let was_fresh = chat.unsaved(&id).is_some();
         match chat.delete(&id) {
             Ok(()) => {}
             Err(ChatError::Session(SessionError::NotFound(_))) if was_fresh => chat.clear_pending_for(&id),
             Err(e) => return Err(e.into()),
         }
-        state.forget_fresh(&id);
+        chat.forget_unsaved(&id);
         let mut active = None;
         if state.active_id().as_deref() == Some(id.as_str()) {
             let s = make_fresh(&state)?;

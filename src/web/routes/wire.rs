@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::chat::session::DisplayEntry;
-use crate::chat::{ChatEvent, Reply, SourceRef, ToolLogEntry};
+use crate::chat::{ChatEvent, Reply, SourceRef, ToolLogEntry, TurnState};
 use crate::llm::transcript::Role;
 use crate::web::markdown::to_html;
 
@@ -113,11 +113,44 @@ fn reply_json(r: &Reply, vault: Option<&Path>, title: &str) -> Value {
 
 /// A turn event as the SSE `data:` JSON. `title` is the session's title
 /// after the turn (a first message names the session).
+/// The wire form is the web's own (the chat's events carry no serde
+/// shape): the `type` tag and field names the page's script reads.
 pub fn event_json(ev: &ChatEvent, vault: Option<&Path>, title: &str) -> Value {
     match ev {
+        ChatEvent::Status { state } => json!({ "type": "status", "state": match state {
+            TurnState::Compacting => "compacting",
+            TurnState::Thinking => "thinking",
+        } }),
+        ChatEvent::Text { text } => json!({ "type": "text", "text": text }),
+        ChatEvent::ToolStart { id, name, summary } => {
+            json!({ "type": "tool_start", "id": id, "name": name, "summary": summary })
+        }
+        ChatEvent::ToolFinish {
+            id,
+            name,
+            summary,
+            duration_ms,
+            result_chars,
+            is_error,
+        } => json!({ "type": "tool_finish", "id": id, "name": name, "summary": summary,
+                     "duration_ms": duration_ms, "result_chars": result_chars, "is_error": is_error }),
+        ChatEvent::Confirm {
+            token,
+            description,
+            action,
+        } => json!({ "type": "confirm", "token": token, "description": description, "action": action }),
+        ChatEvent::EditProposal {
+            token,
+            draft_id,
+            filename,
+            base_hash,
+            hunks,
+            message,
+        } => json!({ "type": "edit_proposal", "token": token, "draft_id": draft_id, "filename": filename,
+                     "base_hash": base_hash, "hunks": hunks, "message": message }),
         ChatEvent::Reply(r) => reply_json(r, vault, title),
-        other => serde_json::to_value(other)
-            .unwrap_or_else(|_| json!({ "type": "error", "message": "unserialisable event" })),
+        ChatEvent::Stopped => json!({ "type": "stopped" }),
+        ChatEvent::Error { message, kind } => json!({ "type": "error", "message": message, "kind": kind }),
     }
 }
 
