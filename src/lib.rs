@@ -1,10 +1,11 @@
 //! Jarvis: a personal knowledge base and research assistant in one binary.
 //!
 //! The crate is a library first; `src/main.rs` only calls [`cli::main`].
-//! Modules are listed in layer order, top to bottom:
-//! edges (cli, web, mcp) → app → features (drafts, ingest, kb) → engines (embed, index, ocr, pdf) →
-//! store → foundations (runtime, sandbox, config, paths, logging). A module may only
-//! use modules listed below it. See `docs/ARCHITECTURE.md`.
+//!
+//! [`LAYERS`] is THE layer order, the one place it is written
+//! (`tests/integration/tidy_layers.rs` checks every `crate::` import of
+//! library code against it): a module may use only modules after it. See
+//! `docs/ARCHITECTURE.md`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(unsafe_code)]
 
@@ -41,3 +42,20 @@ pub mod logging;
 pub mod paths;
 pub mod prompts;
 pub mod visibility;
+
+/// Every top-level module, top to bottom: edges (cli, web, mcp) → app →
+/// features (chat, digest, ingest, kb, jobs, drafts) → engines (embed,
+/// index, llm, ocr, pdf) → store → process helpers (runtime, sandbox) →
+/// foundations. A module may use only the modules listed after it, so no
+/// import runs back up and there are no circles between modules.
+#[rustfmt::skip]
+pub const LAYERS: &[&str] = &[
+    "cli", "web", "mcp",                                      // edges
+    "app",                                                    // composition
+    "chat", "digest", "ingest", "kb", "jobs", "drafts",       // features
+    "embed", "index", "llm", "ocr", "pdf",                    // engines
+    "store",                                                  // truth
+    "runtime", "sandbox",                                     // process helpers
+    "config", "logging", "prompts", "paths", "cancel",        // foundations
+    "doc_type", "visibility", "failpoint", "error_kind",
+];

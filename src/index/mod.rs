@@ -178,22 +178,6 @@ pub(crate) fn field_term(key: &str, value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
-    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                rust_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-
     /// The hybrid path end to end: a private chunk that is the best match
     /// for both legs never reaches either ranking, nor the fusion, when the
     /// filter is public-only; without the filter it wins.
@@ -255,46 +239,5 @@ mod tests {
         assert_eq!(public.first(), Some(&1));
         assert_eq!(hybrid(&Filter::default())?.first(), Some(&9));
         Ok(())
-    }
-
-    /// Architecture invariant: one engine per module. tantivy only in
-    /// `index/bm25*.rs`, arroy and heed only in `index/vector*.rs`.
-    #[test]
-    fn engines_are_imported_only_by_their_module() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        assert!(!files.is_empty());
-        let rules: [(&str, &[&str]); 3] = [
-            (
-                "tantivy",
-                &["index/bm25.rs", "index/bm25_pool.rs", "index/bm25_tests.rs"],
-            ),
-            ("arroy", &["index/vector.rs", "index/vector_tests.rs"]),
-            ("heed", &["index/vector.rs", "index/vector_tests.rs"]),
-        ];
-        let mut offenders = Vec::new();
-        for file in &files {
-            let rel = file
-                .strip_prefix(&src)
-                .unwrap_or(file)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let text = std::fs::read_to_string(file).unwrap_or_default();
-            for (krate, allowed) in rules {
-                let uses = text.lines().any(|l| {
-                    let l = l.trim_start();
-                    !l.starts_with("//")
-                        && (l.contains(&format!("{krate}::")) || l.starts_with(&format!("use {krate}")))
-                });
-                if uses && !allowed.contains(&rel.as_str()) {
-                    offenders.push(format!("{rel} uses {krate}"));
-                }
-            }
-        }
-        assert!(
-            offenders.is_empty(),
-            "engine imports outside their module: {offenders:?}"
-        );
     }
 }

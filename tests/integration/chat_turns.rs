@@ -301,9 +301,7 @@ fn a_turn_is_registered_before_it_runs_and_a_stop_before_the_start_wins() {
     assert!(!out.rolled_back, "nothing of it was saved yet");
     assert!(!agent.is_busy(&id));
     let ev = Events::default();
-    let r = turn
-        .run("second question", &Default::default(), &ev.sink())
-        .unwrap();
+    let r = turn.run("second question", &Default::default(), &ev.sink()).unwrap();
     assert!(r.is_none(), "a stopped turn has no reply");
     assert_eq!(ev.all(), vec![ChatEvent::Stopped]);
     assert_eq!(server.requests().len(), 1, "no model request after the stop");

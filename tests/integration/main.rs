@@ -42,6 +42,7 @@ mod sandbox;
 mod support;
 mod sync_jobs;
 mod tidy;
+mod tidy_layers;
 mod tidy_settings;
 mod web_browser;
 mod web_browser_ui;

@@ -1,0 +1,151 @@
+//! The layer order, checked on every `crate::` import of library code.
+//!
+//! The order is written once, as `jarvis::LAYERS` in `src/lib.rs`: a
+//! module may use only the modules after it. Test code (`mod tests`
+//! blocks, `*tests.rs` files, `test_support`) is exempt — a test may set
+//! up its subject with a higher layer's help.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The source without `#[cfg(test)] mod … { … }` blocks and comment lines.
+fn library_code(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..i]);
+        let after = rest[i + "#[cfg(test)]".len()..].trim_start();
+        let is_mod = after.starts_with("mod ") || after.starts_with("pub mod ") || after.starts_with("pub(crate) mod ");
+        match (is_mod, after.find('{'), after.find(';')) {
+            (true, Some(o), semi) if semi.is_none_or(|s| o < s) => {
+                let mut depth = 0usize;
+                let mut end = after.len();
+                for (j, c) in after[o..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = o + j + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                rest = &after[end..];
+            }
+            _ => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level module a `src/`-relative path belongs to.
+fn module_of(rel: &str) -> &str {
+    let first = rel.split('/').next().unwrap_or(rel);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// Imports in `code` (of module `own`) that run up or sideways.
+fn violations(rel: &str, code: &str, layers: &[&str]) -> Vec<String> {
+    let own = module_of(rel);
+    let Some(rank) = layers.iter().position(|m| *m == own) else {
+        return vec![format!("src/{rel}: module `{own}` is not in jarvis::LAYERS")];
+    };
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        let name: String = code[i + "crate::".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let Some(used) = layers.iter().position(|m| *m == name) else {
+            continue; // a macro (`crate::web_error_from!`) or not a module
+        };
+        if used <= rank && name != own {
+            let msg = format!("src/{rel} ({own}) uses crate::{name}, which is not below it");
+            if !out.contains(&msg) {
+                out.push(msg);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_import_runs_down_the_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    // LAYERS names every top-level module, once.
+    let declared: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod ").and_then(|m| m.strip_suffix(';')))
+        .collect();
+    let mut listed = jarvis::LAYERS.to_vec();
+    let mut mods = declared.clone();
+    listed.sort_unstable();
+    mods.sort_unstable();
+    assert_eq!(listed, mods, "jarvis::LAYERS and the `pub mod`s of src/lib.rs differ");
+
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if rel == "lib.rs" || rel == "main.rs" || rel.ends_with("tests.rs") || rel.contains("test_support") {
+            continue;
+        }
+        bad.extend(violations(
+            &rel,
+            &library_code(&std::fs::read_to_string(f).unwrap()),
+            jarvis::LAYERS,
+        ));
+    }
+    assert!(
+        bad.is_empty(),
+        "imports against the layer order (jarvis::LAYERS):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_detector_catches_a_wrong_import() {
+    let layers = jarvis::LAYERS;
+    assert_eq!(
+        violations("kb/x.rs", "use crate::app::App;\nuse crate::store::Store;\n", layers),
+        vec!["src/kb/x.rs (kb) uses crate::app, which is not below it"]
+    );
+    // Sideways is up too: web is above mcp, so mcp may not use web.
+    assert_eq!(
+        violations("mcp/x.rs", "let s = crate::web::serve;", layers),
+        vec!["src/mcp/x.rs (mcp) uses crate::web, which is not below it"]
+    );
+    assert!(violations(
+        "web/x.rs",
+        "use crate::mcp::JarvisMcp; crate::web_error_from!(X);",
+        layers
+    )
+    .is_empty());
+    // Test code may reach up.
+    let code = library_code("fn f() {}\n#[cfg(test)]\nmod tests { use crate::app::App; }\n");
+    assert!(violations("kb/y.rs", &code, layers).is_empty());
+    assert_eq!(
+        violations("newmod.rs", "", layers).len(),
+        1,
+        "an unlisted module is named"
+    );
+}
