@@ -52,6 +52,7 @@ impl OpenError {
 pub fn kb_settings(cfg: &Config) -> KbSettings {
     KbSettings {
         hybrid: cfg.bool("rag.hybrid"),
+        fusion: crate::kb::search::Fusion::from_settings(&cfg.str("rag.fusion"), cfg.int("rag.dense_weight")),
         rerank_top_n: cfg.int("rag.rerank_top_n").max(1) as usize,
         rerank_budget: std::time::Duration::from_millis(cfg.int("rag.rerank_budget_ms").max(1) as u64),
         exact_scan_max: cfg.int("rag.exact_scan_max").max(0) as u64,

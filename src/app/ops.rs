@@ -34,6 +34,9 @@ pub enum OpError {
     /// Doctor's probe child could not be run.
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
+    /// A setting could not be written.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 impl OpError {
@@ -46,6 +49,7 @@ impl OpError {
             OpError::UnknownKey { .. } => ErrorKind::NotFound,
             OpError::Model(e) => e.kind(),
             OpError::Sandbox(e) => e.kind(),
+            OpError::Config(e) => e.kind(),
         }
     }
 }
@@ -103,6 +107,31 @@ impl App {
         cancel: &crate::cancel::Cancel,
     ) -> Result<EvalReport, OpError> {
         Ok(self.kb()?.evaluate(set, opts, progress, cancel)?)
+    }
+
+    /// Every fusion of [`crate::kb::tune::grid`] on one set; the best is
+    /// reported, not applied.
+    pub fn tune(
+        &self,
+        set: &EvalSet,
+        opts: &EvalOptions,
+        progress: &dyn Fn(usize, usize),
+        cancel: &crate::cancel::Cancel,
+    ) -> Result<crate::kb::tune::TuneReport, OpError> {
+        Ok(self.kb()?.tune(set, opts, progress, cancel)?)
+    }
+
+    /// Write a fusion to the configuration (`rag.fusion`,
+    /// `rag.dense_weight`) and use it from the next search on.
+    pub fn apply_fusion(&self, fusion: &str, dense_weight: u32) -> Result<(), OpError> {
+        crate::config::write::set_value(&self.home, "rag.fusion", fusion, &*self.env)?;
+        crate::config::write::set_value(&self.home, "rag.dense_weight", &dense_weight.to_string(), &*self.env)?;
+        self.reload_config()?;
+        self.kb()?.set_fusion(crate::kb::search::Fusion::from_settings(
+            fusion,
+            i64::from(dense_weight),
+        ));
+        Ok(())
     }
 
     /// Doctor's probe: open, count, and search with words the index holds

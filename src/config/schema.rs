@@ -309,6 +309,22 @@ pub const FIELDS: &[Field] = &[
     ),
     field!(
         "rag",
+        "fusion",
+        None,
+        Kind::Choice(&["rrf", "weighted"]),
+        Default::Str("rrf"),
+        "how the BM25 and dense results are combined: reciprocal rank fusion, or weighted normalised scores (`jarvis kb eval FILE --tune` finds the best on your own queries)"
+    ),
+    field!(
+        "rag",
+        "dense_weight",
+        None,
+        Kind::Int { min: 0, max: 100 },
+        Default::Int(50),
+        "the dense leg's share of the fusion in percent (BM25 gets the rest; 50 weighs both alike)"
+    ),
+    field!(
+        "rag",
         "figure_captions",
         None,
         Kind::Bool,

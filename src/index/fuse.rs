@@ -1,4 +1,5 @@
-//! Reciprocal rank fusion of several rankings into one.
+//! Fusing several rankings into one: reciprocal rank fusion ([`rrf`]) and
+//! weighted score fusion ([`weighted`]).
 //!
 //! Pure arithmetic on chunk ids: no index, no store, no I/O. It knows nothing
 //! about privacy; it can only fuse what the (already filtered) rankings hold,
@@ -7,6 +8,8 @@
 //! An id's fused score is `Σ weight / (c + rank)` over the rankings that
 //! contain it, with 1-based ranks and `c = 60` by default (Cormack et al.,
 //! and the seed's `_reciprocal_rank_fusion`). Identity is the [`ChunkId`].
+//! Weighted fusion sums each leg's min-max-normalised score times its
+//! weight instead.
 
 use std::collections::HashMap;
 
@@ -59,6 +62,119 @@ pub fn rrf(rankings: &[(&[ChunkId], f32)], c: f32) -> Vec<(ChunkId, f32)> {
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
     fused.into_iter().map(|(id, score, _)| (id, score as f32)).collect()
+}
+
+/// One leg of a weighted score fusion.
+pub enum Leg<'a> {
+    /// A ranking with its raw scores (cosine, BM25): min-max normalised
+    /// within the leg, so the best candidate scores 1 and the worst 0 (a
+    /// leg whose scores are all equal scores 1 throughout).
+    Scored(&'a [(ChunkId, f32)]),
+    /// A set of matches without a graded score (an exact title or heading
+    /// match): every member scores 1.
+    Matches(&'a [ChunkId]),
+}
+
+/// Weighted score fusion: an id's score is `Σ weight × normalised score`
+/// over the legs that hold it (0 where a leg does not). Unlike RRF it keeps
+/// how far apart a leg's scores are, which is what a tuned weighting can
+/// exploit (Bruch et al., "An Analysis of Fusion Functions for Hybrid
+/// Retrieval", 2023). The same guarantees as [`rrf`]: ids come only from the
+/// legs, a repeated id counts once per leg (its best score), weights that
+/// are not finite and ≥ 0 are ignored, non-finite scores count as the
+/// leg's worst, and ties are broken by the best rank reached, then by id.
+pub fn weighted(legs: &[(Leg<'_>, f32)]) -> Vec<(ChunkId, f32)> {
+    let mut acc: HashMap<ChunkId, (Vec<f64>, usize)> = HashMap::new();
+    for (leg, weight) in legs {
+        if !(weight.is_finite() && *weight >= 0.0) {
+            continue;
+        }
+        let w = f64::from(*weight);
+        let scored: Vec<(ChunkId, f64)> = match leg {
+            Leg::Scored(items) => {
+                let finite = items.iter().map(|(_, s)| *s).filter(|s| s.is_finite());
+                let (lo, hi) = finite.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| (lo.min(s), hi.max(s)));
+                let span = f64::from(hi) - f64::from(lo);
+                items
+                    .iter()
+                    .map(|(id, s)| {
+                        let n = if !s.is_finite() {
+                            0.0
+                        } else if span > 0.0 && span.is_finite() {
+                            (f64::from(*s) - f64::from(lo)) / span
+                        } else {
+                            1.0
+                        };
+                        (*id, n)
+                    })
+                    .collect()
+            }
+            Leg::Matches(ids) => ids.iter().map(|id| (*id, 1.0)).collect(),
+        };
+        let mut best: HashMap<ChunkId, (f64, usize)> = HashMap::new();
+        for (i, (id, n)) in scored.into_iter().enumerate() {
+            let e = best.entry(id).or_insert((n, i + 1));
+            e.0 = e.0.max(n);
+        }
+        for (id, (n, rank)) in best {
+            let entry = acc.entry(id).or_insert_with(|| (Vec::new(), usize::MAX));
+            entry.0.push(w * n);
+            entry.1 = entry.1.min(rank);
+        }
+    }
+    let mut fused: Vec<(ChunkId, f64, usize)> = acc
+        .into_iter()
+        .map(|(id, (mut parts, best))| {
+            parts.sort_by(f64::total_cmp);
+            (id, parts.iter().sum(), best)
+        })
+        .collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+    fused.into_iter().map(|(id, score, _)| (id, score as f32)).collect()
+}
+
+#[cfg(test)]
+mod weighted_tests {
+    use super::*;
+
+    fn scored(v: &[(u64, f32)]) -> Vec<(ChunkId, f32)> {
+        v.iter().map(|(i, s)| (ChunkId(*i), *s)).collect()
+    }
+
+    #[test]
+    fn scores_are_normalised_per_leg_and_weighted() {
+        let dense = scored(&[(1, 0.9), (2, 0.5), (3, 0.1)]);
+        let bm25 = scored(&[(3, 30.0), (2, 20.0), (4, 10.0)]);
+        let out = weighted(&[(Leg::Scored(&dense), 0.5), (Leg::Scored(&bm25), 0.5)]);
+        let score = |id: u64| out.iter().find(|(c, _)| c.0 == id).map(|x| x.1).unwrap();
+        // 1: 0.5×1 ; 2: 0.5×0.5 + 0.5×0.5 ; 3: 0.5×0 + 0.5×1 ; 4: 0.5×0.
+        assert!((score(1) - 0.5).abs() < 1e-6);
+        assert!((score(2) - 0.5).abs() < 1e-6);
+        assert!((score(3) - 0.5).abs() < 1e-6);
+        assert!(score(4).abs() < 1e-6);
+        // The dense share decides: all on BM25 puts 3 first, all on dense 1.
+        let only_bm25 = weighted(&[(Leg::Scored(&dense), 0.0), (Leg::Scored(&bm25), 1.0)]);
+        assert_eq!(only_bm25[0].0, ChunkId(3));
+        let only_dense = weighted(&[(Leg::Scored(&dense), 1.0), (Leg::Scored(&bm25), 0.0)]);
+        assert_eq!(only_dense[0].0, ChunkId(1));
+    }
+
+    #[test]
+    fn matches_add_their_weight_and_odd_input_is_tolerated() {
+        let dense = scored(&[(1, 0.9), (2, f32::NAN), (2, 0.2), (3, 0.5)]);
+        let names = [ChunkId(3)];
+        let out = weighted(&[
+            (Leg::Scored(&dense), 1.0),
+            (Leg::Matches(&names), 1.0),
+            (Leg::Scored(&[]), f32::NAN),
+        ]);
+        assert_eq!(out[0].0, ChunkId(3), "{out:?}");
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|(_, s)| s.is_finite()));
+        // One candidate, or all equal: full marks, not a division by zero.
+        let one = scored(&[(7, 0.3)]);
+        assert_eq!(weighted(&[(Leg::Scored(&one), 1.0)]), vec![(ChunkId(7), 1.0)]);
+    }
 }
 
 #[cfg(test)]

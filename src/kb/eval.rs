@@ -275,6 +275,21 @@ impl Kb {
         progress: &dyn Fn(usize, usize),
         cancel: &Cancel,
     ) -> Result<EvalReport> {
+        self.evaluate_with(set, opts, None, None, progress, cancel)
+    }
+
+    /// [`Kb::evaluate`] with the fusion overridden and, when given, every
+    /// query's vector already computed (`vectors[i]` for `set.queries[i]`):
+    /// the tuner runs one set many times and embeds it once.
+    pub(crate) fn evaluate_with(
+        &self,
+        set: &EvalSet,
+        opts: &EvalOptions,
+        fusion: Option<super::search::Fusion>,
+        vectors: Option<&[Vec<f32>]>,
+        progress: &dyn Fn(usize, usize),
+        cancel: &Cancel,
+    ) -> Result<EvalReport> {
         let depth = if set.graded { QRELS_DEPTH } else { KNOWN_ITEM_DEPTH };
         let mut per_query = Vec::with_capacity(set.queries.len());
         for (i, q) in set.queries.iter().enumerate() {
@@ -284,18 +299,24 @@ impl Kb {
             let mut req = SearchRequest::new(q.query.clone(), depth);
             req.filter = opts.filter.clone();
             req.rerank = true;
+            req.fusion = fusion;
             if opts.dense_only {
                 req.hybrid = Some(false);
             }
+            let qv = vectors.and_then(|v| v.get(i));
             let t = Instant::now();
             let keys: Vec<String> = if opts.group_docs {
-                self.search_documents(&req)?.into_iter().map(|d| d.key).collect()
+                let docs = match qv {
+                    Some(v) => self.search_documents_embedded(&req, v)?,
+                    None => self.search_documents(&req)?,
+                };
+                docs.into_iter().map(|d| d.key).collect()
             } else {
-                let keys: Vec<String> = self
-                    .search(&req)?
-                    .iter()
-                    .map(|h| doc_key(&h.record).to_string())
-                    .collect();
+                let hits = match qv {
+                    Some(v) => self.search_embedded(&req, v)?,
+                    None => self.search(&req)?,
+                };
+                let keys: Vec<String> = hits.iter().map(|h| doc_key(&h.record).to_string()).collect();
                 if set.graded {
                     distinct(keys)
                 } else {

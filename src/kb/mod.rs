@@ -27,6 +27,7 @@ use recover::net_touched;
 pub mod search;
 pub mod stage;
 pub mod trees;
+pub mod tune;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -80,6 +81,8 @@ pub struct KbSettings {
     pub doc_aggregation: search::DocAggregation,
     /// The reciprocal-rank-fusion constant `k` (see `index::fuse`).
     pub rrf_k: f32,
+    /// How the dense and BM25 legs are fused (`rag.fusion`, `rag.dense_weight`).
+    pub fusion: search::Fusion,
     /// How the store writes (when a commit is bulk).
     pub store: crate::store::StoreOptions,
     /// A vault note larger than this (bytes) is skipped, not indexed
@@ -106,6 +109,7 @@ impl Default for KbSettings {
             exact_heading_weight: search::EXACT_HEADING_WEIGHT,
             doc_aggregation: search::DocAggregation::Max,
             rrf_k: search::RRF_K,
+            fusion: search::Fusion::default(),
             store: crate::store::StoreOptions::default(),
             max_note_bytes: MAX_NOTE_BYTES,
         }
@@ -138,6 +142,9 @@ pub struct Kb {
     /// Loaded the first time a search re-ranks (see [`Reranker`]).
     reranker: Option<Mutex<RerankSlot>>,
     settings: KbSettings,
+    /// The fusion searches use: the settings' at open, replaced when `kb
+    /// eval --tune --apply` writes a tuned one (no restart needed).
+    fusion: Mutex<search::Fusion>,
     /// Set when the store's model differs from the embedder's; cleared by
     /// a reindex through a shared handle, hence the lock.
     mismatch: Mutex<Option<(String, String)>>,
@@ -234,6 +241,7 @@ impl Kb {
             loader,
             embedder_used: Mutex::new(std::time::Instant::now()),
             reranker: reranker.map(|r| Mutex::new(RerankSlot::from(r))),
+            fusion: Mutex::new(settings.fusion),
             settings,
             mismatch: Mutex::new(mismatch),
             write: Mutex::new(()),
@@ -259,6 +267,16 @@ impl Kb {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The fusion searches use now.
+    pub fn fusion(&self) -> search::Fusion {
+        *lock(&self.fusion)
+    }
+
+    /// Use `fusion` from the next search on.
+    pub fn set_fusion(&self, fusion: search::Fusion) {
+        *lock(&self.fusion) = fusion;
     }
 
     pub fn settings(&self) -> &KbSettings {

@@ -22,7 +22,7 @@
 
 use roaring::RoaringBitmap;
 
-use crate::index::fuse::rrf;
+use crate::index::fuse::{rrf, weighted, Leg};
 use crate::index::{ChunkId, Filter, Visibility};
 use crate::store::ChunkRecord;
 
@@ -63,6 +63,54 @@ pub struct SearchRequest {
     pub rerank: bool,
     /// Override `[rag] hybrid` for this search (false = dense only).
     pub hybrid: Option<bool>,
+    /// Override `[rag] fusion` / `dense_weight` for this search (`kb eval
+    /// --tune` tries several on one set).
+    pub fusion: Option<Fusion>,
+}
+
+/// How the dense and BM25 legs of a hybrid search are combined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// Reciprocal rank fusion; dense weighs `2 × dense_share`, BM25
+    /// `2 × (1 − dense_share)` (0.5 = both 1, the classic form).
+    Rrf { dense_share: f32 },
+    /// Weighted score fusion ([`crate::index::fuse::weighted`]): dense
+    /// weighs `dense_share`, BM25 `1 − dense_share`; the exact-name and
+    /// exact-heading legs add half their RRF weight (so at the default 2 an
+    /// exact title match still comes first, as with RRF).
+    Weighted { dense_share: f32 },
+}
+
+impl Fusion {
+    pub fn dense_share(self) -> f32 {
+        match self {
+            Fusion::Rrf { dense_share } | Fusion::Weighted { dense_share } => dense_share.clamp(0.0, 1.0),
+        }
+    }
+
+    /// `rrf` or `weighted`, as `rag.fusion` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fusion::Rrf { .. } => "rrf",
+            Fusion::Weighted { .. } => "weighted",
+        }
+    }
+
+    /// From `rag.fusion` and `rag.dense_weight` (percent); an unknown name
+    /// is RRF.
+    pub fn from_settings(name: &str, dense_percent: i64) -> Fusion {
+        let dense_share = dense_percent.clamp(0, 100) as f32 / 100.0;
+        match name {
+            "weighted" => Fusion::Weighted { dense_share },
+            _ => Fusion::Rrf { dense_share },
+        }
+    }
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Fusion::Rrf { dense_share: 0.5 }
+    }
 }
 
 impl SearchRequest {
@@ -73,6 +121,7 @@ impl SearchRequest {
             filter: Filter::default(),
             rerank: true,
             hybrid: None,
+            fusion: None,
         }
     }
 }
@@ -206,15 +255,25 @@ impl Kb {
         let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
         let sparse_ids: Vec<ChunkId> = sparse.iter().map(|(id, _)| *id).collect();
         let ranked: Vec<(ChunkId, f32)> = if hybrid {
-            rrf(
-                &[
-                    (&dense_ids, 1.0),
-                    (&sparse_ids, 1.0),
-                    (&exact, self.settings.exact_name_weight),
-                    (&heading, self.settings.exact_heading_weight),
-                ],
-                self.settings.rrf_k,
-            )
+            let fusion = req.fusion.unwrap_or_else(|| self.fusion());
+            let share = fusion.dense_share();
+            match fusion {
+                Fusion::Rrf { .. } => rrf(
+                    &[
+                        (&dense_ids, 2.0 * share),
+                        (&sparse_ids, 2.0 * (1.0 - share)),
+                        (&exact, self.settings.exact_name_weight),
+                        (&heading, self.settings.exact_heading_weight),
+                    ],
+                    self.settings.rrf_k,
+                ),
+                Fusion::Weighted { .. } => weighted(&[
+                    (Leg::Scored(&dense), share),
+                    (Leg::Scored(&sparse), 1.0 - share),
+                    (Leg::Matches(&exact), self.settings.exact_name_weight / 2.0),
+                    (Leg::Matches(&heading), self.settings.exact_heading_weight / 2.0),
+                ]),
+            }
         } else {
             dense
         };
@@ -322,6 +381,14 @@ impl Kb {
         let mut chunk_req = req.clone();
         chunk_req.n = req.n.saturating_mul(8).max(80);
         let hits = self.search(&chunk_req)?;
+        Ok(group_documents_by(hits, req.n, self.settings.doc_aggregation))
+    }
+
+    /// [`Kb::search_documents`] with the query already embedded.
+    pub fn search_documents_embedded(&self, req: &SearchRequest, query_vector: &[f32]) -> Result<Vec<DocHit>> {
+        let mut chunk_req = req.clone();
+        chunk_req.n = req.n.saturating_mul(8).max(80);
+        let hits = self.search_embedded(&chunk_req, query_vector)?;
         Ok(group_documents_by(hits, req.n, self.settings.doc_aggregation))
     }
 

@@ -21,6 +21,7 @@ mod cli_kb;
 mod cli_model_switch;
 mod cli_pdf;
 mod cli_runtime;
+mod cli_tune;
 mod cli_vault;
 mod digest;
 mod digest_fakes;
