@@ -6,6 +6,7 @@
 //! Must not: read anything but the config file and the given environment, or
 //! print. Warnings are returned for the caller to show and log.
 
+mod field;
 mod kind;
 pub mod schema;
 mod schema_find;

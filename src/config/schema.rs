@@ -7,37 +7,7 @@ pub use super::kind::Kind;
 
 pub use super::value::Value;
 
-/// A default, some of which depend on `JARVIS_HOME`.
-#[derive(Debug, Clone, Copy)]
-pub enum Default {
-    Bool(bool),
-    Int(i64),
-    Str(&'static str),
-    /// A path relative to `JARVIS_HOME`.
-    InHome(&'static str),
-    /// A path relative to the user's home directory.
-    InUserHome(&'static str),
-    Unset,
-    List(&'static [&'static str]),
-    Pairs(&'static [(&'static str, i64)]),
-    EmptyModels,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct Field {
-    pub section: &'static str,
-    pub key: &'static str,
-    pub env: Option<&'static str>,
-    pub kind: Kind,
-    pub default: Default,
-    pub help: &'static str,
-}
-
-impl Field {
-    pub fn dotted(&self) -> String {
-        format!("{}.{}", self.section, self.key)
-    }
-}
+pub use super::field::{Default, Field};
 
 const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
