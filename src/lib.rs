@@ -38,6 +38,7 @@ pub mod config;
 pub mod doc_type;
 pub mod error_kind;
 pub mod failpoint;
+pub mod lock;
 pub mod logging;
 pub mod paths;
 pub mod prompts;
@@ -57,5 +58,5 @@ pub const LAYERS: &[&str] = &[
     "store",                                                  // truth
     "runtime", "sandbox",                                     // process helpers
     "config", "logging", "prompts", "paths", "cancel",        // foundations
-    "doc_type", "visibility", "failpoint", "error_kind",
+    "doc_type", "visibility", "failpoint", "error_kind", "lock",
 ];

@@ -174,9 +174,7 @@ pub struct SetupState {
     index: Arc<Mutex<IndexProgress>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::lock::lock;
 
 fn chosen(cfg: &Config, key: &str) -> bool {
     !matches!(cfg.origin(key), Origin::Default)

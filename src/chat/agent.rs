@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::cancel::Cancel;
 use crate::kb::Kb;
@@ -126,9 +126,7 @@ pub struct ChatAgent {
     next_generation: AtomicU64,
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub(crate) use crate::lock::lock;
 
 impl ChatAgent {
     pub fn new(deps: ChatDeps) -> ChatAgent {

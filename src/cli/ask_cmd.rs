@@ -16,7 +16,7 @@
 //! one (or with `--json`) it stays pending in a running `serve`, which shows
 //! it in the web app, and is otherwise not carried out.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
@@ -56,9 +56,7 @@ struct Edit {
     changes: usize,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::lock::lock;
 
 /// Run one turn. `web` is the web app's address when this runs inside a
 /// `jarvis serve` (pending confirmations and suggested edits can be

@@ -516,11 +516,7 @@ pub fn failpoint(name: &str) {
     crate::failpoint::abort_at(name);
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding a guard poisons it; the data is still the last
-    // committed state (indexes roll back uncommitted work), so carry on.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::lock::lock;
 
 /// What BM25 indexes for a chunk: its embedded text and filter fields.
 pub(crate) fn index_doc(rec: &ChunkRecord) -> IndexDoc {

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -42,9 +42,7 @@ pub struct WebState {
     streaming: Mutex<HashMap<String, Streaming>>,
 }
 
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub use crate::lock::lock;
 
 impl WebState {
     pub fn new(app: Arc<App>, port: u16, shutdown: Cancel) -> Self {
