@@ -599,7 +599,20 @@ pub fn serve_worker(input: &[u8]) -> (Vec<u8>, u8) {
 /// The worker's request decoder, on its own so the fuzz target
 /// (`tests/fuzz`) can drive exactly what a child reads from its stdin.
 pub fn decode_request(input: &[u8]) -> Result<WorkerRequest, serde_json::Error> {
-    serde_json::from_slice(input)
+    let req: WorkerRequest = serde_json::from_slice(input)?;
+    // A coordinate past f32's range reads as infinity, which JSON cannot
+    // carry back: no parent sends one.
+    let finite = req
+        .job
+        .ocr
+        .iter()
+        .flat_map(|o| &o.pages)
+        .flat_map(|p| &p.words)
+        .all(|w| [w.x0, w.top, w.x1, w.bottom].iter().all(|v| v.is_finite()));
+    if !finite {
+        return Err(serde::de::Error::custom("an OCR word's box is not a finite number"));
+    }
+    Ok(req)
 }
 
 impl WorkerRequest {

@@ -166,3 +166,48 @@ pub fn page_of(image: &OcrImage, words: Vec<ocr::Word>) -> OcrPage {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn pixels_become_points_and_lines_stay_apart() {
+        let image = OcrImage {
+            page: 3,
+            path: PathBuf::from("page-3.png"),
+            width: 2550,
+            height: 3300,
+            scale: 300.0 / 72.0,
+        };
+        let word = |text: &str, left, line| ocr::Word {
+            text: text.into(),
+            left,
+            top: 300,
+            width: 250,
+            height: 50,
+            confidence: 95.0,
+            line,
+        };
+        let page = page_of(&image, vec![word("Scans", 300, 1), word("read", 600, 2)]);
+        assert_eq!(page.page, 3);
+        let w = &page.words[0];
+        assert!((w.x0 - 72.0).abs() < 1e-3 && (w.x1 - 132.0).abs() < 1e-3, "{w:?}");
+        assert!((w.top - 72.0).abs() < 1e-3 && (w.bottom - 84.0).abs() < 1e-3, "{w:?}");
+        assert_ne!(page.words[0].line, page.words[1].line);
+    }
+
+    #[test]
+    fn a_request_with_a_box_past_f32_is_refused() {
+        let req = |x: &str| {
+            format!(
+                r#"{{"job":{{"op":"convert","path":"/x.pdf","name":"x.pdf","max_figures":0,"min_pixels":0,"ocr":{{"pages":[{{"page":1,"words":[{{"text":"a","x0":{x},"top":0,"x1":1,"bottom":1,"line":1}}]}}],"unavailable":null}}}},"pdfium":"/p.so"}}"#
+            )
+        };
+        let ok = crate::app::pdf_isolated::decode_request(req("1.5").as_bytes()).expect("a finite box");
+        let again = crate::app::pdf_isolated::decode_request(&ok.encode().expect("encode")).expect("round trip");
+        assert_eq!(format!("{ok:?}"), format!("{again:?}"));
+        assert!(crate::app::pdf_isolated::decode_request(req("1e39").as_bytes()).is_err());
+    }
+}
