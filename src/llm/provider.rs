@@ -31,29 +31,9 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
-/// One call the model asked for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: Value,
-}
-
-/// What a tool returned to the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutcome {
-    pub content: String,
-    pub is_error: bool,
-}
-
-impl ToolOutcome {
-    pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutcome {
-            content: content.into(),
-            is_error: false,
-        }
-    }
-}
+/// A tool call and its outcome belong to the transcript (the stream and the
+/// providers both speak them); re-exported here where callers look first.
+pub use crate::llm::transcript::{ToolCall, ToolOutcome};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolError {

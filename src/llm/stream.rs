@@ -41,7 +41,7 @@
 //!
 //! [`ChatProvider::agentic_turn`]: crate::llm::ChatProvider::agentic_turn
 
-use crate::llm::provider::{ToolCall, ToolOutcome};
+use crate::llm::transcript::{ToolCall, ToolOutcome};
 
 /// One piece of a streamed reply. See the module docs for the order.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -98,6 +98,30 @@ pub fn tool_name_for(messages: &[Message], call_id: &str) -> Option<String> {
     })
 }
 
+/// One call the model asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// What a tool returned to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutcome {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
