@@ -205,6 +205,14 @@ impl AnthropicStream {
             "content_block_start" => {
                 let index = index_of(data)?;
                 let mut block = data.get("content_block").cloned().unwrap_or_else(|| json!({}));
+                // Every later step writes fields into the block: one that is
+                // not an object is a malformed stream, not a panic (found by
+                // the sse_anthropic fuzz target).
+                if !block.is_object() {
+                    return Err(StreamFault::Malformed(format!(
+                        "content block {index} is not an object"
+                    )));
+                }
                 if block["type"] == "tool_use" {
                     block["input"] = json!({});
                     let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -323,15 +331,29 @@ fn index_of(data: &Value) -> Result<u64, StreamFault> {
 }
 
 fn append(block: &mut Value, field: &str, piece: Option<&Value>) {
-    if let Some(p) = piece.and_then(Value::as_str) {
-        let current = block.get(field).and_then(Value::as_str).unwrap_or_default();
-        block[field] = json!(format!("{current}{p}"));
-    }
+    let (Some(p), Some(obj)) = (piece.and_then(Value::as_str), block.as_object_mut()) else {
+        return;
+    };
+    let current = obj.get(field).and_then(Value::as_str).unwrap_or_default();
+    let joined = format!("{current}{p}");
+    obj.insert(field.to_string(), json!(joined));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the sse_anthropic fuzz target: a content block that is a
+    /// string, then a delta for it, used to panic inside serde_json.
+    #[test]
+    fn a_content_block_that_is_not_an_object_is_malformed_not_a_panic() {
+        let mut s = AnthropicStream::default();
+        let start = json!({"type":"content_block_start","index":0,"content_block":"thinking"});
+        let r = s.feed_with("content_block_start", &start, &mut |_| {});
+        assert!(matches!(r, Err(StreamFault::Malformed(_))), "{r:?}");
+        let delta = json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"x"}});
+        assert!(s.feed_with("content_block_delta", &delta, &mut |_| {}).is_err());
+    }
 
     #[test]
     fn stream_assembles_thinking_text_and_split_tool_input() {

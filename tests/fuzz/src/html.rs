@@ -69,6 +69,14 @@ pub fn assert_inert(html: &str, relative_images: bool) {
 /// that accepts everything would make every fuzz run pass).
 pub fn self_check() {
     let good = [
+        (
+            "<math><mspace style=\"margin-left:-0.1667em;\"/><mo>!</mo></math>",
+            false,
+        ),
+        (
+            "<p><a href=\"https%7F%7F://example.org\">a relative path</a></p>",
+            false,
+        ),
         ("<p>hi &lt;script&gt;</p><a href=\"https://x.example/\">x</a>", false),
         ("<p><img src=\"fig/a.png\" alt=\"a\"></p>", true),
         ("<p><a href=\"obsidian://open?vault=v&amp;file=n\">n</a></p>", false),
@@ -78,6 +86,9 @@ pub fn self_check() {
         ),
     ];
     let bad = [
+        ("<mspace style=\"background:url(x)\"/>", false),
+        ("<p style=\"margin-left:-1em;\">x</p>", false),
+        ("<a href=\" java\tscript:alert(1)\">x</a>", false),
         ("<p><img src=\"fig/a.png\"></p>", false),
         ("<script>alert(1)</script>", false),
         ("<a href=\"jav&#x61;script:alert(1)\">x</a>", false),
@@ -140,6 +151,9 @@ pub fn check_inert(html: &str, relative_images: bool) -> Result<(), String> {
             let attr = attr.to_ascii_lowercase();
             if attr.starts_with("on") {
                 return Err(format!("event handler {attr}: {at:?}"));
+            }
+            if attr == "style" && is_math_spacing(&name, value) {
+                continue;
             }
             if FORBIDDEN_ATTRS.contains(&attr.as_str()) {
                 return Err(format!("forbidden attribute {attr}: {at:?}"));
@@ -296,7 +310,36 @@ fn scheme_of(url: &str) -> Option<String> {
     let squeezed: String = url.chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
     let lower = squeezed.to_ascii_lowercase();
     let i = lower.find([':', '/', '?', '#'])?;
-    (lower.as_bytes()[i] == b':').then(|| lower[..i].to_string())
+    if lower.as_bytes()[i] != b':' {
+        return None;
+    }
+    // Only a well-formed scheme makes the URL absolute in a browser (URL
+    // standard: an ASCII letter, then letters, digits, `+`, `-`, `.`);
+    // anything else before the `:` (`https%7F`) is a relative path.
+    let candidate = &lower[..i];
+    let mut chars = candidate.chars();
+    let well_formed = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    well_formed.then(|| candidate.to_string())
+}
+
+/// math-core's own spacing: `<mspace style="margin-left:-0.1667em;">` for
+/// `\!` and primes. The value is generated, never taken from the input;
+/// it is allowed in exactly this form and nowhere else.
+fn is_math_spacing(element: &str, value: &str) -> bool {
+    if element != "mspace" {
+        return false;
+    }
+    value.split_terminator(';').all(|decl| {
+        let Some((prop, len)) = decl.split_once(':') else {
+            return false;
+        };
+        let num = len.trim().strip_suffix("em").unwrap_or("x");
+        let num = num.strip_prefix('-').unwrap_or(num);
+        matches!(prop.trim(), "margin-left" | "margin-right")
+            && !num.is_empty()
+            && num.chars().all(|c| c.is_ascii_digit() || c == '.')
+    }) && !value.is_empty()
 }
 
 #[cfg(test)]
