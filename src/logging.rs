@@ -142,9 +142,21 @@ impl RotatingFile {
 }
 
 impl Write for RotatingFile {
+    /// All of `buf` or none of it: a full disk can take part of a line,
+    /// and the next line would then start in the middle of it, so a
+    /// failed write is cut back off the file.
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.rotate_if_needed(buf.len())?;
-        self.file.write(buf)
+        let before = self.file.metadata()?.len();
+        match self.file.write_all(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                if self.file.metadata().is_ok_and(|m| m.len() > before) {
+                    let _ = self.file.set_len(before);
+                }
+                Err(e)
+            }
+        }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -22,7 +22,7 @@ pub enum PathsError {
     #[error("cannot find a home directory: set JARVIS_HOME to the directory Jarvis should use")]
     NoHome,
     /// A directory or file could not be created or written.
-    #[error("cannot write {path}: {source} — check that the directory exists and is writable by you")]
+    #[error("cannot write {}: {}", path.display(), write_reason(source))]
     Io {
         path: PathBuf,
         #[source]
@@ -38,6 +38,15 @@ impl PathsError {
             PathsError::NoHome => ErrorKind::User,
             PathsError::Io { source, .. } => crate::error_kind::io_kind(source),
         }
+    }
+}
+
+/// Why a write failed, and the fix: a full disk says so.
+fn write_reason(e: &std::io::Error) -> String {
+    if crate::error_kind::is_disk_full(e) {
+        crate::error_kind::io_reason(e)
+    } else {
+        format!("{e} — check that the directory exists and is writable by you")
     }
 }
 

@@ -258,10 +258,16 @@ impl ChatAgent {
     }
 
     pub fn pin(&self, id: &str, pinned: bool) -> Result<(), ChatError> {
-        if let Some(r) = lock(&self.running).get(id) {
-            lock(&r.session).pinned = pinned;
+        // The live session first (a running turn's commit must not write
+        // the old value back), undone if the file cannot take it.
+        let live = lock(&self.running).get(id).map(|r| r.session.clone());
+        let before = live.as_ref().map(|s| std::mem::replace(&mut lock(s).pinned, pinned));
+        if let Err(e) = self.deps.sessions.set_pinned(id, pinned) {
+            if let (Some(s), Some(before)) = (live, before) {
+                lock(&s).pinned = before;
+            }
+            return Err(e.into());
         }
-        self.deps.sessions.set_pinned(id, pinned)?;
         Ok(())
     }
 
@@ -270,10 +276,22 @@ impl ChatAgent {
     /// indexed chat chunks' titles (metadata only).
     pub fn rename(&self, id: &str, title: &str) -> Result<String, ChatError> {
         let title = clean_title(title)?;
-        if let Some(r) = lock(&self.running).get(id) {
-            lock(&r.session).title = title.clone();
+        // As in `pin`: the live session first, undone when the file cannot
+        // be written (a full disk), so a running turn never saves a rename
+        // that was reported as failed.
+        let live = lock(&self.running).get(id).map(|r| r.session.clone());
+        let before = live
+            .as_ref()
+            .map(|s| std::mem::replace(&mut lock(s).title, title.clone()));
+        if let Err(e) = self.deps.sessions.rename(id, &title) {
+            if let (Some(s), Some(before)) = (live, before) {
+                let mut s = lock(&s);
+                if s.title == title {
+                    s.title = before;
+                }
+            }
+            return Err(e.into());
         }
-        self.deps.sessions.rename(id, &title)?;
         // The chunks follow on the indexer's thread, after any pass in
         // flight — a rename never waits for an embedding.
         self.indexer.retitle(id);

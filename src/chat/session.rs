@@ -43,7 +43,7 @@ pub enum SessionError {
     #[error(transparent)]
     Paths(#[from] PathsError),
     /// Reading or removing a session file failed.
-    #[error("cannot access {path}: {source}")]
+    #[error("cannot access {}: {}", path.display(), crate::error_kind::io_reason(source))]
     Io {
         path: PathBuf,
         #[source]

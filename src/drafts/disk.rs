@@ -35,6 +35,8 @@ pub enum WriteOp {
     Copy,
     /// A folder and everything in it.
     RemoveAll,
+    /// One file (a snapshot a failed save made no use of).
+    Remove,
     /// A temporary directory (a build's).
     TempDir,
 }
@@ -151,11 +153,26 @@ impl Disk {
     }
 
     /// A new file holding `bytes`, synced; never replaces anything (an
-    /// existing name, link or not, is `AlreadyExists`).
+    /// existing name, link or not, is `AlreadyExists`). A file that could
+    /// not be written whole (a full disk) is removed, not left half.
     pub fn create_new(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         self.record(WriteOp::CreateFile, path);
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-        f.write_all(bytes).and_then(|_| f.sync_all())
+        let written = f.write_all(bytes).and_then(|_| f.sync_all());
+        if written.is_err() {
+            drop(f);
+            self.record(WriteOp::Remove, path);
+            if let Err(e) = std::fs::remove_file(path) {
+                tracing::warn!(path = %path.display(), error = %e, "cannot remove a file that was not written whole");
+            }
+        }
+        written
+    }
+
+    /// Remove one file.
+    pub fn remove_file(&self, path: &Path) -> Result<(), DraftsError> {
+        self.record(WriteOp::Remove, path);
+        std::fs::remove_file(path).map_err(|e| DraftsError::io("remove", path, e))
     }
 
     /// Copy a file to `to`.

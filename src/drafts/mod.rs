@@ -190,7 +190,7 @@ pub enum DraftsError {
     #[error("cannot show {path} in the file manager: {detail}")]
     Reveal { path: String, detail: String },
     /// A filesystem operation failed.
-    #[error("cannot {doing} {path}: {source}")]
+    #[error("cannot {doing} {path}: {}", crate::error_kind::io_reason(source))]
     Io {
         doing: &'static str,
         path: String,
@@ -227,6 +227,7 @@ impl DraftsError {
             | DraftsError::NoProposal => ErrorKind::Conflict,
             DraftsError::ToolMissing { .. } | DraftsError::Reveal { .. } => ErrorKind::Unavailable,
             DraftsError::Sandbox { source, .. } => source.kind(),
+            DraftsError::Io { source, .. } if crate::error_kind::is_disk_full(source) => ErrorKind::Unavailable,
             DraftsError::Io { .. } | DraftsError::BadMeta { .. } => ErrorKind::Internal,
         }
     }

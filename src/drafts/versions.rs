@@ -89,6 +89,12 @@ pub fn snapshot(ws: &Workspace, draft_id: &str, filename: &str, bytes: &[u8]) ->
     ))
 }
 
+/// Remove the snapshot `version` of `filename` (one a failed save took).
+pub(crate) fn discard(ws: &Workspace, draft_id: &str, filename: &str, version: &str) -> Result<(), DraftsError> {
+    let path = file_versions_dir(ws, draft_id, filename)?.join(version);
+    ws.disk().remove_file(&path)
+}
+
 /// Snapshots of a file, newest first.
 pub fn list_versions(ws: &Workspace, draft_id: &str, filename: &str) -> Result<Vec<VersionInfo>, DraftsError> {
     let dir = file_versions_dir(ws, draft_id, filename)?;

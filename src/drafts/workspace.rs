@@ -474,9 +474,23 @@ impl Workspace {
             Some(old) => Some(super::versions::snapshot(self, draft_id, filename, old)?),
             None => None,
         };
-        let path = self.resolve(draft_id, filename)?;
-        self.disk.write_atomic(&path, text.as_bytes())?;
-        self.touch(draft_id)?;
+        // `draft.json` before the file: a save that fails leaves the file
+        // as it was (at worst with a newer `updated`), never a changed
+        // file reported as not saved.
+        let path = self.resolve(draft_id, filename);
+        let saved = path.and_then(|path| {
+            self.touch(draft_id)?;
+            self.disk.write_atomic(&path, text.as_bytes())
+        });
+        if let Err(e) = saved {
+            // The snapshot is the text the file still holds: no version.
+            if let Some(v) = &snapshot {
+                if let Err(r) = super::versions::discard(self, draft_id, filename, v) {
+                    tracing::warn!(draft = draft_id, file = filename, error = %r, "cannot remove the snapshot of a save that failed");
+                }
+            }
+            return Err(e);
+        }
         Ok((content_hash(text.as_bytes()), snapshot))
     }
 

@@ -41,7 +41,6 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term};
-use thiserror::Error;
 
 use super::{field_term, ChunkId, Filter, IndexDoc};
 
@@ -54,69 +53,8 @@ const ANALYZER: &str = "jarvis_en";
 /// segments reasonably large during a reindex without hogging memory.
 const WRITER_MEMORY: usize = 64 * 1024 * 1024;
 
-/// What went wrong in the BM25 index, and what to do about it.
-#[derive(Debug, Error)]
-#[non_exhaustive]
-pub enum Bm25Error {
-    /// The directory could not be created or opened.
-    #[error("cannot open the BM25 index directory {path}: {source}; check it exists and is writable, or delete it and run `jarvis kb reindex`")]
-    Open {
-        /// The index directory.
-        path: PathBuf,
-        /// The underlying cause.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// The index on disk has another schema (an older or newer Jarvis).
-    #[error(
-        "the BM25 index at {path} was built with a different schema ({detail}); run `jarvis kb reindex` to rebuild it"
-    )]
-    SchemaMismatch {
-        /// The index directory.
-        path: PathBuf,
-        /// Tantivy's description of the mismatch.
-        detail: String,
-    },
-    /// Another writer holds the index lock.
-    #[error("the BM25 index at {path} is locked by another writer; only one Jarvis process may own the data directory, so stop the other one (`jarvis serve` / `jarvis sync`) and retry")]
-    Locked {
-        /// The index directory.
-        path: PathBuf,
-    },
-    /// The commit payload is not a sequence number.
-    #[error("the BM25 index commit payload {payload:?} is not a sequence number, so the index is damaged; run `jarvis kb reindex`")]
-    BadPayload {
-        /// The payload found.
-        payload: String,
-    },
-    /// Any other tantivy failure.
-    #[error("BM25 index failed while trying to {action}: {source}; if it persists, run `jarvis kb doctor`")]
-    Tantivy {
-        /// What the index was doing.
-        action: &'static str,
-        /// The underlying tantivy error.
-        #[source]
-        source: TantivyError,
-    },
-}
-
-impl Bm25Error {
-    /// How an edge should report this failure.
-    pub fn kind(&self) -> crate::error_kind::ErrorKind {
-        use crate::error_kind::ErrorKind;
-        match self {
-            Bm25Error::Open { .. } => ErrorKind::Unavailable,
-            Bm25Error::SchemaMismatch { .. } | Bm25Error::Locked { .. } => ErrorKind::Conflict,
-            Bm25Error::BadPayload { .. } | Bm25Error::Tantivy { .. } => ErrorKind::Internal,
-        }
-    }
-}
-
-type Result<T> = std::result::Result<T, Bm25Error>;
-
-fn tantivy_err(action: &'static str) -> impl FnOnce(TantivyError) -> Bm25Error {
-    move |source| Bm25Error::Tantivy { action, source }
-}
+pub use super::bm25_error::Bm25Error;
+use super::bm25_error::{tantivy_err, Result};
 
 /// The schema's fields, resolved once.
 #[derive(Debug, Clone, Copy)]
@@ -442,7 +380,9 @@ impl Bm25Index {
             for (k, v) in &d.fields {
                 doc.add_text(f.kv, field_term(k, v));
             }
-            self.writer.add_document(doc).map_err(tantivy_err("add a document"))?;
+            self.writer
+                .add_document(doc)
+                .map_err(|e| self.located(tantivy_err("add a document")(e)))?;
         }
         Ok(())
     }
@@ -475,6 +415,35 @@ impl Bm25Index {
     /// store's sequence number these changes bring the index up to) in the
     /// same atomic commit. Not cancellable: it either happens or it doesn't.
     pub fn commit(&mut self, seq: u64) -> Result<()> {
+        self.commit_staged(seq).map_err(|e| self.located(e))
+    }
+
+    /// A write that ran out of disk space says so, naming this index.
+    /// tantivy's indexing worker dies on an I/O error and the writer then
+    /// reports only that it was killed, so a writer failure with the disk
+    /// nearly full counts as a full disk too.
+    fn located(&self, e: Bm25Error) -> Bm25Error {
+        match e {
+            Bm25Error::Tantivy { ref source, .. }
+                if crate::error_kind::is_disk_full(source)
+                    || (matches!(source, TantivyError::ErrorInThread(_))
+                        && crate::error_kind::free_bytes(&self.path)
+                            .is_some_and(|b| b < crate::error_kind::NEARLY_FULL_BYTES)) =>
+            {
+                Bm25Error::DiskFull {
+                    path: self.path.clone(),
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn commit_staged(&mut self, seq: u64) -> Result<()> {
+        if crate::failpoint::hit("bm25_commit_disk_full") {
+            return Err(tantivy_err("commit")(TantivyError::IoError(std::sync::Arc::new(
+                std::io::Error::from_raw_os_error(28),
+            ))));
+        }
         let mut prepared = self.writer.prepare_commit().map_err(tantivy_err("prepare a commit"))?;
         // Crash tests kill the process here, after tantivy wrote this
         // commit's files but before meta.json names them.

@@ -62,7 +62,7 @@ const PARALLEL_MIN: usize = 16_384;
 #[non_exhaustive]
 pub enum FlatError {
     /// Reading or writing the index files failed.
-    #[error("the exact vector index at {path} could not {action}: {source}; check the disk, or delete the directory and run `jarvis kb reindex`")]
+    #[error("the exact vector index at {} could not {action}: {}", path.display(), io_advice(source))]
     Io {
         path: PathBuf,
         action: &'static str,
@@ -78,6 +78,15 @@ pub enum FlatError {
     /// The chunk id does not fit a `u32`.
     #[error("chunk id {0} is above 4294967295 and cannot be stored in the vector index; the store must allocate chunk ids below 2^32")]
     IdOutOfRange(ChunkId),
+}
+
+/// A full disk says so and how to fix it; anything else keeps the repair.
+fn io_advice(e: &std::io::Error) -> String {
+    if crate::error_kind::is_disk_full(e) {
+        crate::error_kind::io_reason(e)
+    } else {
+        format!("{e}; check the disk, or delete the directory and run `jarvis kb reindex`")
+    }
 }
 
 impl FlatError {

@@ -19,6 +19,7 @@
 //! and [`vector`] the only one that imports arroy/heed.
 
 pub mod bm25;
+mod bm25_error;
 pub mod flat;
 pub mod fuse;
 pub mod vector;

@@ -404,6 +404,10 @@ pub fn refresh_vault(
         return Err(VaultError::NoVault(root.to_path_buf()));
     }
     kb.check_model()?;
+    // A change an earlier refresh left only in the store (a full disk
+    // while the indexes wrote) reaches the indexes before any note is
+    // judged unchanged by the map.
+    kb.settle()?;
     let mut report = VaultReport::default();
     let files = walk(root, &mut report)?;
     if opts.force {

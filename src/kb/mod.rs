@@ -150,6 +150,11 @@ pub struct Kb {
     mismatch: Mutex<Option<(String, String)>>,
     /// Serialises writers; readers only take `indexes` briefly.
     write: Mutex<()>,
+    /// A change reached the store but not every index (a full disk while
+    /// the indexes wrote): the next write, or [`Kb::settle`], catches them
+    /// up from the journal first, so no later commit stamps an index past
+    /// a change it lacks.
+    behind: std::sync::atomic::AtomicBool,
     /// Searches waiting for the embedder right now. A write embeds one
     /// batch per hold of the embedder and lets these go first, so a search
     /// waits for at most one batch of a long write, never for all of it.
@@ -245,6 +250,7 @@ impl Kb {
             settings,
             mismatch: Mutex::new(mismatch),
             write: Mutex::new(()),
+            behind: std::sync::atomic::AtomicBool::new(false),
             queries_waiting: std::sync::atomic::AtomicUsize::new(0),
         };
         kb.catch_up()?;

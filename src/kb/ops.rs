@@ -148,27 +148,35 @@ impl Kb {
         if fields.contains_key("visibility") {
             super::stage::check_visibility(fields)?;
         }
+        self.settle_locked()?;
         let seq = self.store.update_metadata(ids, fields)?;
         // A read error is returned, not taken for "absent": BM25 must not be
-        // stamped with `seq` while missing a document (catch-up replays the
-        // journal on the next open instead).
-        let mut docs = Vec::with_capacity(ids.len());
-        for &id in ids {
-            if let Some(r) = self.store.get(id)? {
-                docs.push(index_doc(&r));
-            }
-        }
+        // stamped with `seq` while missing a document (the catch-up replays
+        // the journal instead).
         let mut ix = self.indexes();
-        let chunk_ids: Vec<ChunkId> = ids.iter().map(|&i| ChunkId(i)).collect();
-        ix.bm25.delete_chunks(&chunk_ids);
-        ix.bm25.add(&docs)?;
-        ix.bm25.commit(seq)?;
-        if let Some(v) = ix.vectors.as_mut() {
-            // Nothing changes in the vectors; only the sequence stamp moves.
-            v.commit(seq)?;
-        }
-        if let Some(f) = ix.flat.as_mut() {
-            f.commit(seq)?;
+        let apply = |ix: &mut super::Indexes| -> Result<()> {
+            let mut docs = Vec::with_capacity(ids.len());
+            for &id in ids {
+                if let Some(r) = self.store.get(id)? {
+                    docs.push(index_doc(&r));
+                }
+            }
+            let chunk_ids: Vec<ChunkId> = ids.iter().map(|&i| ChunkId(i)).collect();
+            ix.bm25.delete_chunks(&chunk_ids);
+            ix.bm25.add(&docs)?;
+            ix.bm25.commit(seq)?;
+            if let Some(v) = ix.vectors.as_mut() {
+                // Nothing changes in the vectors; only the sequence stamp moves.
+                v.commit(seq)?;
+            }
+            if let Some(f) = ix.flat.as_mut() {
+                f.commit(seq)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = apply(&mut ix) {
+            self.fell_behind(&mut ix, &e, seq);
+            return Err(e);
         }
         Ok(ids.len())
     }

@@ -3,6 +3,11 @@
 //! store's journal, or by rebuilding from the store when the journal cannot
 //! cover the gap or an index claims to be ahead of the truth — and pruning
 //! the journal once every index has caught up.
+//! In a running process too: a change that reached the store but not every
+//! index (a full disk between the two) marks the knowledge base `behind`,
+//! and the next write, vault refresh or idle search catches the indexes up
+//! first ([`Kb::settle`]), so no later commit stamps an index past a change
+//! it lacks.
 //! Must not: write to the store's documents (only the journal is pruned) or
 //! move an index past the store's sequence number.
 
@@ -14,10 +19,59 @@ impl Kb {
     /// the gap (or the index claims to be ahead of the truth).
     pub fn catch_up(&self) -> Result<()> {
         let _w = self.write_lock();
+        self.catch_up_locked()
+    }
+
+    /// Bring the indexes up to the store after a change that reached only
+    /// the store (see `behind`); a no-op otherwise. Takes the write lock.
+    pub fn settle(&self) -> Result<()> {
+        let _w = self.write_lock();
+        self.settle_locked()
+    }
+
+    /// [`Kb::settle`] from a search: only when no write runs (a search
+    /// never waits for one, and that write settles first anyway). A
+    /// failure is the next write's to report.
+    pub(crate) fn settle_if_idle(&self) {
+        if !self.behind.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        if let Ok(_w) = self.write.try_lock() {
+            if let Err(e) = self.settle_locked() {
+                tracing::warn!(error = %e, "the indexes still cannot catch up with the store");
+            }
+        }
+    }
+
+    /// [`Kb::settle`] for a caller that holds the write lock.
+    pub(crate) fn settle_locked(&self) -> Result<()> {
+        if !self.behind.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(());
+        }
+        tracing::info!("catching the indexes up with a change that reached only the store");
+        self.catch_up_locked()?;
+        self.behind.store(false, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    /// A change is in the store but an index failed to apply it (a full
+    /// disk): say so, drop what BM25 staged, and leave the rest to the next
+    /// [`Kb::settle_locked`].
+    pub(crate) fn fell_behind(&self, ix: &mut Indexes, e: &KbError, seq: Seq) {
+        self.behind.store(true, std::sync::atomic::Ordering::Release);
+        if let Err(d) = ix.bm25.discard_uncommitted() {
+            tracing::warn!(error = %d, "cannot drop the BM25 index's staged changes yet; the catch-up will");
+        }
+        tracing::error!(error = %e, seq, "indexes could not apply a committed change; the next write catches them up from the journal");
+    }
+
+    fn catch_up_locked(&self) -> Result<()> {
         let target = self.store.seq()?;
         let mut ix = self.indexes();
         let bm25_seq = ix.bm25.committed_seq()?.unwrap_or(0);
         if bm25_seq != target {
+            // Whatever a failed commit left staged goes first.
+            ix.bm25.discard_uncommitted()?;
             match self.replay_plan(bm25_seq, target)? {
                 Some(entries) => {
                     tracing::info!(from = bm25_seq, to = target, "BM25 index catching up from the journal");

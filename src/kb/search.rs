@@ -191,6 +191,7 @@ impl Kb {
         if req.n == 0 || req.query.trim().is_empty() {
             return Ok(Vec::new());
         }
+        self.settle_if_idle();
         // Embed outside the index lock: it is the slow part. A write that is
         // embedding lets the query go first (see `Kb::query_embedder`).
         let qv = self.query_embedder()?.embed_query(&req.query)?;

@@ -276,6 +276,7 @@ impl Kb {
             .iter()
             .map(|c| (c.text.clone(), c.embed_text.clone(), c.meta.clone()))
             .collect();
+        self.settle_locked()?;
         let (seq, ids) = self.store.commit(prepared.0, delete)?;
         crate::kb::failpoint("after_store_commit");
         let mut ix = self.indexes();
@@ -316,9 +317,9 @@ impl Kb {
             Ok(())
         };
         if let Err(e) = apply(&mut ix) {
-            // The store has the commit; the indexes will catch up from the
-            // journal on the next open. Say so rather than pretend.
-            tracing::error!(error = %e, seq, "indexes could not apply a committed change; they will catch up on the next open");
+            // The store has the commit; the indexes catch up from the
+            // journal before the next write (or on the next open).
+            self.fell_behind(&mut ix, &e, seq);
             return Err(e);
         }
         self.maybe_start_trees(&ix);

@@ -520,6 +520,52 @@ fn a_store_read_error_in_a_metadata_update_is_returned_and_repaired_on_open() {
     assert!(kb.agreement().unwrap().ok());
 }
 
+/// A full disk between the store's commit and BM25's: the error names the
+/// BM25 index and the fix; the index lags the store until the next search
+/// (when no write runs) or write catches it up from the journal — never
+/// stamped past a change it lacks.
+#[test]
+fn an_index_that_ran_out_of_disk_catches_up_before_the_next_write_or_search() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), false);
+    note(&kb, "a.md", "public", "Basalt columns cool into hexagons.");
+    let commit = |path: &str, text: &str| {
+        kb.add_texts(
+            text,
+            &Metadata::new(),
+            &own("note", "public", "local", Some(path)),
+            "",
+            Some(&ReplaceBy::FilePath(path.into())),
+        )
+    };
+    {
+        let _fp = crate::failpoint::arm_for_thread("bm25_commit_disk_full");
+        let e = commit("b.md", "Obsidian glass fractures conchoidally.").unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("is full") && msg.contains("bm25") && msg.contains("free some space"),
+            "{msg}"
+        );
+        assert_eq!(e.kind(), crate::error_kind::ErrorKind::Unavailable);
+    }
+    let a = kb.agreement().unwrap();
+    assert!(a.bm25_seq.unwrap_or(0) < a.store_seq, "BM25 lags the store: {a:?}");
+    // A search with no write running catches up first.
+    let hits = kb.search(&SearchRequest::new("obsidian glass", 5)).unwrap();
+    assert_eq!(titles(&hits).first().map(String::as_str), Some("b.md"));
+    assert!(kb.agreement().unwrap().ok());
+
+    // Again, and this time the next write catches up before it commits.
+    {
+        let _fp = crate::failpoint::arm_for_thread("bm25_commit_disk_full");
+        commit("c.md", "Pumice floats on water.").unwrap_err();
+    }
+    commit("d.md", "Granite weathers into sand.").unwrap();
+    assert!(kb.agreement().unwrap().ok(), "{:?}", kb.agreement().unwrap());
+    let hits = kb.search(&SearchRequest::new("pumice floats", 5)).unwrap();
+    assert_eq!(titles(&hits).first().map(String::as_str), Some("c.md"));
+}
+
 /// A commit builds its BM25 documents from what it commits: a read error
 /// right after the store write cannot drop the new document from BM25.
 #[test]

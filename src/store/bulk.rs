@@ -38,15 +38,12 @@ impl Store {
     /// maps so that they are rebuilt from the committed chunks: that
     /// commit's ingested entries overwrote theirs in place.
     pub(super) fn drop_unfinished_commit(&self) -> Result<(), StoreError> {
+        let h = self.h()?;
         let next = self.meta_u64(NEXT_ID)?.max(1);
-        let mut keys: Vec<_> = self
-            .chunks
-            .range(be(next)..)
-            .map(|g| g.key())
-            .collect::<Result<_, _>>()?;
+        let mut keys: Vec<_> = h.chunks.range(be(next)..).map(|g| g.key()).collect::<Result<_, _>>()?;
         let records = keys.len();
         for gen in self.generations_present()? {
-            for g in self.embeds.range(embed_key(gen, next)..=embed_key(gen, u64::MAX)) {
+            for g in h.embeds.range(embed_key(gen, next)..=embed_key(gen, u64::MAX)) {
                 keys.push(g.key()?);
             }
         }
@@ -54,28 +51,28 @@ impl Store {
             return Ok(());
         }
         let vectors = keys.len() - records;
-        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
+        let mut b = h.db.batch().durability(Some(PersistMode::SyncAll));
         for (i, k) in keys.into_iter().enumerate() {
             if i < records {
-                b.remove(&self.chunks, k);
+                b.remove(&h.chunks, k);
             } else {
-                b.remove(&self.embeds, k);
+                b.remove(&h.embeds, k);
             }
         }
         // Lookups are ingested last, so orphans among them imply orphan
         // records: only then is the whole keyspace worth a scan.
         let mut lookups = 0;
-        for g in self.by_key.iter() {
+        for g in h.by_key.iter() {
             let k = g.key()?;
             let id = k.len().checked_sub(8).and_then(|at| k.get(at..)).and_then(read_u64);
             if id.is_some_and(|id| id >= next) {
-                b.remove(&self.by_key, k);
+                b.remove(&h.by_key, k);
                 lookups += 1;
             }
         }
         // In the same batch: a crash after it must still rebuild the maps.
-        b.remove(&self.meta, super::files::FILES_MAP);
-        b.remove(&self.meta, super::docs::DOCS_MAP);
+        b.remove(&h.meta, super::files::FILES_MAP);
+        b.remove(&h.meta, super::docs::DOCS_MAP);
         b.commit()?;
         tracing::warn!(
             records,

@@ -206,6 +206,7 @@ impl Store {
     /// totals go into `b`, and the entries to write are returned in key
     /// order, for the caller to put in `b` or (a bulk commit) to ingest.
     pub(super) fn apply_doc_changes(&self, b: &mut OwnedWriteBatch, changes: DocChanges) -> Result<Puts, StoreError> {
+        let h = self.h()?;
         let mut puts = Puts::new();
         if changes.keys.is_empty() {
             return Ok(puts);
@@ -250,17 +251,18 @@ impl Store {
                     totals.apply(key, &e, 1);
                     puts.push((entry_key(key), encode(key, e)?));
                 }
-                None => b.remove(&self.docs, entry_key(key)),
+                None => b.remove(&h.docs, entry_key(key)),
             }
         }
-        b.insert(&self.meta, DOC_TOTALS, encode_totals(&totals)?);
+        b.insert(&h.meta, DOC_TOTALS, encode_totals(&totals)?);
         // Tagged and hashed keys do not sort like the document keys.
         puts.sort_unstable_by(|x, y| x.0.cmp(&y.0));
         Ok(puts)
     }
 
     fn doc(&self, key: &str) -> Result<Option<DocEntry>, StoreError> {
-        match self.docs.get(entry_key(key))? {
+        let h = self.h()?;
+        match h.docs.get(entry_key(key))? {
             None => Ok(None),
             Some(v) => serde_json::from_slice::<Stored>(&v)
                 .map(|s| Some(s.entry))
@@ -273,7 +275,9 @@ impl Store {
 
     /// What every document's summary adds up to.
     pub fn doc_totals(&self) -> Result<DocTotals, StoreError> {
-        match self.meta.get(DOC_TOTALS)? {
+        self.recover()?;
+        let h = self.h()?;
+        match h.meta.get(DOC_TOTALS)? {
             None => Ok(DocTotals::default()),
             Some(v) => serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 id: DOC_TOTALS.into(),
@@ -284,8 +288,10 @@ impl Store {
 
     /// Every document the store holds, by key, with its summary.
     pub fn docs(&self) -> Result<Vec<(String, DocEntry)>, StoreError> {
+        self.recover()?;
+        let h = self.h()?;
         let mut out = Vec::new();
-        for g in self.docs.iter() {
+        for g in h.docs.iter() {
             let (k, v) = g.into_inner()?;
             let e: Stored = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 id: format!("docs/{}", String::from_utf8_lossy(&k)),
@@ -301,7 +307,8 @@ impl Store {
     /// Build the summary from the chunks once, for a store made before it
     /// existed (or whose build was interrupted: it is rebuilt whole).
     pub(super) fn ensure_docs_map(&self) -> Result<(), StoreError> {
-        if self.meta.get(DOCS_MAP)?.is_some() {
+        let h = self.h()?;
+        if h.meta.get(DOCS_MAP)?.is_some() {
             return Ok(());
         }
         let mut by_doc: BTreeMap<String, Vec<Metadata>> = BTreeMap::new();
@@ -309,20 +316,20 @@ impl Store {
             let rec = rec?;
             by_doc.entry(doc_key(&rec.meta).to_string()).or_default().push(rec.meta);
         }
-        let stale: Vec<_> = self.docs.iter().map(|g| g.key()).collect::<Result<_, _>>()?;
-        let mut b = self.db.batch().durability(Some(fjall::PersistMode::SyncAll));
+        let stale: Vec<_> = h.docs.iter().map(|g| g.key()).collect::<Result<_, _>>()?;
+        let mut b = h.db.batch().durability(Some(fjall::PersistMode::SyncAll));
         for k in stale {
-            b.remove(&self.docs, k);
+            b.remove(&h.docs, k);
         }
         let mut totals = DocTotals::default();
         for (k, metas) in by_doc.iter() {
             if let Some(e) = DocEntry::from_chunks(metas) {
                 totals.apply(k, &e, 1);
-                b.insert(&self.docs, entry_key(k), encode(k, e)?);
+                b.insert(&h.docs, entry_key(k), encode(k, e)?);
             }
         }
-        b.insert(&self.meta, DOC_TOTALS, encode_totals(&totals)?);
-        b.insert(&self.meta, DOCS_MAP, b"1".as_slice());
+        b.insert(&h.meta, DOC_TOTALS, encode_totals(&totals)?);
+        b.insert(&h.meta, DOCS_MAP, b"1".as_slice());
         b.commit()?;
         if !by_doc.is_empty() {
             tracing::info!(documents = by_doc.len(), "built the per-document summary of the store");

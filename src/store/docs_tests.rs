@@ -165,11 +165,11 @@ fn a_store_without_the_summary_gets_it_built_once_on_open() {
             .unwrap();
         let want = s.docs().unwrap();
         // What a store from before the summary looks like.
-        let mut b = s.db.batch();
-        b.remove(&s.docs, entry_key("a.md"));
-        b.remove(&s.docs, entry_key("doi:9"));
-        b.remove(&s.meta, DOCS_MAP);
-        b.remove(&s.meta, DOC_TOTALS);
+        let mut b = s.h().unwrap().db.batch();
+        b.remove(&s.h().unwrap().docs, entry_key("a.md"));
+        b.remove(&s.h().unwrap().docs, entry_key("doi:9"));
+        b.remove(&s.h().unwrap().meta, DOCS_MAP);
+        b.remove(&s.h().unwrap().meta, DOC_TOTALS);
         b.commit().unwrap();
         assert!(s.docs().unwrap().is_empty());
         want

@@ -96,6 +96,7 @@ impl Store {
     /// in `b` or (a bulk commit) to ingest. A path some chunks left keeps
     /// its entry while any chunk not leaving it remains.
     pub(super) fn apply_file_changes(&self, b: &mut OwnedWriteBatch, changes: FileChanges) -> Result<Puts, StoreError> {
+        let h = self.h()?;
         for p in &changes.left {
             if changes.written.contains_key(p) {
                 continue;
@@ -105,7 +106,7 @@ impl Store {
                 .into_iter()
                 .any(|id| !changes.gone.contains(&id));
             if !remains {
-                b.remove(&self.files, p.as_bytes());
+                b.remove(&h.files, p.as_bytes());
             }
         }
         // A BTreeMap of strings: already in key (byte) order.
@@ -118,8 +119,10 @@ impl Store {
 
     /// Every file the store holds chunks of, by path, with its entry.
     pub fn files(&self) -> Result<Vec<(String, FileEntry)>, StoreError> {
+        self.recover()?;
+        let h = self.h()?;
         let mut out = Vec::new();
-        for g in self.files.iter() {
+        for g in h.files.iter() {
             let (k, v) = g.into_inner()?;
             let path = String::from_utf8_lossy(&k).into_owned();
             let e: FileEntry = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
@@ -133,7 +136,9 @@ impl Store {
 
     /// The entry of one file, if the store holds chunks of it.
     pub fn file(&self, path: &str) -> Result<Option<FileEntry>, StoreError> {
-        match self.files.get(path.as_bytes())? {
+        self.recover()?;
+        let h = self.h()?;
+        match h.files.get(path.as_bytes())? {
             None => Ok(None),
             Some(v) => serde_json::from_slice(&v).map(Some).map_err(|e| StoreError::Corrupt {
                 id: format!("files/{path}"),
@@ -145,7 +150,8 @@ impl Store {
     /// Build the map from the chunks once, for a store made before it
     /// existed (or whose build was interrupted: it is rebuilt whole).
     pub(super) fn ensure_files_map(&self) -> Result<(), StoreError> {
-        if self.meta.get(FILES_MAP)?.is_some() {
+        let h = self.h()?;
+        if h.meta.get(FILES_MAP)?.is_some() {
             return Ok(());
         }
         let mut entries: BTreeMap<String, FileEntry> = BTreeMap::new();
@@ -157,15 +163,15 @@ impl Store {
                     .or_insert_with(|| FileEntry::from_meta(&rec.meta));
             }
         }
-        let stale: Vec<_> = self.files.iter().map(|g| g.key()).collect::<Result<_, _>>()?;
-        let mut b = self.db.batch().durability(Some(fjall::PersistMode::SyncAll));
+        let stale: Vec<_> = h.files.iter().map(|g| g.key()).collect::<Result<_, _>>()?;
+        let mut b = h.db.batch().durability(Some(fjall::PersistMode::SyncAll));
         for k in stale {
-            b.remove(&self.files, k);
+            b.remove(&h.files, k);
         }
         for (p, e) in &entries {
-            b.insert(&self.files, p.as_bytes(), encode(e)?);
+            b.insert(&h.files, p.as_bytes(), encode(e)?);
         }
-        b.insert(&self.meta, FILES_MAP, b"1".as_slice());
+        b.insert(&h.meta, FILES_MAP, b"1".as_slice());
         b.commit()?;
         if !entries.is_empty() {
             tracing::info!(files = entries.len(), "built the per-file map of the store");

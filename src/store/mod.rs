@@ -43,16 +43,19 @@
 
 mod bulk;
 pub mod docs;
+mod error;
 pub mod files;
 pub mod lock;
+mod recover;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use fjall::PersistMode;
 use serde::{Deserialize, Serialize};
 
 pub use docs::{doc_key, scalar_string, DocEntry, DocTotals};
+pub use error::StoreError;
 pub use files::FileEntry;
 pub use lock::{Holder, LockError, OwnerLock};
 
@@ -117,51 +120,16 @@ pub struct JournalEntry {
     pub meta_updated: Vec<ChunkId>,
 }
 
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StoreError {
-    #[error(transparent)]
-    Locked(#[from] LockError),
-    #[error("the knowledge base store at {path} could not be opened: {reason} — run `jarvis kb doctor`")]
-    Open { path: PathBuf, reason: String },
-    #[error("knowledge base storage error: {0} — run `jarvis kb doctor`")]
-    Fjall(String),
-    #[error("knowledge base record {id} is unreadable: {reason} — run `jarvis kb doctor`")]
-    Corrupt { id: String, reason: String },
-    #[error("a chunk's {field} is {len} bytes long; at most {MAX_LOOKUP_BYTES} are allowed — shorten it")]
-    LookupTooLong { field: &'static str, len: usize },
-    #[error("the knowledge base is full: no chunk ids left below 2^32")]
-    IdsExhausted,
-}
-
-impl StoreError {
-    /// How an edge should report this failure.
-    pub fn kind(&self) -> crate::error_kind::ErrorKind {
-        use crate::error_kind::ErrorKind;
-        match self {
-            StoreError::Locked(e) => e.kind(),
-            StoreError::Open { .. } | StoreError::Fjall(_) => ErrorKind::Unavailable,
-            StoreError::LookupTooLong { .. } => ErrorKind::User,
-            StoreError::Corrupt { .. } | StoreError::IdsExhausted => ErrorKind::Internal,
-        }
-    }
-}
-
-impl From<fjall::Error> for StoreError {
-    fn from(e: fjall::Error) -> Self {
-        StoreError::Fjall(e.to_string())
-    }
-}
-
 pub struct Store {
-    db: Database,
-    chunks: Keyspace,
-    embeds: Keyspace,
-    by_key: Keyspace,
-    journal: Keyspace,
-    files: Keyspace,
-    docs: Keyspace,
-    meta: Keyspace,
+    /// The fjall database and its keyspaces, replaced whole when a failed
+    /// write left fjall refusing writes (see `recover.rs`).
+    handles: std::sync::Mutex<Option<std::sync::Arc<recover::Handles>>>,
+    /// One recovery at a time.
+    recovery: std::sync::Mutex<()>,
+    /// A write failed: fjall may refuse every later write, and a bulk
+    /// commit may have left its ingested map entries behind. Cleared by
+    /// [`Store::recover`], which the next write (or map read) runs.
+    damaged: std::sync::atomic::AtomicBool,
     dir: PathBuf,
     /// The current embedding generation, read once at open: `get` runs for
     /// every search hit and must not re-read it from fjall each time.
@@ -272,27 +240,12 @@ impl Store {
             reason: e.to_string(),
         })?;
         let lock = lock::acquire(dir)?;
-        let path = dir.join("store");
-        let db = Database::builder(&path).open().map_err(|e| StoreError::Open {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        let ks = |name: &str| {
-            db.keyspace(name, || {
-                KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES)
-            })
-        };
-        let meta = ks("meta")?;
-        let gen = meta.get(GEN)?.and_then(|v| read_u64(&v)).unwrap_or(0) as u32;
+        let handles = recover::Handles::open(dir)?;
+        let gen = handles.meta.get(GEN)?.and_then(|v| read_u64(&v)).unwrap_or(0) as u32;
         let store = Store {
-            chunks: ks("chunks")?,
-            embeds: ks("embeds")?,
-            by_key: ks("by_key")?,
-            journal: ks("journal")?,
-            files: ks("files")?,
-            docs: ks("docs")?,
-            meta,
-            db,
+            handles: std::sync::Mutex::new(Some(std::sync::Arc::new(handles))),
+            recovery: std::sync::Mutex::new(()),
+            damaged: std::sync::atomic::AtomicBool::new(false),
             dir: dir.to_path_buf(),
             gen: std::sync::atomic::AtomicU32::new(gen),
             options,
@@ -309,7 +262,8 @@ impl Store {
     }
 
     fn meta_u64(&self, key: &str) -> Result<u64, StoreError> {
-        Ok(self.meta.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0))
+        let h = self.h()?;
+        Ok(h.meta.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0))
     }
 
     /// The last committed sequence number (0 for an empty store).
@@ -318,14 +272,18 @@ impl Store {
     }
 
     pub fn meta_string(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(self.meta.get(key)?.map(|v| String::from_utf8_lossy(&v).into_owned()))
+        let h = self.h()?;
+        Ok(h.meta.get(key)?.map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
     pub fn set_meta_string(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
-        b.insert(&self.meta, key, value.as_bytes());
-        b.commit()?;
-        Ok(())
+        self.writing(|| {
+            let h = self.h()?;
+            let mut b = h.db.batch().durability(Some(PersistMode::SyncAll));
+            b.insert(&h.meta, key, value.as_bytes());
+            b.commit()?;
+            Ok(())
+        })
     }
 
     /// The current embedding generation.
@@ -351,7 +309,8 @@ impl Store {
     }
 
     fn get_bare(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
-        match self.chunks.get(be(id))? {
+        let h = self.h()?;
+        match h.chunks.get(be(id))? {
             None => Ok(None),
             Some(v) => serde_json::from_slice(&v).map(Some).map_err(|e| StoreError::Corrupt {
                 id: id.to_string(),
@@ -362,7 +321,8 @@ impl Store {
 
     /// Embedded text and vector of a chunk in a generation.
     pub fn embedding(&self, gen: u32, id: ChunkId) -> Result<Option<(String, Vec<f32>)>, StoreError> {
-        match self.embeds.get(embed_key(gen, id))? {
+        let h = self.h()?;
+        match h.embeds.get(embed_key(gen, id))? {
             None => Ok(None),
             Some(b) => decode_embed(&b).map(Some).ok_or_else(|| StoreError::Corrupt {
                 id: id.to_string(),
@@ -378,52 +338,62 @@ impl Store {
     /// Write embeddings for a generation that is not current yet (reindex).
     /// Not journaled: derived indexes for that generation are built directly.
     pub fn put_embeddings(&self, gen: u32, items: &[(ChunkId, String, Vec<f32>)]) -> Result<(), StoreError> {
-        let mut b = self.db.batch();
-        for (id, text, v) in items {
-            b.insert(&self.embeds, embed_key(gen, *id), encode_embed(text, v));
-        }
-        b.commit()?;
-        Ok(())
+        self.writing(|| {
+            let h = self.h()?;
+            let mut b = h.db.batch();
+            for (id, text, v) in items {
+                b.insert(&h.embeds, embed_key(gen, *id), encode_embed(text, v));
+            }
+            b.commit()?;
+            Ok(())
+        })
     }
 
     /// Make `gen` current (and record its model) in one durable batch, and
     /// bump the sequence number so derived indexes of `gen` can be stamped
     /// with it.
     pub fn switch_generation(&self, gen: u32, model: &str) -> Result<Seq, StoreError> {
-        let seq = self.seq()? + 1;
-        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
-        b.insert(&self.meta, GEN, be(gen as u64).as_slice());
-        b.insert(&self.meta, "embed_model", model.as_bytes());
-        b.insert(&self.meta, SEQ, be(seq).as_slice());
-        b.commit()?;
-        self.gen.store(gen, std::sync::atomic::Ordering::Release);
-        Ok(seq)
+        self.writing(|| {
+            let h = self.h()?;
+            let seq = self.seq()? + 1;
+            let mut b = h.db.batch().durability(Some(PersistMode::SyncAll));
+            b.insert(&h.meta, GEN, be(gen as u64).as_slice());
+            b.insert(&h.meta, "embed_model", model.as_bytes());
+            b.insert(&h.meta, SEQ, be(seq).as_slice());
+            b.commit()?;
+            self.gen.store(gen, std::sync::atomic::Ordering::Release);
+            Ok(seq)
+        })
     }
 
     /// Delete every embedding of a generation (after a switch, or an
     /// abandoned reindex).
     pub fn drop_generation(&self, gen: u32) -> Result<(), StoreError> {
-        let keys: Vec<_> = self
-            .embeds
-            .prefix(gen.to_be_bytes())
-            .map(|g| g.key())
-            .collect::<Result<_, _>>()?;
-        for chunk in keys.chunks(10_000) {
-            let mut b = self.db.batch();
-            for k in chunk {
-                b.remove(&self.embeds, k.clone());
+        self.writing(|| {
+            let h = self.h()?;
+            let keys: Vec<_> = h
+                .embeds
+                .prefix(gen.to_be_bytes())
+                .map(|g| g.key())
+                .collect::<Result<_, _>>()?;
+            for chunk in keys.chunks(10_000) {
+                let mut b = h.db.batch();
+                for k in chunk {
+                    b.remove(&h.embeds, k.clone());
+                }
+                b.commit()?;
             }
-            b.commit()?;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Generations that have embeddings stored (normally just the current one).
     pub fn generations_present(&self) -> Result<Vec<u32>, StoreError> {
+        let h = self.h()?;
         let mut out = Vec::new();
         let mut from = 0u32;
         loop {
-            let Some(g) = self.embeds.range(from.to_be_bytes()..).next() else {
+            let Some(g) = h.embeds.range(from.to_be_bytes()..).next() else {
                 break;
             };
             let k = g.key()?;
@@ -442,7 +412,7 @@ impl Store {
     /// Every chunk, in id order, without `embed_text` (see [`Store::embedding`]).
     pub fn iter_chunks(&self) -> impl Iterator<Item = Result<ChunkRecord, StoreError>> + '_ {
         self.committed().map(|g| {
-            let (_, v) = g.into_inner()?;
+            let (_, v) = g?.into_inner()?;
             serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 id: "?".into(),
                 reason: e.to_string(),
@@ -461,7 +431,7 @@ impl Store {
             meta: Metadata,
         }
         self.committed().map(|g| {
-            let (_, v) = g.into_inner()?;
+            let (_, v) = g?.into_inner()?;
             let m: MetaOnly = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 id: "?".into(),
                 reason: e.to_string(),
@@ -478,17 +448,22 @@ impl Store {
     /// The chunk records of finished commits: ids below `next_id` (a bulk
     /// commit's ingested records above it are not committed yet, or never
     /// will be). `next_id` unreadable reads as "everything".
-    fn committed(&self) -> fjall::Iter {
-        match self.meta_u64(NEXT_ID) {
-            Ok(next) if next > 0 => self.chunks.range(..be(next)),
-            _ => self.chunks.iter(),
-        }
+    fn committed(&self) -> recover::Committed {
+        let h = match self.h() {
+            Ok(h) => h,
+            Err(e) => return recover::Committed::Failed(Some(e)),
+        };
+        let iter = match self.meta_u64(NEXT_ID) {
+            Ok(next) if next > 0 => h.chunks.range(..be(next)),
+            _ => h.chunks.iter(),
+        };
+        recover::Committed::Open { _handles: h, iter }
     }
 
     pub fn all_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
         let mut out = Vec::new();
         for g in self.committed() {
-            let k = g.key()?;
+            let k = g?.key()?;
             if let Some(id) = read_u64(&k) {
                 out.push(id);
             }
@@ -499,7 +474,7 @@ impl Store {
     pub fn count(&self) -> Result<usize, StoreError> {
         let mut n = 0;
         for g in self.committed() {
-            g.key()?;
+            g?.key()?;
             n += 1;
         }
         Ok(n)
@@ -507,6 +482,7 @@ impl Store {
 
     /// Chunk ids whose `source` (kind b's') or `file_path` (b'f') equals value.
     pub fn ids_by(&self, field: LookupField, value: &str) -> Result<Vec<ChunkId>, StoreError> {
+        let h = self.h()?;
         let prefix = lookup_prefix(field.tag(), value);
         // A bulk commit's lookups are ingested before its batch: ids at or
         // above `next_id` are not committed (yet).
@@ -515,7 +491,7 @@ impl Store {
             n => n,
         };
         let mut out = Vec::new();
-        for g in self.by_key.prefix(&prefix) {
+        for g in h.by_key.prefix(&prefix) {
             let k = g.key()?;
             if let Some(id) = k.get(prefix.len()..).and_then(read_u64) {
                 if id < next {
@@ -528,8 +504,9 @@ impl Store {
 
     /// Journal entries with seq > `after`, oldest first.
     pub fn journal_since(&self, after: Seq) -> Result<Vec<JournalEntry>, StoreError> {
+        let h = self.h()?;
         let mut out = Vec::new();
-        for g in self.journal.range(be(after.saturating_add(1))..) {
+        for g in h.journal.range(be(after.saturating_add(1))..) {
             let (_, v) = g.into_inner()?;
             out.push(serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 id: "journal".into(),
@@ -541,209 +518,219 @@ impl Store {
 
     /// Forget journal entries every derived index has applied.
     pub fn prune_journal(&self, upto: Seq) -> Result<(), StoreError> {
-        let keys: Vec<_> = self
-            .journal
-            .range(..=be(upto))
-            .map(|g| g.key())
-            .collect::<Result<_, _>>()?;
-        if keys.is_empty() {
-            return Ok(());
-        }
-        let mut b = self.db.batch();
-        for k in keys {
-            b.remove(&self.journal, k);
-        }
-        b.commit()?;
-        Ok(())
+        self.writing(|| {
+            let h = self.h()?;
+            let keys: Vec<_> = h
+                .journal
+                .range(..=be(upto))
+                .map(|g| g.key())
+                .collect::<Result<_, _>>()?;
+            if keys.is_empty() {
+                return Ok(());
+            }
+            let mut b = h.db.batch();
+            for k in keys {
+                b.remove(&h.journal, k);
+            }
+            b.commit()?;
+            Ok(())
+        })
     }
 
     /// The only write of chunks: delete `delete` and add `add` in one atomic,
     /// durable batch together with its journal entry. Returns the new seq and
     /// the ids given to the added chunks (in order).
     pub fn commit(&self, add: Vec<NewChunk>, delete: &[ChunkId]) -> Result<(Seq, Vec<ChunkId>), StoreError> {
-        for c in &add {
-            check_lookups(&c.meta)?;
-        }
-        let seq = self.seq()? + 1;
-        let gen = self.generation()?;
-        let mut next = self.meta_u64(NEXT_ID)?.max(1);
-        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
-        let mut deleted = Vec::new();
-        let mut files = files::FileChanges::default();
-        let mut docs = docs::DocChanges::default();
-        for &id in delete {
-            let Some(old) = self.get_bare(id)? else { continue };
-            files.leave(id, &old.meta, None);
-            docs.change(id, Some(&old.meta), None);
-            b.remove(&self.chunks, be(id));
-            b.remove(&self.embeds, embed_key(gen, id));
-            for (field, value) in lookups(&old.meta) {
-                b.remove(&self.by_key, lookup_key(field.tag(), &value, id));
+        self.writing(|| {
+            let h = self.h()?;
+            for c in &add {
+                check_lookups(&c.meta)?;
             }
-            deleted.push(id);
-        }
-        let mut added = Vec::with_capacity(add.len());
-        let new_bytes: usize = add
-            .iter()
-            .map(|c| c.text.len() + c.embed_text.len() + c.vector.len() * 4)
-            .sum();
-        let bulk = !add.is_empty() && new_bytes >= self.options.bulk_write_bytes;
-        let (mut bulk_chunks, mut bulk_embeds, mut bulk_lookups) = (Vec::new(), Vec::new(), Vec::new());
-        for c in add {
-            if next >= u32::MAX as u64 {
-                return Err(StoreError::IdsExhausted);
+            let seq = self.seq()? + 1;
+            let gen = self.generation()?;
+            let mut next = self.meta_u64(NEXT_ID)?.max(1);
+            let mut b = h.db.batch().durability(Some(PersistMode::SyncAll));
+            let mut deleted = Vec::new();
+            let mut files = files::FileChanges::default();
+            let mut docs = docs::DocChanges::default();
+            for &id in delete {
+                let Some(old) = self.get_bare(id)? else { continue };
+                files.leave(id, &old.meta, None);
+                docs.change(id, Some(&old.meta), None);
+                b.remove(&h.chunks, be(id));
+                b.remove(&h.embeds, embed_key(gen, id));
+                for (field, value) in lookups(&old.meta) {
+                    b.remove(&h.by_key, lookup_key(field.tag(), &value, id));
+                }
+                deleted.push(id);
             }
-            let id = next;
-            next += 1;
-            let rec = ChunkRecord {
-                id,
-                text: c.text,
-                embed_text: String::new(),
-                meta: c.meta,
-            };
-            let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
-                id: id.to_string(),
-                reason: e.to_string(),
-            })?;
-            for (field, value) in lookups(&rec.meta) {
-                let k = lookup_key(field.tag(), &value, id);
+            let mut added = Vec::with_capacity(add.len());
+            let new_bytes: usize = add
+                .iter()
+                .map(|c| c.text.len() + c.embed_text.len() + c.vector.len() * 4)
+                .sum();
+            let bulk = !add.is_empty() && new_bytes >= self.options.bulk_write_bytes;
+            let (mut bulk_chunks, mut bulk_embeds, mut bulk_lookups) = (Vec::new(), Vec::new(), Vec::new());
+            for c in add {
+                if next >= u32::MAX as u64 {
+                    return Err(StoreError::IdsExhausted);
+                }
+                let id = next;
+                next += 1;
+                let rec = ChunkRecord {
+                    id,
+                    text: c.text,
+                    embed_text: String::new(),
+                    meta: c.meta,
+                };
+                let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
+                    id: id.to_string(),
+                    reason: e.to_string(),
+                })?;
+                for (field, value) in lookups(&rec.meta) {
+                    let k = lookup_key(field.tag(), &value, id);
+                    if bulk {
+                        bulk_lookups.push((k, Vec::new()));
+                    } else {
+                        b.insert(&h.by_key, k, b"".as_slice());
+                    }
+                }
+                files.write(&rec.meta);
+                docs.change(id, None, Some(&rec.meta));
+                let embed = encode_embed(&c.embed_text, &c.vector);
                 if bulk {
-                    bulk_lookups.push((k, Vec::new()));
+                    bulk_chunks.push((be(id).to_vec(), json));
+                    bulk_embeds.push((embed_key(gen, id).to_vec(), embed));
                 } else {
-                    b.insert(&self.by_key, k, b"".as_slice());
+                    b.insert(&h.chunks, be(id), json);
+                    b.insert(&h.embeds, embed_key(gen, id), embed);
                 }
+                added.push(id);
             }
-            files.write(&rec.meta);
-            docs.change(id, None, Some(&rec.meta));
-            let embed = encode_embed(&c.embed_text, &c.vector);
-            if bulk {
-                bulk_chunks.push((be(id).to_vec(), json));
-                bulk_embeds.push((embed_key(gen, id).to_vec(), embed));
-            } else {
-                b.insert(&self.chunks, be(id), json);
-                b.insert(&self.embeds, embed_key(gen, id), embed);
-            }
-            added.push(id);
-        }
-        let entry = JournalEntry {
-            seq,
-            added: added.clone(),
-            deleted,
-            meta_updated: vec![],
-        };
-        let file_puts = self.apply_file_changes(&mut b, files)?;
-        let doc_puts = self.apply_doc_changes(&mut b, docs)?;
-        self.put_journal(&mut b, &entry)?;
-        b.insert(&self.meta, NEXT_ID, be(next).as_slice());
-        if !bulk {
-            for (k, v) in file_puts {
-                b.insert(&self.files, k, v);
-            }
-            for (k, v) in doc_puts {
-                b.insert(&self.docs, k, v);
-            }
-            b.commit()?;
-            return Ok((seq, added));
-        }
-        // Ids were allocated upward, so the record and vector lists are in
-        // key order, as ingestion requires; none is visible until `next_id`
-        // passes it. The records go first: an ingested map entry then
-        // always comes with orphan records, which is how an open knows to
-        // rebuild the maps (see `drop_unfinished_commit`).
-        bulk_lookups.sort_unstable();
-        bulk_lookups.dedup();
-        let written = self
-            .ingest(&self.chunks, bulk_chunks)
-            .and_then(|()| self.ingest(&self.embeds, bulk_embeds))
-            // Two lookups per chunk, and an entry per file and document,
-            // were most of what a journal replay re-read after a first
-            // index; the lookups too wait for `next_id` (see `ids_by`).
-            .and_then(|()| self.ingest(&self.by_key, bulk_lookups))
-            .and_then(|()| self.ingest(&self.files, file_puts))
-            .and_then(|()| self.ingest(&self.docs, doc_puts))
-            .and_then(|()| {
-                crate::failpoint::abort_at("store_ingested");
-                if crate::failpoint::hit("store_bulk_batch") {
-                    return Err(StoreError::Fjall("failpoint store_bulk_batch".into()));
+            let entry = JournalEntry {
+                seq,
+                added: added.clone(),
+                deleted,
+                meta_updated: vec![],
+            };
+            let file_puts = self.apply_file_changes(&mut b, files)?;
+            let doc_puts = self.apply_doc_changes(&mut b, docs)?;
+            self.put_journal(&mut b, &entry)?;
+            b.insert(&h.meta, NEXT_ID, be(next).as_slice());
+            if !bulk {
+                for (k, v) in file_puts {
+                    b.insert(&h.files, k, v);
                 }
-                b.commit().map_err(StoreError::from)
-            });
-        if let Err(e) = written {
-            // The ingested map entries are visible already: put the maps
-            // back to what the committed chunks say before anyone reads
-            // them. Should that fail too, the next open does it.
-            if let Err(repair) = self.repair_unfinished_commit() {
-                tracing::error!(error = %repair, "a failed bulk commit could not be cleaned up now; the next open of the store will");
+                for (k, v) in doc_puts {
+                    b.insert(&h.docs, k, v);
+                }
+                b.commit()?;
+                return Ok((seq, added));
             }
-            return Err(e);
-        }
-        Ok((seq, added))
+            // Ids were allocated upward, so the record and vector lists are in
+            // key order, as ingestion requires; none is visible until `next_id`
+            // passes it. The records go first: an ingested map entry then
+            // always comes with orphan records, which is how an open knows to
+            // rebuild the maps (see `drop_unfinished_commit`).
+            bulk_lookups.sort_unstable();
+            bulk_lookups.dedup();
+            let written = self
+                .ingest(&h.chunks, bulk_chunks)
+                .and_then(|()| self.ingest(&h.embeds, bulk_embeds))
+                // Two lookups per chunk, and an entry per file and document,
+                // were most of what a journal replay re-read after a first
+                // index; the lookups too wait for `next_id` (see `ids_by`).
+                .and_then(|()| self.ingest(&h.by_key, bulk_lookups))
+                .and_then(|()| self.ingest(&h.files, file_puts))
+                .and_then(|()| self.ingest(&h.docs, doc_puts))
+                .and_then(|()| {
+                    crate::failpoint::abort_at("store_ingested");
+                    if crate::failpoint::hit("store_bulk_batch") {
+                        return Err(StoreError::Fjall("failpoint store_bulk_batch".into()));
+                    }
+                    b.commit().map_err(StoreError::from)
+                });
+            if let Err(e) = written {
+                // The ingested map entries are visible already: put the maps
+                // back to what the committed chunks say before anyone reads
+                // them. Should that fail too, the next open does it.
+                if let Err(repair) = self.repair_unfinished_commit() {
+                    tracing::error!(error = %repair, "a failed bulk commit could not be cleaned up now; the next open of the store will");
+                }
+                return Err(e);
+            }
+            Ok((seq, added))
+        })
     }
 
     /// Metadata-only update of existing chunks (no new text or vector).
     /// `fields` with a `null` value remove that key.
     pub fn update_metadata(&self, ids: &[ChunkId], fields: &Metadata) -> Result<Seq, StoreError> {
-        let seq = self.seq()? + 1;
-        let mut b = self.db.batch().durability(Some(PersistMode::SyncAll));
-        let mut touched = Vec::new();
-        let mut files = files::FileChanges::default();
-        let mut docs = docs::DocChanges::default();
-        for &id in ids {
-            let Some(mut rec) = self.get_bare(id)? else { continue };
-            for (field, value) in lookups(&rec.meta) {
-                b.remove(&self.by_key, lookup_key(field.tag(), &value, id));
-            }
-            let old = rec.meta.clone();
-            for (k, v) in fields {
-                if v.is_null() {
-                    rec.meta.remove(k);
-                } else {
-                    rec.meta.insert(k.clone(), v.clone());
+        self.writing(|| {
+            let h = self.h()?;
+            let seq = self.seq()? + 1;
+            let mut b = h.db.batch().durability(Some(PersistMode::SyncAll));
+            let mut touched = Vec::new();
+            let mut files = files::FileChanges::default();
+            let mut docs = docs::DocChanges::default();
+            for &id in ids {
+                let Some(mut rec) = self.get_bare(id)? else { continue };
+                for (field, value) in lookups(&rec.meta) {
+                    b.remove(&h.by_key, lookup_key(field.tag(), &value, id));
                 }
+                let old = rec.meta.clone();
+                for (k, v) in fields {
+                    if v.is_null() {
+                        rec.meta.remove(k);
+                    } else {
+                        rec.meta.insert(k.clone(), v.clone());
+                    }
+                }
+                check_lookups(&rec.meta)?;
+                files.leave(id, &old, Some(&rec.meta));
+                files.write(&rec.meta);
+                docs.change(id, Some(&old), Some(&rec.meta));
+                for (field, value) in lookups(&rec.meta) {
+                    b.insert(&h.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
+                }
+                let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
+                    id: id.to_string(),
+                    reason: e.to_string(),
+                })?;
+                b.insert(&h.chunks, be(id), json);
+                touched.push(id);
             }
-            check_lookups(&rec.meta)?;
-            files.leave(id, &old, Some(&rec.meta));
-            files.write(&rec.meta);
-            docs.change(id, Some(&old), Some(&rec.meta));
-            for (field, value) in lookups(&rec.meta) {
-                b.insert(&self.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
+            let entry = JournalEntry {
+                seq,
+                added: vec![],
+                deleted: vec![],
+                meta_updated: touched,
+            };
+            for (k, v) in self.apply_file_changes(&mut b, files)? {
+                b.insert(&h.files, k, v);
             }
-            let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
-                id: id.to_string(),
-                reason: e.to_string(),
-            })?;
-            b.insert(&self.chunks, be(id), json);
-            touched.push(id);
-        }
-        let entry = JournalEntry {
-            seq,
-            added: vec![],
-            deleted: vec![],
-            meta_updated: touched,
-        };
-        for (k, v) in self.apply_file_changes(&mut b, files)? {
-            b.insert(&self.files, k, v);
-        }
-        for (k, v) in self.apply_doc_changes(&mut b, docs)? {
-            b.insert(&self.docs, k, v);
-        }
-        self.put_journal(&mut b, &entry)?;
-        b.commit()?;
-        Ok(seq)
+            for (k, v) in self.apply_doc_changes(&mut b, docs)? {
+                b.insert(&h.docs, k, v);
+            }
+            self.put_journal(&mut b, &entry)?;
+            b.commit()?;
+            Ok(seq)
+        })
     }
 
     fn put_journal(&self, b: &mut fjall::OwnedWriteBatch, entry: &JournalEntry) -> Result<(), StoreError> {
+        let h = self.h()?;
         let json = serde_json::to_vec(entry).map_err(|e| StoreError::Corrupt {
             id: "journal".into(),
             reason: e.to_string(),
         })?;
-        b.insert(&self.journal, be(entry.seq), json);
-        b.insert(&self.meta, SEQ, be(entry.seq).as_slice());
+        b.insert(&h.journal, be(entry.seq), json);
+        b.insert(&h.meta, SEQ, be(entry.seq).as_slice());
         Ok(())
     }
 
     pub fn disk_bytes(&self) -> u64 {
-        self.db.disk_space().unwrap_or(0)
+        self.h().map_or(0, |h| h.db.disk_space().unwrap_or(0))
     }
 }
 

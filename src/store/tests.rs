@@ -204,10 +204,10 @@ fn a_store_without_the_map_gets_it_built_once_on_open() {
         s.commit(vec![noted("a0", "a.md", "h1"), noted("b0", "b.md", "h2")], &[])
             .unwrap();
         // What a store from before the map looks like: no entries, no mark.
-        let mut b = s.db.batch();
-        b.remove(&s.files, "a.md");
-        b.remove(&s.files, "b.md");
-        b.remove(&s.meta, "files_map");
+        let mut b = s.h().unwrap().db.batch();
+        b.remove(&s.h().unwrap().files, "a.md");
+        b.remove(&s.h().unwrap().files, "b.md");
+        b.remove(&s.h().unwrap().meta, "files_map");
         b.commit().unwrap();
         assert!(s.files().unwrap().is_empty());
     }
@@ -306,17 +306,17 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
                 (be(id).to_vec(), serde_json::to_vec(&rec).unwrap())
             })
             .collect();
-        s.ingest(&s.chunks, recs).unwrap();
+        s.ingest(&s.h().unwrap().chunks, recs).unwrap();
         let vecs = orphans
             .iter()
             .map(|&id| (embed_key(0, id).to_vec(), encode_embed("orphan", &[1.0; 384])))
             .collect();
-        s.ingest(&s.embeds, vecs).unwrap();
+        s.ingest(&s.h().unwrap().embeds, vecs).unwrap();
         let looks = orphans
             .iter()
             .map(|&id| (lookup_key(b'f', "orphan.md", id), Vec::new()))
             .collect();
-        s.ingest(&s.by_key, looks).unwrap();
+        s.ingest(&s.h().unwrap().by_key, looks).unwrap();
         // Then the map entries, which overwrite in place: a.md's with a
         // hash its committed chunks do not have, and the orphan file's.
         let file = |hash: &str| FileEntry {
@@ -327,7 +327,7 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
             (b"a.md".to_vec(), serde_json::to_vec(&file("not-committed")).unwrap()),
             (b"orphan.md".to_vec(), serde_json::to_vec(&file("orphan")).unwrap()),
         ];
-        s.ingest(&s.files, files).unwrap();
+        s.ingest(&s.h().unwrap().files, files).unwrap();
         let entry = |n| DocEntry {
             doc_type: "note".into(),
             chunks: n,
@@ -341,7 +341,7 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
             ),
         ];
         docs.sort();
-        s.ingest(&s.docs, docs).unwrap();
+        s.ingest(&s.h().unwrap().docs, docs).unwrap();
         assert!(s.ids_by(LookupField::FilePath, "orphan.md").unwrap().is_empty());
         assert_eq!(s.all_ids().unwrap(), kept);
         assert_eq!(s.count().unwrap(), 1);
@@ -351,7 +351,11 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
     };
     let s = bulk_store(t.path());
     let next = s.meta_u64(NEXT_ID).unwrap();
-    assert_eq!(s.chunks.range(be(next)..).count(), 0, "orphan records removed");
+    assert_eq!(
+        s.h().unwrap().chunks.range(be(next)..).count(),
+        0,
+        "orphan records removed"
+    );
     // Both maps say again what the committed chunks say.
     assert_eq!(paths(&s), vec![("a.md".into(), Some("h".into()))]);
     let docs = s.docs().unwrap();
@@ -362,12 +366,12 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
         (1, 1)
     );
     assert_eq!(
-        s.embeds.range(embed_key(0, next)..).count(),
+        s.h().unwrap().embeds.range(embed_key(0, next)..).count(),
         0,
         "orphan vectors removed"
     );
     assert_eq!(
-        s.by_key.prefix(lookup_prefix(b'f', "orphan.md")).count(),
+        s.h().unwrap().by_key.prefix(lookup_prefix(b'f', "orphan.md")).count(),
         0,
         "orphan lookups removed"
     );
@@ -390,7 +394,7 @@ fn small_keyspaces_reach_tables_long_before_fjall_s_default_memtable_size() {
         s.commit(batch, &[]).unwrap();
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while s.files.disk_space() == 0 || s.by_key.disk_space() == 0 {
+    while s.h().unwrap().files.disk_space() == 0 || s.h().unwrap().by_key.disk_space() == 0 {
         assert!(
             std::time::Instant::now() < deadline,
             "the small keyspaces were never flushed"

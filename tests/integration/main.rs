@@ -25,6 +25,7 @@ mod cli_tune;
 mod cli_vault;
 mod digest;
 mod digest_fakes;
+mod disk_full;
 mod drafts_build;
 mod fake_llm;
 mod fake_wires;

@@ -28,7 +28,12 @@ impl WebServer {
     /// A server on `config`, its first-run panel already finished (the
     /// views under test are the everyday ones; see [`WebServer::fresh`]).
     pub fn start_with_config(config: &str) -> WebServer {
-        let sandbox = Sandbox::new();
+        Self::start_in(Sandbox::new(), config)
+    }
+
+    /// [`WebServer::start_with_config`] in a sandbox the caller prepared
+    /// (the disk-full test mounts a small filesystem at its JARVIS_HOME).
+    pub fn start_in(sandbox: Sandbox, config: &str) -> WebServer {
         if !config.is_empty() {
             sandbox.write_config(config);
         }

@@ -63,6 +63,7 @@ pub fn refresh_vault_paths(
         return Ok(None);
     };
     kb.check_model()?;
+    kb.settle()?;
     let indexed = indexed_notes(kb)?;
     let gone: Vec<&String> = indexed
         .keys()
