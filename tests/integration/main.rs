@@ -42,6 +42,8 @@ mod pdf_isolation;
 mod pdf_ocr;
 mod sandbox;
 mod support;
+mod sync_crash;
+mod sync_crash_core;
 mod sync_jobs;
 mod tidy;
 mod tidy_layers;

@@ -1,4 +1,4 @@
-//! `cargo xtask bench kb|vault|pdf|chat|web|owner|sync` and `cargo xtask eval scifact|vault` run here, in
+//! `cargo xtask bench kb|vault|pdf|chat|web|owner|sync`, `cargo xtask crash sync` and `cargo xtask eval scifact|vault` run here, in
 //! release: the knowledge-base benchmark ([`bench`]) and the retrieval
 //! evaluation ([`eval`]). Both only print figures; neither asserts on time.
 
@@ -9,6 +9,7 @@ mod bench_pdf;
 mod bench_sync;
 mod bench_web;
 mod common;
+mod crash_sync;
 mod eval;
 mod eval_vault;
 mod owner;
@@ -17,6 +18,8 @@ mod pdf_papers;
 mod pdf_quality;
 mod pdf_readability;
 mod pdf_scanned;
+#[path = "../../../tests/integration/sync_crash_core.rs"]
+mod sync_crash_core;
 mod vault;
 
 use std::process::ExitCode;
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         ["bench", "web", rest @ ..] => bench_web::run(&root, rest),
         ["bench", "chat", rest @ ..] => bench_chat::run(&root, rest),
         ["bench", "sync", rest @ ..] => bench_sync::run(&root, rest),
+        ["crash", "sync", rest @ ..] => crash_sync::run(&root, rest),
         ["bench", "pdf", rest @ ..] => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             if rest.iter().any(|a| a == "--quality") {
@@ -42,7 +46,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N] [--sweep] [--trees N,M] [--scifact]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--papers|--all] [--show-worst] [--missing] [--out DIR | --score-markdown DIR] [--readability] [--scanned]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web\n       xtask-kb bench sync [--edits N] [--burst N] [--idle-secs N] [--bin PATH]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N] [--sweep] [--trees N,M] [--scifact]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--papers|--all] [--show-worst] [--missing] [--out DIR | --score-markdown DIR] [--readability] [--scanned]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web\n       xtask-kb bench sync [--edits N] [--burst N] [--idle-secs N] [--bin PATH]\n       xtask-kb crash sync [--kills N] [--seed N] [--notes N] [--max-run-secs N] [--bin PATH]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };
