@@ -29,22 +29,26 @@ use jarvis::cancel::Cancel;
 
 /// What the fake does for one request.
 #[derive(Clone, Copy)]
-enum Script {
+pub(crate) enum Script {
     /// `n` tokens, then done.
     Tokens(usize),
     /// One tool call (kb_stats), done.
     Tool,
     /// A token every 100 ms for 20 s.
     Slow,
+    /// One tool call (search_kb, a knowledge-base search), done.
+    Search,
 }
 
-struct Fake {
-    url: String,
+pub(crate) struct Fake {
+    pub(crate) url: String,
     /// When the fake wrote the last byte of each answer, in order.
     sent: Arc<Mutex<Vec<Instant>>>,
     /// When it wrote token `i` of the first `Tokens` answer (its text is
     /// `t{i} `), for the per-token overhead.
     token_sent: Arc<Mutex<Vec<Instant>>>,
+    /// Tool calls sent whole (each must reach a client as a tool round).
+    pub(crate) tools_sent: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 fn ndjson(content: &str) -> String {
@@ -54,7 +58,7 @@ fn ndjson(content: &str) -> String {
     )
 }
 
-fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result<Fake> {
+pub(crate) fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result<Fake> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let url = format!("http://{}", listener.local_addr()?);
     let sent = Arc::new(Mutex::new(Vec::new()));
@@ -62,10 +66,12 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
     let token_sent = Arc::new(Mutex::new(Vec::new()));
     let token_sent2 = token_sent.clone();
     let plan = Arc::new(plan);
+    let tools_sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tools2 = tools_sent.clone();
     std::thread::spawn(move || {
         for (n, stream) in listener.incoming().enumerate() {
             let Ok(mut s) = stream else { break };
-            let (plan, sent, stamps) = (plan.clone(), sent2.clone(), token_sent2.clone());
+            let (plan, sent, stamps, tools) = (plan.clone(), sent2.clone(), token_sent2.clone(), tools2.clone());
             std::thread::spawn(move || {
                 if read_request(&mut s).is_none() {
                     return;
@@ -79,7 +85,8 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
                     "{}\n",
                     json!({"model":"bench","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"})
                 );
-                let ok = match plan(n) {
+                let script = plan(n);
+                let ok = match script {
                     Script::Tokens(k) => (0..k).all(|i| {
                         let ok = chunk(&mut s, &ndjson(&format!("t{i} "))).is_ok();
                         if n == 0 {
@@ -90,6 +97,11 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
                     Script::Tool => chunk(
                         &mut s,
                         &format!("{}\n", json!({"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"kb_stats","arguments":{}}}]},"done":false})),
+                    )
+                    .is_ok(),
+                    Script::Search => chunk(
+                        &mut s,
+                        &format!("{}\n", json!({"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"search_kb","arguments":{"query":"burst note river"}}}]},"done":false})),
                     )
                     .is_ok(),
                     Script::Slow => {
@@ -105,11 +117,19 @@ fn fake_ollama(plan: impl Fn(usize) -> Script + Send + Sync + 'static) -> Result
                 };
                 if ok && chunk(&mut s, &done).is_ok() && s.write_all(b"0\r\n\r\n").is_ok() {
                     sent.lock().unwrap_or_else(|p| p.into_inner()).push(Instant::now());
+                    if matches!(script, Script::Search | Script::Tool) {
+                        tools.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
                 }
             });
         }
     });
-    Ok(Fake { url, sent, token_sent })
+    Ok(Fake {
+        url,
+        sent,
+        token_sent,
+        tools_sent,
+    })
 }
 
 fn read_request(s: &mut TcpStream) -> Option<()> {
@@ -132,7 +152,12 @@ fn read_request(s: &mut TcpStream) -> Option<()> {
 }
 
 /// A raw HTTP/1.1 request; returns (status, reader positioned at the body).
-fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Result<(u16, BufReader<TcpStream>)> {
+pub(crate) fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(u16, BufReader<TcpStream>)> {
     let mut s = TcpStream::connect(addr)?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
     let host = format!("127.0.0.1:{}", addr.port());
@@ -156,7 +181,7 @@ fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> 
     Ok((status, r))
 }
 
-fn json_call(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Result<Value> {
+pub(crate) fn json_call(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Result<Value> {
     let (status, mut r) = request(addr, method, path, body)?;
     let mut text = String::new();
     // Bodies here are small and either chunked or length-delimited; read
@@ -169,7 +194,7 @@ fn json_call(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -
 }
 
 /// Read SSE `data:` events (each with its arrival time) until the stream ends.
-fn read_events(r: &mut BufReader<TcpStream>, mut each: impl FnMut(&Value, Instant)) -> Result<()> {
+pub(crate) fn read_events(r: &mut BufReader<TcpStream>, mut each: impl FnMut(&Value, Instant)) -> Result<()> {
     let mut buf = String::new();
     loop {
         let mut size = String::new();
@@ -193,7 +218,7 @@ fn read_events(r: &mut BufReader<TcpStream>, mut each: impl FnMut(&Value, Instan
     }
 }
 
-fn new_session(addr: SocketAddr) -> Result<String> {
+pub(crate) fn new_session(addr: SocketAddr) -> Result<String> {
     let v = json_call(addr, "POST", "/sessions/new", Some(&json!({})))?;
     Ok(v["session"]["id"].as_str().context("session id")?.to_string())
 }
@@ -211,7 +236,7 @@ fn rss() -> u64 {
         * 1024
 }
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
+pub(crate) fn pct(v: &mut [f64], p: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
@@ -257,7 +282,7 @@ fn page_load(web: &Path) -> Result<(usize, usize)> {
     Ok((total, seen.len() + 1))
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
@@ -341,7 +366,10 @@ impl Drop for Server {
     }
 }
 
-pub fn run(root: &Path, _args: &[&str]) -> Result<()> {
+pub fn run(root: &Path, args: &[&str]) -> Result<()> {
+    if args.contains(&"--with-writers") {
+        return super::bench_web_writers::run(root, args);
+    }
     println!(
         "bench web (release, one process; load average before: {})",
         crate::common::load_average()

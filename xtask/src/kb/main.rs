@@ -8,6 +8,7 @@ mod bench_dense;
 mod bench_pdf;
 mod bench_sync;
 mod bench_web;
+mod bench_web_writers;
 mod common;
 mod crash_sync;
 mod eval;
@@ -46,7 +47,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N] [--sweep] [--trees N,M] [--scifact]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--papers|--all] [--show-worst] [--missing] [--out DIR | --score-markdown DIR] [--readability] [--scanned]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web\n       xtask-kb bench sync [--edits N] [--burst N] [--idle-secs N] [--bin PATH]\n       xtask-kb crash sync [--kills N] [--seed N] [--notes N] [--max-run-secs N] [--bin PATH]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
+            eprintln!("usage: xtask-kb bench kb [--sizes 10000,100000] [--sample N] [--queries N] [--sweep] [--trees N,M] [--scifact]\n       xtask-kb bench vault [--notes N]\n       xtask-kb bench owner [--notes N] [--runs N]\n       xtask-kb bench pdf [--quality [--papers|--all] [--show-worst] [--missing] [--out DIR | --score-markdown DIR] [--readability] [--scanned]] [FILES]\n       xtask-kb bench chat [--turns N]\n       xtask-kb bench web [--with-writers [--notes N] [--sessions N] [--bin PATH]]\n       xtask-kb bench sync [--edits N] [--burst N] [--idle-secs N] [--bin PATH]\n       xtask-kb crash sync [--kills N] [--seed N] [--notes N] [--max-run-secs N] [--bin PATH]\n       xtask-kb eval scifact [--data DIR] [--rebuild]\n       xtask-kb eval vault [--data DIR] [--rebuild] [--misses] [--dense-only]");
             return ExitCode::from(2);
         }
     };
