@@ -96,7 +96,7 @@ struct Fields {
 /// title still finds the paper through the exact-name leg. A zero boost
 /// always drops its field from the query. The defaults were tuned on the
 /// Obsidian help vault's known-item sets and checked on SciFact
-/// (docs/ARCHITECTURE.md, "Retrieval fields", says what was measured).
+/// (docs/design/knowledge-base.md, "Retrieval fields", says what was measured).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FieldBoosts {
     pub body: f32,

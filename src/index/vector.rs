@@ -208,7 +208,7 @@ impl Default for SearchParams {
 /// At 100k, 64 trees at oversampling 8 beat 96 trees at oversampling 4
 /// (0.481 at 16.5 / 26.6 ms) and 32 trees at 8, so 64 is on the measured
 /// front; no arroy setting reaches the 0.95 goal on the synthetic 100k set
-/// within 20 ms (see docs/ARCHITECTURE.md). The shipped oversampling is
+/// within 20 ms (see docs/design/knowledge-base.md). The shipped oversampling is
 /// 16, not 8 (see [`SearchParams::oversampling`]).
 pub const DEFAULT_TREES: usize = 64;
 

@@ -27,7 +27,7 @@
 //! were set from the figures of `cargo xtask bench pdf --readability`:
 //! every page of the quality sets (real manuals, templates and papers)
 //! against the same pages turned into junk the ways fonts break (see
-//! `docs/ARCHITECTURE.md`, "Scans that read").
+//! `docs/design/pdf.md`, "Scans that read").
 //! Must not: look at anything but the text (no fonts, no geometry).
 
 /// What the counts say about a page.

@@ -149,3 +149,102 @@ fn the_layer_detector_catches_a_wrong_import() {
         "an unlisted module is named"
     );
 }
+
+/// What `docs/ARCHITECTURE.md` claims about the layers: the modules of the
+/// diagram under "## Code map" in reading order, and the modules its
+/// `### src/…` sections are about, in the order they appear.
+fn documented_order(doc: &str) -> Result<(Vec<String>, Vec<String>), String> {
+    const ROW_LABELS: &[&str] = &[
+        "edges",
+        "composition",
+        "features",
+        "engines",
+        "truth",
+        "processes",
+        "foundations",
+    ];
+    let map = doc
+        .split("\n## Code map\n")
+        .nth(1)
+        .ok_or("no \"## Code map\" section")?;
+    let map = map.split("\n## ").next().unwrap_or(map);
+    let diagram = map
+        .split("```")
+        .nth(1)
+        .ok_or("the code map has no diagram of the layers")?;
+    let diagram: Vec<String> = diagram
+        .split_whitespace()
+        .filter(|w| !ROW_LABELS.contains(w))
+        .map(str::to_string)
+        .collect();
+    let mut sections = Vec::new();
+    for line in map.lines().filter(|l| l.starts_with("### ")) {
+        // "### `src/cli/` — edge", "### `src/runtime/`, `src/sandbox/` — …"
+        for part in line.split('`').filter(|p| p.starts_with("src/")) {
+            let m = part
+                .trim_start_matches("src/")
+                .trim_end_matches('/')
+                .trim_end_matches(".rs");
+            sections.push(m.to_string());
+        }
+    }
+    Ok((diagram, sections))
+}
+
+/// Differences between the documented order and `layers`; empty when the
+/// map is true.
+fn map_drift(doc: &str, layers: &[&str]) -> Vec<String> {
+    let (diagram, sections) = match documented_order(doc) {
+        Ok(x) => x,
+        Err(e) => return vec![e],
+    };
+    let mut out = Vec::new();
+    if diagram != layers {
+        out.push(format!(
+            "the code map's diagram lists {diagram:?}, jarvis::LAYERS is {layers:?}"
+        ));
+    }
+    let mut last = 0;
+    for m in &sections {
+        match layers.iter().position(|l| l == m) {
+            None => out.push(format!(
+                "a code-map section is about `{m}`, which is not in jarvis::LAYERS"
+            )),
+            Some(i) if i < last => out.push(format!("the code-map section on `{m}` is out of layer order")),
+            Some(i) => last = i,
+        }
+    }
+    out
+}
+
+#[test]
+fn the_architecture_map_follows_the_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let drift = map_drift(&doc, jarvis::LAYERS);
+    assert!(
+        drift.is_empty(),
+        "docs/ARCHITECTURE.md has drifted from the code:\n{}",
+        drift.join("\n")
+    );
+    // Every detail document the map links to exists.
+    for link in doc.split("](design/").skip(1) {
+        let file = link.split([')', '#']).next().unwrap_or_default();
+        let target = root.join("docs/design").join(file);
+        assert!(target.exists(), "docs/design/{file} is linked but missing");
+    }
+}
+
+#[test]
+fn the_map_drift_detector_catches_a_swap() {
+    let doc = "# A\n\n## Code map\n\n```\nedges  cli web\ntruth  store\n```\n\n### `src/cli/` — edge\n\n### `src/store/` — truth\n\n## Invariants\n";
+    assert!(map_drift(doc, &["cli", "web", "store"]).is_empty());
+    // A layer list that moved on without the map.
+    assert_eq!(map_drift(doc, &["cli", "web", "app", "store"]).len(), 1);
+    // Sections in the wrong order.
+    let swapped = doc
+        .replace("`src/cli/` — edge", "`src/tmp/`")
+        .replace("`src/store/` — truth", "`src/cli/`");
+    let swapped = swapped.replace("`src/tmp/`", "`src/store/`");
+    assert_eq!(map_drift(&swapped, &["cli", "web", "store"]).len(), 1);
+}
