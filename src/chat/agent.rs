@@ -185,6 +185,19 @@ impl ChatAgent {
         Ok((Arc::new(Mutex::new(s)), false))
     }
 
+    /// The session `id` wherever it lives: the running turn's live object,
+    /// the file, or a new chat not saved yet (`NoConversation` when none).
+    /// The flag says whether a turn is running on it.
+    pub fn find(&self, id: &str) -> Result<(SharedSession, bool), ChatError> {
+        match self.resume(id) {
+            Err(ChatError::Session(super::SessionError::NotFound(_))) => match self.unsaved(id) {
+                Some(s) => Ok((s, false)),
+                None => Err(ChatError::NoConversation(id.to_string())),
+            },
+            found => found,
+        }
+    }
+
     /// Refuse a private session under a cloud model.
     pub fn check_resume(&self, s: &Session) -> Result<(), ChatError> {
         let spec = s.model_spec();

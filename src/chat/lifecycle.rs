@@ -37,6 +37,19 @@ impl ChatAgent {
     }
 }
 
+impl ChatAgent {
+    /// Register a turn on the conversation `id` (saved, or new and not yet
+    /// saved): `NoConversation` when there is none, `Busy` when a turn is
+    /// running on it. Reads the session file: call it off the event loop.
+    pub fn begin_turn_in(self: &Arc<Self>, id: &str) -> Result<TurnHandle, ChatError> {
+        let (session, busy) = self.find(id)?;
+        if busy {
+            return Err(ChatError::Busy(id.to_string()));
+        }
+        self.begin_turn(&session)
+    }
+}
+
 impl TurnHandle {
     pub fn session_id(&self) -> &str {
         &self.id

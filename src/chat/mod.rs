@@ -141,6 +141,8 @@ pub struct Reply {
     pub privacy_stop: bool,
     /// The text is a "⚠️" failure reply.
     pub error: bool,
+    /// The session's title as the turn committed it.
+    pub title: String,
 }
 
 /// One event of a running turn (see the module docs for the schema). No
@@ -202,6 +204,9 @@ pub enum ChatError {
     /// A turn is already running on this session.
     #[error("session {0} is busy with a turn — wait for it to finish or stop it first")]
     Busy(String),
+    /// No saved or new conversation has that id.
+    #[error("no conversation {0} — it may have been deleted; start a new chat")]
+    NoConversation(String),
     /// Nothing is running for that session.
     #[error("no turn is running for session {0}")]
     NotRunning(String),
@@ -240,7 +245,7 @@ impl ChatError {
         match self {
             ChatError::Session(e) => e.kind(),
             ChatError::Busy(_) | ChatError::PrivateUnderCloud(..) | ChatError::UnknownToken => ErrorKind::Conflict,
-            ChatError::NotRunning(_) => ErrorKind::NotFound,
+            ChatError::NotRunning(_) | ChatError::NoConversation(_) => ErrorKind::NotFound,
             ChatError::Switch(e) => e.kind(),
             ChatError::EmptyMessage => ErrorKind::User,
             ChatError::Kb(e) => e.kind(),

@@ -409,6 +409,7 @@ impl ChatAgent {
             turn_cost_usd: usage.map(|u| u.values().map(|c| c.usd).sum()),
             privacy_stop,
             error,
+            title: s.title.clone(),
         };
         drop(s);
         if turned_private {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jarvis::cancel::Cancel;
-use jarvis::chat::{ChatEvent, ChatSettings, TurnState};
+use jarvis::chat::{ChatError, ChatEvent, ChatSettings, TurnState};
 use jarvis::kb::ops::Paper;
 use jarvis::llm::{Block, Role};
 
@@ -311,6 +311,40 @@ fn a_turn_is_registered_before_it_runs_and_a_stop_before_the_start_wins() {
     // An unrun handle lets go of its registration when dropped.
     drop(agent.begin_turn(&s).unwrap());
     assert!(!agent.is_busy(&id));
+}
+
+#[test]
+fn a_turn_begins_by_conversation_id_saved_new_or_gone() {
+    let fx = fixture(NOTES);
+    let server = FakeServer::start(vec![Wire::Ollama.text(&["first answer"])]);
+    let agent = Arc::new(fx.agent(&server));
+    // A new chat, not saved yet: found through the agent's unsaved list.
+    let fresh = Arc::new(Mutex::new(agent.new_session(Some("ollama"), None).unwrap()));
+    let id = fresh.lock().unwrap().id.clone();
+    agent.add_unsaved(fresh.clone());
+    let turn = agent.begin_turn_in(&id).unwrap();
+    assert_eq!(turn.session_id(), id);
+    assert!(agent.is_busy(&id));
+    // The running turn's live session is what a second caller finds, busy.
+    let (live, busy) = agent.find(&id).unwrap();
+    assert!(busy && Arc::ptr_eq(&live, &fresh));
+    assert!(matches!(agent.begin_turn_in(&id), Err(ChatError::Busy(_))));
+    let ev = Events::default();
+    let reply = turn.run("first", &Default::default(), &ev.sink()).unwrap().unwrap();
+    assert_eq!(
+        reply.title,
+        fresh.lock().unwrap().title,
+        "the reply carries the committed title"
+    );
+    // Saved now: found from its file, not busy.
+    let (_, busy) = agent.find(&id).unwrap();
+    assert!(!busy);
+    drop(agent.begin_turn_in(&id).unwrap());
+    // An id nobody knows is a not-found that says what to do.
+    let gone = agent.begin_turn_in("no-such-session").err().unwrap();
+    assert!(matches!(gone, ChatError::NoConversation(_)));
+    assert_eq!(gone.kind(), jarvis::error_kind::ErrorKind::NotFound);
+    assert!(gone.to_string().contains("start a new chat"), "{gone}");
 }
 
 #[test]

@@ -27,9 +27,9 @@ use tokio_stream::StreamExt;
 use crate::chat::ChatError;
 use crate::web::error::{ApiError, ApiResult, Body};
 use crate::web::ids::check_id;
-use crate::web::routes::sessions::{blocking, resolve};
+use crate::web::routes::sessions::blocking;
 use crate::web::routes::wire::{event_json, is_terminal};
-use crate::web::state::{lock, WebState};
+use crate::web::state::WebState;
 
 pub fn routes() -> Router<Arc<WebState>> {
     Router::new()
@@ -74,19 +74,16 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
         },
         ..Default::default()
     };
+    // A stream still open on this session (its turn's last frames not yet
+    // drained) is the web's own business; the chat refuses a running turn.
+    if state.is_streaming(&id) {
+        return Err(ChatError::Busy(id).into());
+    }
     let chat = state.chat()?;
-    if chat.is_busy(&id) || state.is_streaming(&id) {
-        return Err(ChatError::Busy(id).into());
-    }
-    let st = state.clone();
     let rid = id.clone();
-    let (session, busy) = blocking(move || resolve(&st, &rid)).await?;
-    if busy {
-        return Err(ChatError::Busy(id).into());
-    }
     // Registered with the chat before the worker starts, so a second /chat
     // racing in is refused and a stop arriving at once finds the turn.
-    let turn = chat.begin_turn(&session)?;
+    let turn = blocking(move || Ok(chat.begin_turn_in(&rid)?)).await?;
     let turn_id = turn.generation();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     state.start_stream(&id, turn_id, tx.clone());
@@ -95,15 +92,10 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
     let worker_state = state.clone();
     let worker_id = id.clone();
     tokio::task::spawn_blocking(move || {
+        // The browser may have gone (switched tabs, closed): the turn
+        // still completes and is saved.
         let sink = |ev: crate::chat::ChatEvent| {
-            let title = if matches!(ev, crate::chat::ChatEvent::Reply(_)) {
-                lock(&session).title.clone()
-            } else {
-                String::new()
-            };
-            // The browser may have gone (switched tabs, closed): the turn
-            // still completes and is saved.
-            let _ = tx.send(event_json(&ev, vault.as_deref(), &title));
+            let _ = tx.send(event_json(&ev, vault.as_deref()));
         };
         if let Err(e) = turn.run(&message, &context, &sink) {
             if !matches!(e, ChatError::Cancelled) {

@@ -69,17 +69,7 @@ pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T>
 /// file (refused for a private session under a cloud model), else a
 /// brand-new session this server handed out. Returns whether it is busy.
 pub fn resolve(state: &WebState, id: &str) -> ApiResult<(SharedSession, bool)> {
-    let chat = state.chat()?;
-    match chat.resume(id) {
-        Ok(found) => Ok(found),
-        Err(ChatError::Session(SessionError::NotFound(_))) => match chat.unsaved(id) {
-            Some(s) => Ok((s, false)),
-            None => Err(ApiError::not_found(format!(
-                "no conversation {id} — it may have been deleted; start a new chat"
-            ))),
-        },
-        Err(e) => Err(e.into()),
-    }
+    Ok(state.chat()?.find(id)?)
 }
 
 fn make_fresh(state: &WebState) -> ApiResult<SharedSession> {

@@ -96,7 +96,7 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
     }
 }
 
-fn reply_json(r: &Reply, vault: Option<&Path>, title: &str) -> Value {
+fn reply_json(r: &Reply, vault: Option<&Path>) -> Value {
     let mut v = serde_json::to_value(r).unwrap_or_else(|_| json!({}));
     if let Some(o) = v.as_object_mut() {
         o.insert("type".into(), json!("reply"));
@@ -106,16 +106,15 @@ fn reply_json(r: &Reply, vault: Option<&Path>, title: &str) -> Value {
             serde_json::to_value(r.sources.iter().map(|s| source_dto(s, vault)).collect::<Vec<_>>())
                 .unwrap_or_else(|_| json!([])),
         );
-        o.insert("title".into(), json!(title));
     }
     v
 }
 
-/// A turn event as the SSE `data:` JSON. `title` is the session's title
-/// after the turn (a first message names the session).
+/// A turn event as the SSE `data:` JSON (a reply carries the session's
+/// title after the turn: a first message names the session).
 /// The wire form is the web's own (the chat's events carry no serde
 /// shape): the `type` tag and field names the page's script reads.
-pub fn event_json(ev: &ChatEvent, vault: Option<&Path>, title: &str) -> Value {
+pub fn event_json(ev: &ChatEvent, vault: Option<&Path>) -> Value {
     match ev {
         ChatEvent::Status { state } => json!({ "type": "status", "state": match state {
             TurnState::Compacting => "compacting",
@@ -148,7 +147,7 @@ pub fn event_json(ev: &ChatEvent, vault: Option<&Path>, title: &str) -> Value {
             message,
         } => json!({ "type": "edit_proposal", "token": token, "draft_id": draft_id, "filename": filename,
                      "base_hash": base_hash, "hunks": hunks, "message": message }),
-        ChatEvent::Reply(r) => reply_json(r, vault, title),
+        ChatEvent::Reply(r) => reply_json(r, vault),
         ChatEvent::Stopped => json!({ "type": "stopped" }),
         ChatEvent::Error { message, kind } => json!({ "type": "error", "message": message, "kind": kind }),
     }
