@@ -1,6 +1,6 @@
-//! The HTTP plumbing under each provider's single request helper: one
+//! The HTTP plumbing under the providers' one streamed exchange: one
 //! streamed POST with a fresh agent whose connection `stop()` can shut down.
-//! Only the providers' request helpers call into this module.
+//! Only `providers::stream_exchange` calls into this module.
 
 use std::io::{BufRead, BufReader};
 use std::net::IpAddr;

@@ -6,7 +6,7 @@
 //! What this module owns:
 //! - the provider-neutral [`transcript`] and the adapters to and from each wire;
 //! - every HTTP call to a model service, always streamed, always through the
-//!   one request helper of its provider, so that a turn can be stopped by
+//!   one streamed exchange the providers share, so that a turn can be stopped by
 //!   closing the connection (a [`crate::cancel::Cancel`] hook);
 //! - live progress of every streamed reply as [`StreamEvent`]s ([`stream`]);
 //! - classification of failures into [`LlmError`], with secrets redacted
@@ -17,8 +17,9 @@
 //! What it must not do: read the config file or `~/.jarvis` (callers hand it a
 //! plain [`LlmSettings`]), touch the knowledge base, decide privacy of content
 //! (tools raise [`ToolError::Privacy`]; this layer only honours it), or make a
-//! network request anywhere except a provider's request helper. All HTTP is
-//! blocking; async callers run it on a blocking thread.
+//! network request anywhere except that streamed exchange and the one-GET
+//! [`probe`] of a local server. All HTTP is blocking; async callers run it
+//! on a blocking thread.
 
 pub mod catalogue;
 pub mod error;

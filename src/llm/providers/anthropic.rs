@@ -4,17 +4,16 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{read_sse, ErrorContext, Flow};
+use super::{read_sse, stream_exchange, Accumulator, ErrorContext, Flow, ReadFailure, Request};
 use crate::cancel::Cancel;
-use crate::llm::check_cancel;
 use crate::llm::error::CallError;
-use crate::llm::http::{post_stream, Opened, Timeouts};
+use crate::llm::http::{StreamBody, Timeouts};
 use crate::llm::provider::{Attachment, Exchange, PdfToText, Turn};
 use crate::llm::settings::LlmSettings;
-use crate::llm::stream::{OnEvent, StreamEvent};
+use crate::llm::stream::{OnEvent, StepUsage};
 use crate::llm::transcript::Message;
 use crate::llm::wire::anthropic::{from_anthropic, to_anthropic, AnthropicStream, PROVIDER};
-use crate::llm::wire::{base64_encode, image_media_type, StreamFault};
+use crate::llm::wire::{base64_encode, image_media_type};
 
 const API_VERSION: &str = "2023-06-01";
 
@@ -93,39 +92,24 @@ impl AnthropicProvider {
         }
         Value::Object(body)
     }
+}
 
-    /// The one place this provider makes an HTTP call.
-    fn request(
-        &self,
-        body: &Value,
+impl Accumulator for AnthropicStream {
+    fn read(
+        &mut self,
+        body: &mut StreamBody,
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
-    ) -> Result<AnthropicStream, CallError> {
-        check_cancel(cancel)?;
-        let url = super::join_url(&self.base_url, "v1/messages");
-        let headers = [
-            ("x-api-key", self.api_key.clone()),
-            ("anthropic-version", API_VERSION.to_string()),
-        ];
-        let errors = self.errors();
-        let opened = post_stream(&url, &headers, body, &self.timeouts, cancel);
-        check_cancel(cancel)?;
-        let mut stream = match opened.map_err(|f| errors.transport(f))? {
-            Opened::Stream(s) => s,
-            Opened::Status(f) => return Err(errors.status(f)),
-        };
-        let mut acc = AnthropicStream::default();
-        read_sse(&mut stream, cancel, |ev| {
+    ) -> Result<(), ReadFailure> {
+        read_sse(body, cancel, |ev| {
             let data = super::parse_json(&ev.data)?;
-            acc.feed_with(&ev.event, &data, on_event)?;
-            Ok(if acc.done { Flow::Done } else { Flow::Continue })
+            self.feed_with(&ev.event, &data, on_event)?;
+            Ok(if self.done { Flow::Done } else { Flow::Continue })
         })
-        .map_err(|f| errors.read(f))?;
-        let usage = acc.step_usage();
-        if !usage.is_empty() {
-            on_event(StreamEvent::Usage(usage));
-        }
-        Ok(acc)
+    }
+
+    fn reported_usage(&self) -> StepUsage {
+        self.step_usage()
     }
 }
 
@@ -144,13 +128,18 @@ impl Exchange for AnthropicProvider {
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
     ) -> Result<Message, CallError> {
-        let body = self.body(turn);
-        let acc = self.request(&body, cancel, on_event)?;
-        let mut converted = from_anthropic(&[acc.message()], &self.model);
-        converted.pop().ok_or_else(|| {
-            self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(
-                "no assistant message".into(),
-            )))
+        let headers = [
+            ("x-api-key", self.api_key.clone()),
+            ("anthropic-version", API_VERSION.to_string()),
+        ];
+        let request = Request {
+            url: super::join_url(&self.base_url, "v1/messages"),
+            headers: &headers,
+            body: self.body(turn),
+            timeouts: &self.timeouts,
+        };
+        stream_exchange(request, &self.errors(), cancel, on_event, |acc: &AnthropicStream| {
+            from_anthropic(&[acc.message()], &self.model)
         })
     }
 

@@ -1,6 +1,13 @@
-//! The three provider families. Each has exactly one request helper — the
-//! only place it makes an HTTP call and the only place failures become
-//! [`LlmError`]s (redacted, then logged). The pieces they share live here.
+//! The three provider families and the one streamed exchange they share.
+//!
+//! [`stream_exchange`] is the only place a provider makes an HTTP call and
+//! the only place its failures become [`LlmError`]s (redacted, then logged,
+//! through [`ErrorContext`]): stop switch, open, read, usage, take the one
+//! assistant message. Each provider keeps only what is its own: the URL,
+//! headers and body, how its stream's events feed its accumulator
+//! ([`Accumulator`]), and the conversion back to the transcript. Must not:
+//! build or parse any provider's messages (that is [`crate::llm::wire`]), nor
+//! make a request outside [`stream_exchange`].
 
 pub mod anthropic;
 pub mod ollama;
@@ -11,14 +18,80 @@ use serde_json::Value;
 use crate::cancel::{Cancel, Cancelled};
 use crate::llm::check_cancel;
 use crate::llm::error::{classify_status, error_detail, CallError, ErrorKind, LlmError, StatusContext};
-use crate::llm::http::{StatusFailure, StreamBody, TransportFailure};
+use crate::llm::http::{post_stream, Opened, StatusFailure, StreamBody, Timeouts, TransportFailure};
 use crate::llm::redact::redact_secrets;
 use crate::llm::sse::{ndjson_line, SseEvent, SseParser};
+use crate::llm::stream::{OnEvent, StepUsage, StreamEvent};
+use crate::llm::transcript::Message;
 use crate::llm::wire::StreamFault;
 
 pub use anthropic::AnthropicProvider;
 pub use ollama::OllamaProvider;
 pub use openai_compat::OpenAiCompatProvider;
+
+/// A provider's stream accumulator, as [`stream_exchange`] sees it.
+pub(crate) trait Accumulator: Default {
+    /// Reads `body` until the reply is complete, feeding each event into
+    /// `self` and reporting deltas to `on_event`. The framing ([`read_sse`]
+    /// or [`read_ndjson`]), the terminator and which early ends still count
+    /// as a whole reply are the provider's own.
+    fn read(
+        &mut self,
+        body: &mut StreamBody,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<(), ReadFailure>;
+
+    /// Token counts (and money) the service reported for this request.
+    fn reported_usage(&self) -> StepUsage;
+}
+
+/// Where and what one provider request sends.
+pub(crate) struct Request<'a> {
+    pub url: String,
+    pub headers: &'a [(&'a str, String)],
+    pub body: Value,
+    pub timeouts: &'a Timeouts,
+}
+
+/// The one streamed exchange: checks the stop switch, opens the stream
+/// (a transport failure or an error status worded by `errors`), reads it
+/// into `A`, hands the finished accumulator to `finish`, reports the usage,
+/// and returns the one assistant message `finish` produced.
+///
+/// `finish` is the provider's own ending: its bookkeeping (the money an
+/// OpenAI-compatible service reported) and the conversion of the assembled
+/// wire message back to the transcript. It runs before `Usage` is reported,
+/// so a caller that sees `Usage` sees the cost already recorded.
+pub(crate) fn stream_exchange<A: Accumulator>(
+    request: Request<'_>,
+    errors: &ErrorContext<'_>,
+    cancel: Option<&Cancel>,
+    on_event: &mut OnEvent<'_>,
+    finish: impl FnOnce(&A) -> Vec<Message>,
+) -> Result<Message, CallError> {
+    check_cancel(cancel)?;
+    let opened = post_stream(&request.url, request.headers, &request.body, request.timeouts, cancel);
+    check_cancel(cancel)?;
+    let mut stream = match opened.map_err(|f| errors.transport(f))? {
+        Opened::Stream(s) => s,
+        Opened::Status(f) => return Err(errors.status(f)),
+    };
+    let mut acc = A::default();
+    acc.read(&mut stream, cancel, on_event).map_err(|f| errors.read(f))?;
+    // The reply is whole: close the connection before anything else runs.
+    drop(stream);
+    let mut converted = finish(&acc);
+    let usage = acc.reported_usage();
+    if !usage.is_empty() {
+        on_event(StreamEvent::Usage(usage));
+    }
+    converted.pop().ok_or_else(|| {
+        errors.read(ReadFailure::Fault(StreamFault::Malformed(
+            "no assistant message".into(),
+        )))
+    })
+}
 
 /// Whether the stream reader should keep going after an event.
 pub(crate) enum Flow {

@@ -3,15 +3,14 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{read_ndjson, ErrorContext, Flow};
+use super::{read_ndjson, stream_exchange, Accumulator, ErrorContext, Flow, ReadFailure, Request};
 use crate::cancel::Cancel;
-use crate::llm::check_cancel;
 use crate::llm::error::CallError;
-use crate::llm::http::{post_stream, Opened, Timeouts};
+use crate::llm::http::{StreamBody, Timeouts};
 use crate::llm::provider::{Attachment, Exchange, PdfToText, Turn};
 use crate::llm::providers::openai_compat::tools_json;
 use crate::llm::settings::LlmSettings;
-use crate::llm::stream::{OnEvent, StreamEvent};
+use crate::llm::stream::{OnEvent, StepUsage};
 use crate::llm::transcript::Message;
 use crate::llm::wire::ollama::{from_ollama, to_ollama, OllamaStream, PROVIDER};
 use crate::llm::wire::{base64_encode, StreamFault};
@@ -72,38 +71,27 @@ impl OllamaProvider {
         }
         Value::Object(body)
     }
+}
 
-    /// The one place this provider makes an HTTP call.
-    fn request(
-        &self,
-        body: &Value,
+impl Accumulator for OllamaStream {
+    fn read(
+        &mut self,
+        body: &mut StreamBody,
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
-    ) -> Result<OllamaStream, CallError> {
-        check_cancel(cancel)?;
-        let url = super::join_url(&self.host, "api/chat");
-        let errors = self.errors();
-        let opened = post_stream(&url, &[], body, &self.timeouts, cancel);
-        check_cancel(cancel)?;
-        let mut stream = match opened.map_err(|f| errors.transport(f))? {
-            Opened::Stream(s) => s,
-            Opened::Status(f) => return Err(errors.status(f)),
-        };
-        let mut acc = OllamaStream::default();
-        let read = read_ndjson(&mut stream, cancel, |chunk| {
-            if let Err(StreamFault::ServiceError { detail, .. }) = acc.feed_with(chunk, on_event) {
+    ) -> Result<(), ReadFailure> {
+        read_ndjson(body, cancel, |chunk| {
+            if let Err(StreamFault::ServiceError { detail, .. }) = self.feed_with(chunk, on_event) {
                 // Ollama reports a missing model inside a 200 stream too.
                 let status = if detail.contains("not found") { Some(404) } else { None };
                 return Err(StreamFault::ServiceError { status, detail });
             }
-            Ok(if acc.done { Flow::Done } else { Flow::Continue })
-        });
-        read.map_err(|f| errors.read(f))?;
-        let usage = acc.step_usage();
-        if !usage.is_empty() {
-            on_event(StreamEvent::Usage(usage));
-        }
-        Ok(acc)
+            Ok(if self.done { Flow::Done } else { Flow::Continue })
+        })
+    }
+
+    fn reported_usage(&self) -> StepUsage {
+        self.step_usage()
     }
 }
 
@@ -122,13 +110,14 @@ impl Exchange for OllamaProvider {
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
     ) -> Result<Message, CallError> {
-        let body = self.body(turn);
-        let acc = self.request(&body, cancel, on_event)?;
-        let mut converted = from_ollama(&[acc.message()], &self.model);
-        converted.pop().ok_or_else(|| {
-            self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(
-                "no assistant message".into(),
-            )))
+        let request = Request {
+            url: super::join_url(&self.host, "api/chat"),
+            headers: &[],
+            body: self.body(turn),
+            timeouts: &self.timeouts,
+        };
+        stream_exchange(request, &self.errors(), cancel, on_event, |acc: &OllamaStream| {
+            from_ollama(&[acc.message()], &self.model)
         })
     }
 

@@ -10,17 +10,16 @@ use std::sync::Mutex;
 
 use serde_json::{json, Map, Value};
 
-use super::{read_sse, ErrorContext, Flow};
+use super::{read_sse, stream_exchange, Accumulator, ErrorContext, Flow, ReadFailure, Request};
 use crate::cancel::Cancel;
-use crate::llm::check_cancel;
 use crate::llm::error::CallError;
-use crate::llm::http::{post_stream, Opened, Timeouts};
+use crate::llm::http::{StreamBody, Timeouts};
 use crate::llm::provider::{record_cost, Attachment, Exchange, PdfToText, ToolSpec, Turn, Usage};
 use crate::llm::settings::LlmSettings;
-use crate::llm::stream::{OnEvent, StreamEvent};
+use crate::llm::stream::{OnEvent, StepUsage};
 use crate::llm::transcript::Message;
 use crate::llm::wire::openai::{from_openai, to_openai, OpenAiStream};
-use crate::llm::wire::{base64_encode, image_media_type, StreamFault};
+use crate::llm::wire::{base64_encode, image_media_type};
 
 /// OpenRouter's provider-routing preferences, sent on every request.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,54 +129,6 @@ impl OpenAiCompatProvider {
         Value::Object(body)
     }
 
-    /// The one place this provider makes an HTTP call.
-    fn request(
-        &self,
-        body: &Value,
-        cancel: Option<&Cancel>,
-        on_event: &mut OnEvent<'_>,
-    ) -> Result<OpenAiStream, CallError> {
-        check_cancel(cancel)?;
-        let url = super::join_url(&self.base_url, "chat/completions");
-        let mut headers = Vec::new();
-        if let Some(key) = &self.api_key {
-            headers.push(("authorization", format!("Bearer {key}")));
-        }
-        let errors = self.errors();
-        let opened = post_stream(&url, &headers, body, &self.timeouts, cancel);
-        check_cancel(cancel)?;
-        let mut stream = match opened.map_err(|f| errors.transport(f))? {
-            Opened::Stream(s) => s,
-            Opened::Status(f) => return Err(errors.status(f)),
-        };
-        let mut acc = OpenAiStream::default();
-        let read = read_sse(&mut stream, cancel, |ev| {
-            if ev.data.trim() == "[DONE]" {
-                return Ok(Flow::Done);
-            }
-            let chunk = super::parse_json(&ev.data)?;
-            acc.feed_with(&chunk, on_event)?;
-            Ok(Flow::Continue)
-        });
-        match read {
-            Ok(()) => {}
-            // Some servers end the stream after the finish chunk without
-            // `[DONE]`; the reply is complete, so accept it.
-            Err(super::ReadFailure::Eof { .. }) if acc.finish_reason.is_some() => {}
-            Err(f) => return Err(errors.read(f)),
-        }
-        drop(stream);
-        if acc.chunks == 0 {
-            return Err(errors.read(super::ReadFailure::Eof { events: 0 }));
-        }
-        self.record_usage(&acc);
-        let usage = acc.step_usage();
-        if !usage.is_empty() {
-            on_event(StreamEvent::Usage(usage));
-        }
-        Ok(acc)
-    }
-
     /// Only money the service actually reported is recorded, keyed by the
     /// model that served the request.
     fn record_usage(&self, acc: &OpenAiStream) {
@@ -213,6 +164,39 @@ pub(crate) fn tools_json(tools: &[ToolSpec]) -> Value {
     )
 }
 
+impl Accumulator for OpenAiStream {
+    fn read(
+        &mut self,
+        body: &mut StreamBody,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<(), ReadFailure> {
+        let read = read_sse(body, cancel, |ev| {
+            if ev.data.trim() == "[DONE]" {
+                return Ok(Flow::Done);
+            }
+            let chunk = super::parse_json(&ev.data)?;
+            self.feed_with(&chunk, on_event)?;
+            Ok(Flow::Continue)
+        });
+        match read {
+            Ok(()) => {}
+            // Some servers end the stream after the finish chunk without
+            // `[DONE]`; the reply is complete, so accept it.
+            Err(ReadFailure::Eof { .. }) if self.finish_reason.is_some() => {}
+            Err(f) => return Err(f),
+        }
+        if self.chunks == 0 {
+            return Err(ReadFailure::Eof { events: 0 });
+        }
+        Ok(())
+    }
+
+    fn reported_usage(&self) -> StepUsage {
+        self.step_usage()
+    }
+}
+
 impl Exchange for OpenAiCompatProvider {
     fn provider_name(&self) -> &str {
         &self.name
@@ -228,13 +212,19 @@ impl Exchange for OpenAiCompatProvider {
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
     ) -> Result<Message, CallError> {
-        let body = self.body(turn);
-        let acc = self.request(&body, cancel, on_event)?;
-        let mut converted = from_openai(&[acc.message()], &self.name, &self.model);
-        converted.pop().ok_or_else(|| {
-            self.errors().read(super::ReadFailure::Fault(StreamFault::Malformed(
-                "no assistant message".into(),
-            )))
+        let mut headers = Vec::new();
+        if let Some(key) = &self.api_key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        let request = Request {
+            url: super::join_url(&self.base_url, "chat/completions"),
+            headers: &headers,
+            body: self.body(turn),
+            timeouts: &self.timeouts,
+        };
+        stream_exchange(request, &self.errors(), cancel, on_event, |acc: &OpenAiStream| {
+            self.record_usage(acc);
+            from_openai(&[acc.message()], &self.name, &self.model)
         })
     }
 
