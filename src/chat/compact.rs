@@ -108,6 +108,7 @@ pub fn maybe_compact(
 mod tests {
     use super::*;
     use crate::chat::session::Session;
+    use crate::llm::transcript::{push_tool_result, ToolOutcome};
     use crate::llm::Role;
 
     fn long_session(turns: usize) -> Session {
@@ -122,14 +123,7 @@ mod tests {
                     arguments: serde_json::json!({"query": "q"}),
                 }],
             });
-            s.messages.push(Message {
-                role: Role::User,
-                content: vec![Block::ToolResult {
-                    tool_call_id: format!("c{i}"),
-                    content: "y".repeat(400),
-                    is_error: false,
-                }],
-            });
+            push_tool_result(&mut s.messages, format!("c{i}"), ToolOutcome::ok("y".repeat(400)));
             s.messages.push(Message::assistant(format!("answer {i}")));
         }
         s

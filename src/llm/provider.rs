@@ -17,7 +17,7 @@ use crate::cancel::{Cancel, Cancelled};
 use crate::llm::check_cancel;
 use crate::llm::error::{CallError, LlmError};
 use crate::llm::stream::{self, OnEvent, StreamEvent};
-use crate::llm::transcript::{Block, Message, Role};
+use crate::llm::transcript::{push_tool_result, Message};
 
 /// Converts a local PDF to text for providers without document input.
 pub type PdfToText = Arc<dyn Fn(&Path) -> Result<String, String> + Send + Sync>;
@@ -408,19 +408,22 @@ impl<T: Exchange> ChatProvider for T {
                 messages.extend(tail);
                 return Ok(TurnEnd::Reply(text));
             }
+            // Where this step's assistant message sits: a privacy stop cuts
+            // the tail back to just before it.
+            let assistant_at = tail.len();
             tail.push(reply);
             for (index, call) in calls.iter().enumerate() {
                 on_event(StreamEvent::ToolCallEnd { index, call });
             }
-            let mut results = Vec::with_capacity(calls.len());
             for call in &calls {
                 check_cancel(cancel)?;
                 let outcome = match dispatch(call) {
                     Ok(o) => o,
                     Err(ToolError::Privacy(text)) => {
                         // Drop the assistant message whose calls will never
-                        // get results: history must stay valid for replay.
-                        tail.pop();
+                        // get results (and the results already in): history
+                        // must stay valid for replay.
+                        tail.truncate(assistant_at);
                         tracing::warn!(tool = %call.name, "privacy stop ended the turn");
                         messages.extend(tail);
                         return Ok(TurnEnd::PrivacyStop(text));
@@ -435,16 +438,8 @@ impl<T: Exchange> ChatProvider for T {
                     call,
                     outcome: &outcome,
                 });
-                results.push(Block::ToolResult {
-                    tool_call_id: call.id.clone(),
-                    content: outcome.content,
-                    is_error: outcome.is_error,
-                });
+                push_tool_result(&mut tail, call.id.clone(), outcome);
             }
-            tail.push(Message {
-                role: Role::User,
-                content: results,
-            });
             step += 1;
         }
     }

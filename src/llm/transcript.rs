@@ -2,7 +2,8 @@
 //!
 //! Sessions store this, never a provider's wire format, which is what lets a
 //! conversation move between providers. Tool results live in a user message
-//! (Anthropic's requirement, harmless elsewhere). `provider_opaque` carries
+//! (Anthropic's requirement, harmless elsewhere), and [`push_tool_result`] is
+//! the one place that puts them there. `provider_opaque` carries
 //! what the schema cannot express — Anthropic thinking blocks, OpenAI-style
 //! reasoning fields — and is replayed only to the exact provider and model
 //! that produced it.
@@ -96,6 +97,28 @@ pub fn tool_name_for(messages: &[Message], call_id: &str) -> Option<String> {
         Block::ToolCall { id, name, .. } if id == call_id => Some(name.clone()),
         _ => None,
     })
+}
+
+/// Appends the result of call `tool_call_id` to the transcript: into the
+/// trailing user message when that holds only tool results (the other
+/// results of the same step), else as a new user message. Every path that
+/// records a tool result uses this, so the shape cannot differ between the
+/// agentic loop and the wire decoders.
+pub fn push_tool_result(messages: &mut Vec<Message>, tool_call_id: impl Into<String>, outcome: ToolOutcome) {
+    let block = Block::ToolResult {
+        tool_call_id: tool_call_id.into(),
+        content: outcome.content,
+        is_error: outcome.is_error,
+    };
+    match messages.last_mut() {
+        Some(last) if last.role == Role::User && last.content.iter().all(|b| matches!(b, Block::ToolResult { .. })) => {
+            last.content.push(block)
+        }
+        _ => messages.push(Message {
+            role: Role::User,
+            content: vec![block],
+        }),
+    }
 }
 
 /// One call the model asked for.

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::StreamFault;
 use crate::llm::stream::{StepUsage, StreamEvent};
-use crate::llm::transcript::{opaque_matches, tool_name_for, Block, Message, Role};
+use crate::llm::transcript::{opaque_matches, push_tool_result, tool_name_for, Block, Message, Role, ToolOutcome};
 
 pub const PROVIDER: &str = "ollama";
 
@@ -126,23 +126,8 @@ pub fn from_ollama(wire: &[Value], model: &str) -> Vec<Message> {
                     .and_then(|i| pending.remove(i))
                     .map(|(_, id)| id)
                     .unwrap_or_default();
-                let block = Block::ToolResult {
-                    tool_call_id: id,
-                    content: w.get("content").and_then(Value::as_str).unwrap_or_default().to_string(),
-                    is_error: false,
-                };
-                match out.last_mut() {
-                    Some(last)
-                        if last.role == Role::User
-                            && last.content.iter().all(|b| matches!(b, Block::ToolResult { .. })) =>
-                    {
-                        last.content.push(block)
-                    }
-                    _ => out.push(Message {
-                        role: Role::User,
-                        content: vec![block],
-                    }),
-                }
+                let content = w.get("content").and_then(Value::as_str).unwrap_or_default();
+                push_tool_result(&mut out, id, ToolOutcome::ok(content));
             }
             Some("user") => {
                 if let Some(t) = w.get("content").and_then(Value::as_str) {
@@ -272,14 +257,7 @@ mod tests {
         );
 
         let mut transcript = first.clone();
-        transcript.push(Message {
-            role: Role::User,
-            content: vec![Block::ToolResult {
-                tool_call_id: ids[1].clone(),
-                content: "r".into(),
-                is_error: false,
-            }],
-        });
+        push_tool_result(&mut transcript, ids[1].clone(), ToolOutcome::ok("r"));
         let out = to_ollama(&transcript, Some("sys"), "m");
         assert_eq!(out[1]["tool_calls"][0]["function"]["arguments"], json!({"q":"a"}));
         assert_eq!(out[2], json!({"role":"tool","content":"r","tool_name":"search"}));

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::StreamFault;
 use crate::llm::stream::{StepUsage, StreamEvent};
-use crate::llm::transcript::{opaque_matches, Block, Message, Role};
+use crate::llm::transcript::{opaque_matches, push_tool_result, Block, Message, Role, ToolOutcome};
 
 /// Reasoning fields some OpenAI-compatible services add to assistant
 /// messages. Kept as opaque so they replay only to the model that wrote them.
@@ -128,27 +128,9 @@ pub fn from_openai(wire: &[Value], provider: &str, model: &str) -> Vec<Message> 
                 });
             }
             Some("tool") => {
-                let block = Block::ToolResult {
-                    tool_call_id: w
-                        .get("tool_call_id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    content: w.get("content").and_then(Value::as_str).unwrap_or_default().to_string(),
-                    is_error: false,
-                };
-                match out.last_mut() {
-                    Some(last)
-                        if last.role == Role::User
-                            && last.content.iter().all(|b| matches!(b, Block::ToolResult { .. })) =>
-                    {
-                        last.content.push(block)
-                    }
-                    _ => out.push(Message {
-                        role: Role::User,
-                        content: vec![block],
-                    }),
-                }
+                let id = w.get("tool_call_id").and_then(Value::as_str).unwrap_or_default();
+                let content = w.get("content").and_then(Value::as_str).unwrap_or_default();
+                push_tool_result(&mut out, id, ToolOutcome::ok(content));
             }
             Some("user") => {
                 if let Some(text) = w.get("content").and_then(Value::as_str) {
