@@ -80,7 +80,8 @@ pub fn parse_digest(text: &str) -> Vec<DigestEntry> {
     out
 }
 
-/// What an import did.
+/// What an import did; its JSON is `kb add-digest --json` (pinned in
+/// `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ImportReport {
     pub files: usize,

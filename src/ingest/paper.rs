@@ -210,6 +210,8 @@ pub enum Stage {
     Committing,
 }
 
+/// What one add did; its JSON is `kb add --json` (pinned in
+/// `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct AddReport {
     pub source: String,
@@ -224,11 +226,25 @@ pub struct AddReport {
     /// Not added (unchanged since it was added, or a duplicate the user
     /// declined), with the reason.
     pub skipped: Option<String>,
-    /// Skipped because the same source is stored with the same bytes.
+    /// Skipped because the same source is stored with the same bytes. Not
+    /// serialised: `skipped` already says so, in words.
+    #[serde(skip_serializing)]
     pub unchanged: bool,
     /// Stored private: the PDF is in one of the vault's private folders.
+    /// Serialised as `visibility`, `public` or `private`, the words every
+    /// other report uses.
+    #[serde(rename = "visibility", serialize_with = "serialize_visibility")]
     pub private: bool,
     pub warnings: Vec<String>,
+}
+
+fn serialize_visibility<S: serde::Serializer>(private: &bool, s: S) -> Result<S::Ok, S::Error> {
+    let visibility = if *private {
+        Visibility::Private
+    } else {
+        Visibility::Public
+    };
+    serde::Serialize::serialize(&visibility, s)
 }
 
 /// Everything the flow talks to.

@@ -82,7 +82,8 @@ pub fn get_visibility(path: &Path, vault_root: &Path, private_dirs: &[String]) -
     }
 }
 
-/// What one refresh did.
+/// What one refresh did; its JSON is `kb index-vault --json` (pinned in
+/// `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct VaultReport {
     pub added: Vec<String>,

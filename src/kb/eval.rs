@@ -74,7 +74,8 @@ pub struct QueryOutcome {
     pub latency_ms: f64,
 }
 
-/// The whole run.
+/// The whole run; its JSON is `kb eval --json` (pinned in
+/// `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     pub queries: usize,

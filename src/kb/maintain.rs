@@ -41,6 +41,8 @@ pub(crate) fn remove_stale_generations(kb: &Kb, rag: &Path, current: u32) {
     }
 }
 
+/// What a reindex did; its JSON is `kb reindex --json` (pinned in
+/// `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReindexReport {
     pub chunks: usize,
@@ -49,6 +51,8 @@ pub struct ReindexReport {
     pub generation: u32,
 }
 
+/// Whether the store and the indexes hold the same chunks; its JSON is the
+/// `agreement` of `kb doctor --json` (pinned in `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Agreement {
     pub store_seq: u64,
@@ -252,7 +256,9 @@ fn needs_paper_header(rec: &crate::store::ChunkRecord) -> bool {
         && !rec.embed_text.starts_with(title)
 }
 
-/// Bytes on disk of the store and the current generation's indexes.
+/// Bytes on disk of the store and the current generation's indexes; its
+/// JSON is the `disk_bytes` of `kb stats --json` (pinned in
+/// `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DiskUsage {
     pub store_bytes: u64,

@@ -48,7 +48,8 @@ pub struct Tried {
     pub ndcg10: Option<f64>,
 }
 
-/// What tuning found.
+/// What tuning found; its JSON is the `tune` of `kb eval --tune --json`
+/// (pinned in `cli/kb/json_tests.rs`).
 #[derive(Debug, Clone, Serialize)]
 pub struct TuneReport {
     pub queries: usize,

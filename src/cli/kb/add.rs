@@ -85,10 +85,7 @@ pub fn add(a: AddArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     bar.finish_and_clear();
     let report = report?;
     if a.json {
-        t.out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&super::dto::Added::from(&report))?
-        ))?;
+        t.out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else if let Some(why) = &report.skipped {
         t.err(&format!("not added: {why}\n"));
     } else {

@@ -51,7 +51,7 @@ pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
                 "categories": totals.categories,
                 "statuses": totals.statuses,
                 "embed_model": { "configured": configured, "index": recorded, "mismatch": s.mismatch.is_some() },
-                "disk_bytes": super::dto::Disk::from(usage),
+                "disk_bytes": usage,
                 "dense_search": s.dense,
                 "legacy_private_papers": totals.legacy_private_papers,
             }),

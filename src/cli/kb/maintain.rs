@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::app::doctor::{AgreementCheck, ProbeVerdict, ProbeWhere, PROBE_FAILED};
 use crate::app::App;
 use crate::cli::term::{Access, Term};
+use crate::kb::maintain::Agreement;
 
 use super::emit_json;
 use super::info::legacy_warning;
@@ -47,7 +48,7 @@ pub fn reindex(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     bar.finish_and_clear();
     let report = report?;
     if json_out {
-        emit_json(t, &super::dto::Reindex::from(&report))?;
+        emit_json(t, &report)?;
     } else {
         t.out(&format!(
             "re-embedded {} chunks with {} into index generation {}; added the title — authors header to {} paper chunk{}\n",
@@ -86,7 +87,7 @@ struct Doctor {
     rag_dir: String,
     probe: serde_json::Value,
     store: Option<serde_json::Value>,
-    agreement: Option<super::dto::Agree>,
+    agreement: Option<Agreement>,
     legacy_private_papers: Vec<String>,
     problems: Vec<String>,
 }
@@ -168,7 +169,7 @@ pub fn doctor(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
                 a.vector_items,
                 a.exact_items
             ));
-            agreement = Some(super::dto::Agree::from(a));
+            agreement = Some(a.clone());
         }
     }
     let d = Doctor {

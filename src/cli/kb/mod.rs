@@ -2,8 +2,12 @@
 //! doctor, add, index-vault, eval. One file per kind of work: [`search`]
 //! (search, list), [`info`] (stats, schema), [`edit`] (set-meta, remove),
 //! [`maintain`] (reindex, doctor and the hidden probe doctor runs in a
-//! child process), [`add`], [`vault`], [`eval`], [`sync_status`]; [`dto`] holds the `--json`
-//! shapes.
+//! child process), [`add`], [`vault`], [`eval`], [`sync_status`].
+//!
+//! `--json` prints the reports the lower layers return, serialised as they
+//! are (no copies field by field); `json_tests` pins each one's exact JSON,
+//! so a field renamed in `kb`, `ingest` or `digest` fails a test here
+//! instead of silently changing what scripts read.
 //!
 //! Every command goes through the [`App`]: in this process (direct mode,
 //! which takes the store's one-owner lock, waiting for another one-shot
@@ -13,10 +17,11 @@
 
 mod add;
 mod digest;
-mod dto;
 mod edit;
 mod eval;
 mod info;
+#[cfg(test)]
+mod json_tests;
 mod maintain;
 mod search;
 mod sync_status;

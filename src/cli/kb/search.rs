@@ -231,7 +231,7 @@ pub fn snippet(text: &str, max_chars: usize) -> String {
 pub fn list(a: ListArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let docs = app.list(&a.filter.to_filter(), a.n)?;
     if a.json {
-        emit_json(t, &docs.iter().map(super::dto::Document::from).collect::<Vec<_>>())?;
+        emit_json(t, &docs)?;
         return Ok(0);
     }
     if docs.is_empty() {

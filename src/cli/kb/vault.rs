@@ -50,10 +50,7 @@ pub fn index_vault(a: IndexVaultArgs, app: &App, t: &dyn Term) -> anyhow::Result
         Err(e) => return Err(e.into()),
     };
     if a.json {
-        t.out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&super::dto::Vault::from(&report))?
-        ))?;
+        t.out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
         return Ok(0);
     }
     let mut out = format!(

@@ -1,0 +1,235 @@
+//! Pins what `jarvis kb … --json` prints. The commands serialise the reports
+//! of `kb`, `ingest` and `digest` as they are, without copying them into
+//! shapes of their own; these tests hold each report's exact JSON (field
+//! names, their order, how values are written), so a field renamed in a lower
+//! layer fails here instead of silently changing what scripts read. Changing
+//! an expected string below is changing the CLI's contract: say so in the
+//! commit.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::digest::import::ImportReport;
+use crate::ingest::paper::AddReport;
+use crate::ingest::vault::VaultReport;
+use crate::kb::eval::{EvalReport, QueryOutcome};
+use crate::kb::maintain::{Agreement, DiskUsage, ReindexReport};
+use crate::kb::ops::DocumentSummary;
+use crate::kb::trees::DensePath;
+use crate::kb::tune::{Tried, TuneReport};
+use crate::visibility::Visibility;
+
+fn json(v: &impl Serialize) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
+/// `kb list --json`: an array of these.
+#[test]
+fn list_rows() {
+    let row = DocumentSummary {
+        key: "arxiv:2401.00001".into(),
+        title: "A paper".into(),
+        doc_type: "paper".into(),
+        visibility: Visibility::Private,
+        source: "arxiv:2401.00001".into(),
+        file_path: Some("papers/a.pdf".into()),
+        chunks: 3,
+        date_added: "2024-01-02".into(),
+        meta: BTreeMap::from([("year".to_string(), json!(2024))]),
+    };
+    assert_eq!(
+        json(&row),
+        r#"{"key":"arxiv:2401.00001","title":"A paper","doc_type":"paper","visibility":"private","source":"arxiv:2401.00001","file_path":"papers/a.pdf","chunks":3,"date_added":"2024-01-02","meta":{"year":2024}}"#
+    );
+}
+
+/// `kb stats --json`: `disk_bytes` and `dense_search`.
+#[test]
+fn stats_parts() {
+    let usage = DiskUsage {
+        store_bytes: 1,
+        bm25_bytes: 2,
+        vector_bytes: 3,
+        exact_bytes: 4,
+    };
+    assert_eq!(
+        json(&usage),
+        r#"{"store_bytes":1,"bm25_bytes":2,"vector_bytes":3,"exact_bytes":4}"#
+    );
+    assert_eq!(json(&DensePath::Exact), r#""exact""#);
+    assert_eq!(json(&DensePath::ExactWhileTreesBuild), r#""exact_while_trees_build""#);
+    assert_eq!(json(&DensePath::Trees), r#""trees""#);
+}
+
+/// `kb reindex --json`.
+#[test]
+fn reindex_report() {
+    let report = ReindexReport {
+        chunks: 10,
+        headers_added: 2,
+        model: "bge-small".into(),
+        generation: 3,
+    };
+    assert_eq!(
+        json(&report),
+        r#"{"chunks":10,"headers_added":2,"model":"bge-small","generation":3}"#
+    );
+}
+
+/// `kb doctor --json`: `agreement`.
+#[test]
+fn doctor_agreement() {
+    let a = Agreement {
+        store_seq: 1,
+        bm25_seq: Some(2),
+        vector_seq: None,
+        trees: false,
+        store_chunks: 3,
+        bm25_docs: 4,
+        vector_items: 5,
+        missing_in_bm25: 6,
+        missing_in_vectors: 7,
+        orphans_in_bm25: 8,
+        orphans_in_vectors: 9,
+        exact_seq: Some(10),
+        exact_items: 11,
+        missing_in_exact: 12,
+        orphans_in_exact: 13,
+        stale_in_exact: 14,
+    };
+    assert_eq!(
+        json(&a),
+        concat!(
+            r#"{"store_seq":1,"bm25_seq":2,"vector_seq":null,"trees":false,"store_chunks":3,"bm25_docs":4,"#,
+            r#""vector_items":5,"missing_in_bm25":6,"missing_in_vectors":7,"orphans_in_bm25":8,"#,
+            r#""orphans_in_vectors":9,"exact_seq":10,"exact_items":11,"missing_in_exact":12,"#,
+            r#""orphans_in_exact":13,"stale_in_exact":14}"#
+        )
+    );
+}
+
+/// `kb index-vault --json`.
+#[test]
+fn vault_report() {
+    let report = VaultReport {
+        added: vec!["a.md".into()],
+        updated: vec!["b.md".into()],
+        deleted: vec!["c.md".into()],
+        unchanged: 4,
+        reclassified: vec!["d.md".into()],
+        restamped: 5,
+        skipped: vec![("e.md".into(), "empty".into())],
+        warnings: vec![("f.md".into(), "bad frontmatter".into())],
+    };
+    assert_eq!(
+        json(&report),
+        concat!(
+            r#"{"added":["a.md"],"updated":["b.md"],"deleted":["c.md"],"unchanged":4,"reclassified":["d.md"],"#,
+            r#""restamped":5,"skipped":[["e.md","empty"]],"warnings":[["f.md","bad frontmatter"]]}"#
+        )
+    );
+}
+
+/// `kb add --json`: `visibility` is a word, and `unchanged` is not printed
+/// (`skipped` says it).
+#[test]
+fn add_report() {
+    let mut report = AddReport {
+        source: "arxiv:2401.00001".into(),
+        title: "A paper".into(),
+        authors: "Ada".into(),
+        doi: None,
+        body_chunks: 1,
+        annotation_chunks: 2,
+        figure_chunks: 3,
+        replaced: true,
+        skipped: Some("unchanged".into()),
+        unchanged: true,
+        private: true,
+        warnings: vec!["w".into()],
+    };
+    let expected = |visibility: &str| {
+        format!(
+            r#"{{"source":"arxiv:2401.00001","title":"A paper","authors":"Ada","doi":null,"body_chunks":1,"annotation_chunks":2,"figure_chunks":3,"replaced":true,"skipped":"unchanged","visibility":"{visibility}","warnings":["w"]}}"#
+        )
+    };
+    assert_eq!(json(&report), expected("private"));
+    report.private = false;
+    assert_eq!(json(&report), expected("public"));
+}
+
+/// `kb add-digest --json`.
+#[test]
+fn digest_import_report() {
+    let report = ImportReport {
+        files: 1,
+        added: vec!["A paper".into()],
+        skipped: vec![("B paper".into(), "already in".into())],
+    };
+    assert_eq!(
+        json(&report),
+        r#"{"files":1,"added":["A paper"],"skipped":[["B paper","already in"]]}"#
+    );
+}
+
+/// `kb eval --json`.
+#[test]
+fn eval_report() {
+    let report = EvalReport {
+        queries: 1,
+        group_docs: false,
+        hit1: 1.0,
+        hit10: 1.0,
+        mrr10: 0.5,
+        ndcg10: None,
+        recall100: Some(0.25),
+        latency_p50_ms: 2.0,
+        latency_p95_ms: 3.0,
+        per_query: vec![QueryOutcome {
+            id: "q1".into(),
+            query: "attention".into(),
+            relevant: vec!["arxiv:1".into()],
+            rank: Some(2),
+            top: vec!["arxiv:2".into(), "arxiv:1".into()],
+            ndcg10: None,
+            recall100: Some(1.0),
+            latency_ms: 2.5,
+        }],
+    };
+    assert_eq!(
+        json(&report),
+        concat!(
+            r#"{"queries":1,"group_docs":false,"hit1":1.0,"hit10":1.0,"mrr10":0.5,"ndcg10":null,"recall100":0.25,"#,
+            r#""latency_p50_ms":2.0,"latency_p95_ms":3.0,"per_query":[{"id":"q1","query":"attention","#,
+            r#""relevant":["arxiv:1"],"rank":2,"top":["arxiv:2","arxiv:1"],"ndcg10":null,"recall100":1.0,"#,
+            r#""latency_ms":2.5}]}"#
+        )
+    );
+}
+
+/// `kb eval --tune --json`: `tune`.
+#[test]
+fn tune_report() {
+    let tried = Tried {
+        fusion: "rrf",
+        dense_weight: 50,
+        score: 0.5,
+        hit1: 0.25,
+        mrr10: 0.5,
+        ndcg10: None,
+    };
+    let report = TuneReport {
+        queries: 4,
+        metric: "mrr@10",
+        tried: vec![tried.clone()],
+        current: tried.clone(),
+        best: tried,
+    };
+    let one = r#"{"fusion":"rrf","dense_weight":50,"score":0.5,"hit1":0.25,"mrr10":0.5,"ndcg10":null}"#;
+    assert_eq!(
+        json(&report),
+        format!(r#"{{"queries":4,"metric":"mrr@10","tried":[{one}],"current":{one},"best":{one}}}"#)
+    );
+}
