@@ -7,23 +7,18 @@
 
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::fake_llm::{End, FakeServer, Reply};
-use crate::fake_wires::Wire;
-use crate::owner::{signal, start_owner};
+use crate::support::fakes::llm::{End, FakeServer, Reply};
+use crate::support::fakes::wires::Wire;
+use crate::support::fs::write;
+use crate::support::owner::{addr_of, signal, start_owner};
 use crate::support::{run, Sandbox};
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 /// A home with two notes indexed and Ollama at `llm`.
 fn home(llm: &FakeServer) -> (Sandbox, PathBuf) {
@@ -178,8 +173,7 @@ fn ask_runs_in_a_running_sync_streams_continues_and_a_stop_rolls_back() {
     assert_eq!(after["display"], before["display"], "the stopped turn left nothing");
     assert_eq!(after["messages"], before["messages"]);
     assert!(!after.to_string().contains("half answer"));
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert!(owner.terminate().success());
 }
 
 /// A pseudo-terminal: the child's stdin, stdout and stderr are its slave
@@ -315,8 +309,7 @@ fn a_removal_is_asked_on_the_terminal_and_never_done_without_an_answer() {
     assert!(r.stderr.contains("not done"), "{}", r.stderr);
     assert!(!r.stderr.contains("answer it in the web app"), "{}", r.stderr);
     assert_eq!(notes(&sb), vec!["notes/bread.md".to_string()]);
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert!(owner.terminate().success());
 }
 
 #[test]
@@ -324,13 +317,7 @@ fn through_serve_a_pending_removal_waits_in_the_web_app() {
     let llm = FakeServer::start(remove_then_say("notes/pasta.md"));
     let (sb, _vault) = home(&llm);
     let mut owner = start_owner(&sb, &["serve", "--port", "0", "--no-jobs"]);
-    let url = owner
-        .line_matching(Duration::from_secs(60), |l| {
-            l.strip_prefix("web app on ")
-                .and_then(|r| r.split_whitespace().next())
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| panic!("no URL: {}", owner.stderr()));
+    let url = owner.web_url();
     let r = ask(&sb, &["remove my pasta note", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -339,10 +326,10 @@ fn through_serve_a_pending_removal_waits_in_the_web_app() {
     assert_eq!(c["answer_in"], url.as_str(), "{v}");
     assert!(c["description"].as_str().unwrap().contains("notes/pasta.md"), "{v}");
     // The web app shows it with the session.
-    let addr: std::net::SocketAddr = url.trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
+    let addr = addr_of(&url);
     let host = addr.to_string();
     let id = v["session_id"].as_str().unwrap();
-    let resp = crate::web_support::raw_request(
+    let resp = crate::support::web::raw_request(
         addr,
         "GET",
         &format!("/history?session_id={id}"),
@@ -358,8 +345,7 @@ fn through_serve_a_pending_removal_waits_in_the_web_app() {
         "{h}"
     );
     assert_eq!(notes(&sb).len(), 2, "nothing removed before the answer");
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert!(owner.terminate().success());
 }
 
 /// A draft edit the model suggests is said to be reviewable in the web
@@ -417,13 +403,7 @@ fn a_suggested_draft_edit_is_said_reviewable_only_where_it_is() {
 
     // Under serve: pending in its editor, which the message points to.
     let mut owner = start_owner(&sb, &["serve", "--port", "0", "--no-jobs"]);
-    let url = owner
-        .line_matching(Duration::from_secs(60), |l| {
-            l.strip_prefix("web app on ")
-                .and_then(|r| r.split_whitespace().next())
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| panic!("no URL: {}", owner.stderr()));
+    let url = owner.web_url();
     let r = ask(&sb, &["tighten my CV"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
@@ -433,12 +413,11 @@ fn a_suggested_draft_edit_is_said_reviewable_only_where_it_is() {
         "{}",
         r.stderr
     );
-    let addr: std::net::SocketAddr = url.trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
+    let addr = addr_of(&url);
     let host = addr.to_string();
-    let resp = crate::web_support::raw_request(addr, "GET", "/drafts", &[("Host", &host)], None);
+    let resp = crate::support::web::raw_request(addr, "GET", "/drafts", &[("Host", &host)], None);
     assert_eq!(resp.status, 200);
     let v: Value = serde_json::from_slice(&resp.body).unwrap();
     assert_eq!(v["pending"][0]["draft_id"], draft.id.as_str(), "{v}");
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert!(owner.terminate().success());
 }

@@ -12,23 +12,21 @@
 //!   public before this rule is re-added private.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use jarvis::cancel::Cancel;
 use jarvis::chat::tools::ConfirmAction;
-use jarvis::chat::{ChatAgent, ChatEvent, SharedSession};
+use jarvis::chat::ChatEvent;
 
-use crate::chat_support::Events;
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::Wire;
+use crate::support::chat::{session, Events};
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::Wire;
+use crate::support::fs::{pdf_fixture, pdf_fixture_bytes};
+use crate::support::net::dead_url;
 use crate::support::{run, Sandbox};
 
 /// A sentence only the fixture PDF holds.
 const PDF_TEXT: &str = "LEFTCOLUMNEND";
-
-fn fixture_pdf() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf/paper.pdf")
-}
 
 struct World {
     sb: Sandbox,
@@ -50,10 +48,10 @@ fn world() -> World {
     std::fs::create_dir_all(&docs).unwrap();
     let taxes = docs.join("taxes.pdf");
     let medical = vault.join("private/medical.pdf");
-    std::fs::copy(fixture_pdf(), &taxes).unwrap();
+    std::fs::copy(pdf_fixture("paper.pdf"), &taxes).unwrap();
     // Other bytes (a comment after the end), so the two files are two
     // papers to the duplicate check, not one paper twice.
-    let mut other = std::fs::read(fixture_pdf()).unwrap();
+    let mut other = pdf_fixture_bytes("paper.pdf");
     other.extend_from_slice(b"\n% medical copy\n");
     std::fs::write(&medical, other).unwrap();
     World {
@@ -75,17 +73,13 @@ impl World {
             self.vault.display(),
             cloud.url
         ));
-        crate::web_support::open_app(jarvis::paths::JarvisHome::at(self.sb.jarvis_home()))
+        crate::support::web::open_app(jarvis::paths::JarvisHome::at(self.sb.jarvis_home()))
     }
-}
-
-fn session(agent: &ChatAgent, spec: &str) -> SharedSession {
-    Arc::new(Mutex::new(agent.new_session(Some(spec), None).expect("new session")))
 }
 
 /// Title, authors and DOI given: no metadata inference, so the only model
 /// requests are the turns'.
-fn add_call(wire: Wire, id: &str, path: &Path) -> crate::fake_llm::Reply {
+fn add_call(wire: Wire, id: &str, path: &Path) -> crate::support::fakes::llm::Reply {
     let title = path.file_stem().unwrap().to_string_lossy();
     // One DOI per file: two different papers, not one paper by two routes.
     let args = format!(
@@ -244,10 +238,7 @@ fn a_local_session_asks_first_and_a_private_folders_pdf_is_added_private() {
 #[test]
 fn kb_add_of_a_pdf_in_the_private_folder_stores_it_private() {
     let w = world();
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", l.local_addr().unwrap())
-    };
+    let closed = dead_url();
     // First without a vault configured: the PDF lands public, as before
     // this rule existed.
     w.sb.write_config(&format!("[chat]\nollama_host = \"{closed}\"\n"));
@@ -290,9 +281,9 @@ fn kb_add_of_a_pdf_in_the_private_folder_stores_it_private() {
 /// proposes, and the fetch happens after the human's yes.
 #[test]
 fn a_local_web_address_is_treated_like_a_local_file() {
-    use crate::papers_fakes::{Answer, Stand};
+    use crate::support::fakes::stand::{Answer, Stand};
     let w = world();
-    let docs = Stand::start(|_, _| Answer::pdf(std::fs::read(fixture_pdf()).unwrap()));
+    let docs = Stand::start(|_, _| Answer::pdf(pdf_fixture_bytes("paper.pdf")));
     let url = format!("{}/taxes.pdf", docs.url);
     let call = |wire: Wire, id: &str| {
         let args = format!(r#"{{"source":"{url}","mode":"full_text","title":"Taxes","authors":"Me"}}"#);
@@ -308,7 +299,7 @@ fn a_local_web_address_is_treated_like_a_local_file() {
         w.vault.display(),
         cloud.url
     ));
-    let app = crate::web_support::open_app(jarvis::paths::JarvisHome::at(w.sb.jarvis_home()));
+    let app = crate::support::web::open_app(jarvis::paths::JarvisHome::at(w.sb.jarvis_home()));
     let agent = app.chat().unwrap();
 
     let ev = Events::default();

@@ -15,9 +15,10 @@ use jarvis::drafts::{DraftSettings, DraftsHandle, Visibility};
 use jarvis::llm::LlmSettings;
 use jarvis::paths::JarvisHome;
 
-use crate::chat_support::*;
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::{settings_for, Wire};
+use crate::support::chat::*;
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::{settings_for, Wire};
+use crate::support::fs::tree;
 
 fn agent(fx: &Fx, llm: LlmSettings, drafts: &DraftsHandle) -> ChatAgent {
     ChatAgent::new(ChatDeps {
@@ -37,24 +38,9 @@ fn agent(fx: &Fx, llm: LlmSettings, drafts: &DraftsHandle) -> ChatAgent {
     })
 }
 
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                stack.push(e.path());
-            } else {
-                out.push((
-                    e.path().display().to_string(),
-                    std::fs::read(e.path()).unwrap_or_default(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
+/// The files under `dir`, as strings (the spy compares prefixes).
+fn paths(dir: &Path) -> Vec<String> {
+    tree(dir).into_iter().map(|(p, _)| p.display().to_string()).collect()
 }
 
 #[test]
@@ -63,7 +49,7 @@ fn create_is_free_edit_is_a_proposal_and_writes_stay_in_the_sandbox() {
     let root = fx.sb.dir.path().join("drafts-root");
     let drafts = DraftsHandle::open(DraftSettings::with_root(&root)).unwrap();
     let vault_before = tree(&fx.vault);
-    let home_before: Vec<String> = tree(fx.sb.dir.path()).into_iter().map(|(p, _)| p).collect();
+    let home_before: Vec<String> = paths(fx.sb.dir.path());
     let server = FakeServer::start(vec![
         Wire::Ollama.tool_calls(&[(
             "c1",
@@ -132,7 +118,7 @@ fn create_is_free_edit_is_a_proposal_and_writes_stay_in_the_sandbox() {
     assert_eq!(tree(&fx.vault), vault_before, "the vault changed");
     let root_s = root.display().to_string();
     let sessions = fx.sb.jarvis_home().join("sessions").display().to_string();
-    for (p, _) in tree(fx.sb.dir.path()) {
+    for p in paths(fx.sb.dir.path()) {
         if !home_before.contains(&p) {
             assert!(
                 p.starts_with(&root_s)

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use jarvis::cancel::Cancel;
 use jarvis::chat::ChatSettings;
 
-use crate::chat_support::*;
-use crate::fake_llm::{End, FakeServer, Reply};
-use crate::fake_wires::{settings_for, Wire, OPENROUTER_KEY};
-use crate::web_support::WebServer;
+use crate::support::chat::*;
+use crate::support::fakes::llm::{End, FakeServer, Reply};
+use crate::support::fakes::wires::{settings_for, Wire, OPENROUTER_KEY};
+use crate::support::web::WebServer;
 
 /// A stream that starts like an answer, then sends `debris` every 10 ms
 /// for up to two minutes — far past any budget these tests set.
@@ -188,7 +188,7 @@ fn chat_log_has_the_full_error_of_a_failed_tool_and_no_api_key() {
     for secret in [
         OPENROUTER_KEY,
         "hunter2-hunter2-hunter2",
-        crate::fake_wires::ANTHROPIC_KEY,
+        crate::support::fakes::wires::ANTHROPIC_KEY,
     ] {
         assert!(!log.contains(secret), "{secret} in chat.log: {log}");
     }

@@ -10,11 +10,11 @@ use jarvis::cancel::Cancel;
 use jarvis::chat::tools::{PRIVACY_STOP, PRIVATE_CAVEAT};
 use jarvis::chat::{ChatEvent, ChatSettings, SwitchError};
 
-use crate::chat_support::*;
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::Wire;
+use crate::support::chat::*;
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::Wire;
 
-fn call(wire: Wire, name: &str, args: &str) -> crate::fake_llm::Reply {
+fn call(wire: Wire, name: &str, args: &str) -> crate::support::fakes::llm::Reply {
     wire.tool_calls(&[("call_1", name, vec![args])])
 }
 
@@ -263,7 +263,7 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
         compact_keep_exchanges: 1,
         ..ChatSettings::default()
     };
-    let agent = fx.agent_with(crate::fake_wires::settings_for(&cloud.url), chat);
+    let agent = fx.agent_with(crate::support::fakes::wires::settings_for(&cloud.url), chat);
     let s = session(&agent, "openrouter:acme/model-1");
     // A public session's history, built by real cloud turns that met the
     // private notes only as privacy stops.

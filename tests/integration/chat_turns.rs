@@ -10,9 +10,11 @@ use jarvis::chat::{ChatError, ChatEvent, ChatSettings, TurnState};
 use jarvis::kb::ops::Paper;
 use jarvis::llm::{Block, Role};
 
-use crate::chat_support::*;
-use crate::fake_llm::{FakeServer, Reply};
-use crate::fake_wires::{settings_for, Wire};
+use crate::support::chat::*;
+use crate::support::fakes::llm::{FakeServer, Reply};
+use crate::support::fakes::wires::{settings_for, Wire};
+use crate::support::fs::pdf_fixture;
+use crate::support::owner::signal;
 use crate::support::run;
 
 #[test]
@@ -415,7 +417,7 @@ fn an_llm_error_becomes_a_saved_warning_reply_with_secrets_redacted() {
         401,
         &format!(
             r#"{{"error":{{"message":"bad key {}"}}}}"#,
-            crate::fake_wires::OPENROUTER_KEY
+            crate::support::fakes::wires::OPENROUTER_KEY
         ),
     )]);
     let agent = fx.agent(&server);
@@ -425,12 +427,12 @@ fn an_llm_error_becomes_a_saved_warning_reply_with_secrets_redacted() {
         .unwrap()
         .unwrap();
     assert!(r.error && r.text.starts_with("⚠️"), "{}", r.text);
-    assert!(!r.text.contains(crate::fake_wires::OPENROUTER_KEY));
+    assert!(!r.text.contains(crate::support::fakes::wires::OPENROUTER_KEY));
     let saved = agent.store().load(&s.lock().unwrap().id).unwrap();
     assert_eq!(saved.display.len(), 2);
     assert!(!serde_json::to_string(&saved)
         .unwrap()
-        .contains(crate::fake_wires::OPENROUTER_KEY));
+        .contains(crate::support::fakes::wires::OPENROUTER_KEY));
 }
 
 fn ask_config(fx: &Fx, url: &str) {
@@ -495,12 +497,7 @@ fn ask_killed_mid_turn_leaves_no_question_only_session() {
             assert!(std::time::Instant::now() < deadline, "the model was never asked");
             std::thread::sleep(Duration::from_millis(20));
         }
-        let ok = std::process::Command::new("kill")
-            .args([sig, &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        signal(child.id(), sig);
         child.wait().unwrap().code()
     };
     // One finished exchange first (the model's only real answer).
@@ -638,7 +635,7 @@ fn the_library_tools_do_what_they_say() {
 #[test]
 fn jarvis_ask_never_adds_a_local_pdf_without_the_humans_answer() {
     let fx = fixture(NOTES);
-    let pdf = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf/paper.pdf");
+    let pdf = pdf_fixture("paper.pdf");
     let args = format!(
         r#"{{"source":"{}","mode":"full_text","title":"A Test Paper"}}"#,
         pdf.display()

@@ -2,15 +2,10 @@
 //! duplicate question, an unreachable model in summary mode, and Ctrl-C in
 //! the middle of an add — each leaving the knowledge base whole.
 
-use std::path::{Path, PathBuf};
-
+use crate::support::fs::pdf_fixture;
+use crate::support::net::dead_url;
+use crate::support::owner::signal;
 use crate::support::{run, Sandbox};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pdf")
-        .join(name)
-}
 
 fn chunk_count(sb: &Sandbox) -> usize {
     let mut c = sb.jarvis();
@@ -21,20 +16,13 @@ fn chunk_count(sb: &Sandbox) -> usize {
     v["chunks"].as_u64().unwrap_or(0) as usize
 }
 
-fn closed_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    drop(l);
-    url
-}
-
 #[test]
 fn add_a_local_pdf_then_decline_and_accept_the_duplicate() {
     let sb = Sandbox::new();
-    sb.write_config(&format!("[chat]\nollama_host = \"{}\"\n", closed_port()));
+    sb.write_config(&format!("[chat]\nollama_host = \"{}\"\n", dead_url()));
     // A copy, so the test can save "new highlights" into it later.
     let pdf = sb.dir.path().join("paper_annotated.pdf");
-    std::fs::copy(fixture("paper_annotated.pdf"), &pdf).unwrap();
+    std::fs::copy(pdf_fixture("paper_annotated.pdf"), &pdf).unwrap();
     let mut c = sb.jarvis();
     c.args([
         "kb",
@@ -112,9 +100,9 @@ fn add_a_local_pdf_then_decline_and_accept_the_duplicate() {
 #[test]
 fn summary_mode_with_no_model_running_fails_clearly_and_adds_nothing() {
     let sb = Sandbox::new();
-    sb.write_config(&format!("[chat]\nollama_host = \"{}\"\n", closed_port()));
+    sb.write_config(&format!("[chat]\nollama_host = \"{}\"\n", dead_url()));
     let mut c = sb.jarvis();
-    c.args(["kb", "add", fixture("paper.pdf").to_str().unwrap()]);
+    c.args(["kb", "add", pdf_fixture("paper.pdf").to_str().unwrap()]);
     let r = run(c);
     assert_ne!(r.code, 0);
     assert!(
@@ -152,7 +140,7 @@ fn ctrl_c_in_the_middle_of_an_add_leaves_nothing() {
     c.args([
         "kb",
         "add",
-        fixture("paper_annotated.pdf").to_str().unwrap(),
+        pdf_fixture("paper_annotated.pdf").to_str().unwrap(),
         "--title",
         "T",
         "--authors",
@@ -169,11 +157,7 @@ fn ctrl_c_in_the_middle_of_an_add_leaves_nothing() {
         child.try_wait().unwrap().is_none(),
         "the add should still be waiting for the model"
     );
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(child.id(), "-INT");
     let ended = child.wait().unwrap();
     assert!(!ended.success());
     assert_eq!(chunk_count(&sb), 0, "an interrupted add leaves nothing behind");
@@ -196,7 +180,7 @@ fn a_pdf_that_crashes_the_worker_is_a_per_file_error_and_adds_nothing() {
     c.args([
         "kb",
         "add",
-        fixture("paper.pdf").to_str().unwrap(),
+        pdf_fixture("paper.pdf").to_str().unwrap(),
         "--full-text",
         "--title",
         "T",

@@ -3,33 +3,19 @@
 //! publisher on loopback (`[papers]`/`[digest]` base URLs point at them).
 //! Real PDFs from tests/fixtures/pdf are what the "publisher" serves.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::papers_fakes::{biorxiv_details, biorxiv_none, crossref_work, unpaywall, Answer, Stand};
+use crate::support::fakes::papers::{biorxiv_details, biorxiv_none, crossref_work, unpaywall};
+use crate::support::fakes::stand::{Answer, Stand};
+use crate::support::fs::pdf_fixture_bytes;
+use crate::support::net::dead_url;
 use crate::support::{run, Run, Sandbox};
 
 const DOI: &str = "10.5555/reading.order.2021";
 const TITLE: &str = "Reading Order in Converted Papers";
 const ABSTRACT: &str = "<jats:title>Abstract</jats:title><jats:p>We measure <jats:italic>reading order</jats:italic> &amp; layout.</jats:p>";
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/pdf")
-            .join(name),
-    )
-    .unwrap()
-}
-
-fn closed_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    drop(l);
-    url
-}
 
 struct Services {
     crossref: Stand,
@@ -45,7 +31,7 @@ struct Services {
 /// has 2101.00001 whose journal DOI is `DOI`.
 fn services(oa: bool, publisher_pdf: bool) -> Services {
     let publisher = Stand::start(|req, _| match req.path.as_str() {
-        "/oa.pdf" | "/copy.pdf" => Answer::pdf(fixture("paper.pdf")),
+        "/oa.pdf" | "/copy.pdf" => Answer::pdf(pdf_fixture_bytes("paper.pdf")),
         "/paywall.pdf" => Answer::html("<!doctype html><title>Sign in</title>%PDF-not really"),
         _ => Answer::status(404, "not here"),
     });
@@ -75,7 +61,7 @@ fn services(oa: bool, publisher_pdf: bool) -> Services {
         if req.path == format!("/details/biorxiv/{doi}/na/json") {
             Answer::json(biorxiv_details(doi, "Preprints Have Reading Order Too", 2))
         } else if req.path == format!("/content/{doi}v2.full.pdf") {
-            Answer::pdf(fixture("paper.pdf"))
+            Answer::pdf(pdf_fixture_bytes("paper.pdf"))
         } else if req.path.starts_with("/details/") {
             Answer::json(biorxiv_none())
         } else {
@@ -91,7 +77,7 @@ fn services(oa: bool, publisher_pdf: bool) -> Services {
                 body: arxiv_feed().into_bytes(),
             }
         } else if req.path.starts_with("/pdf/2101.00001") {
-            Answer::pdf(fixture("paper.pdf"))
+            Answer::pdf(pdf_fixture_bytes("paper.pdf"))
         } else {
             Answer::status(404, "not here")
         }
@@ -129,7 +115,7 @@ fn sandbox(s: &Services, email: Option<&str>) -> Sandbox {
     let email = email.map(|e| format!("contact_email = \"{e}\"\n")).unwrap_or_default();
     sb.write_config(&format!(
         "[chat]\nollama_host = \"{}\"\n[papers]\n{email}crossref_url = \"{}\"\nunpaywall_url = \"{}\"\narxiv_api_url = \"{}\"\narxiv_pdf_url = \"{}\"\ncourtesy_delay_ms = 0\nhost_delay_ms = 0\nretry_backoff_ms = 10\n[digest]\nbiorxiv_url = \"{}\"\n",
-        closed_port(),
+        dead_url(),
         s.crossref.url,
         s.unpaywall.url,
         s.arxiv.url,
@@ -291,7 +277,7 @@ fn a_biorxiv_page_brings_the_preprint_and_its_pdf() {
 fn a_pdf_address_waits_as_long_as_retry_after_says() {
     let publisher = Stand::start(|req, n| match (req.path.as_str(), n) {
         (_, 0) => Answer::status(429, "slow down").with_header("retry-after", "2"),
-        ("/paper.pdf", _) => Answer::pdf(fixture("paper.pdf")),
+        ("/paper.pdf", _) => Answer::pdf(pdf_fixture_bytes("paper.pdf")),
         _ => Answer::html("<html>a landing page</html>"),
     });
     let s = services(false, false);
@@ -339,7 +325,7 @@ fn an_unknown_doi_is_a_clear_error_and_adds_nothing() {
 /// way out named; `papers.allow_local_urls` lets the user opt in.
 #[test]
 fn a_pdf_address_on_this_machine_is_refused_unless_allowed() {
-    let local = Stand::start(|_, _| Answer::pdf(fixture("paper.pdf")));
+    let local = Stand::start(|_, _| Answer::pdf(pdf_fixture_bytes("paper.pdf")));
     let port = local.url.rsplit(':').next().unwrap().to_string();
     let url = format!("http://localhost:{port}/taxes.pdf");
     let s = services(false, false);

@@ -2,6 +2,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
+use crate::support::net::dead_url;
 use crate::support::{run, Sandbox};
 
 #[test]
@@ -331,7 +332,8 @@ fn servers_are_set_shown_and_listed_from_the_command_line() {
 #[test]
 fn models_lists_what_the_local_ollama_has_installed() {
     let sb = Sandbox::new();
-    let ollama = crate::fake_llm::FakeServer::start(vec![crate::fake_llm::Reply::status(500, "{}")]);
+    let ollama =
+        crate::support::fakes::llm::FakeServer::start(vec![crate::support::fakes::llm::Reply::status(500, "{}")]);
     ollama.set_installed(&["gemma3:270m", "qwen3:8b"]);
     sb.write_config(&format!(
         "[chat]\nprovider = \"ollama:qwen3:8b\"\nollama_host = \"{}\"\n[models]\nollama = [\"llama3:8b\"]\n",
@@ -363,12 +365,7 @@ fn models_lists_what_the_local_ollama_has_installed() {
 
     // Ollama not running: the list from config, and a note saying why.
     drop(ollama);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    sb.write_config(&format!("[chat]\nollama_host = \"http://127.0.0.1:{port}\"\n"));
+    sb.write_config(&format!("[chat]\nollama_host = \"{}\"\n", dead_url()));
     let mut c = sb.jarvis();
     c.arg("models");
     let r = run(c);

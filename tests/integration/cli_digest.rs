@@ -1,6 +1,7 @@
 //! `jarvis run-digest` and `jarvis kb add-digest` through the real binary.
 
-use crate::digest_fakes::*;
+use crate::support::fakes::digest::*;
+use crate::support::fakes::stand::{Answer, Stand};
 use crate::support::{run, Sandbox};
 
 #[test]
@@ -72,8 +73,8 @@ fn a_dry_run_fetches_and_scores_but_writes_nothing() {
     let feed = feed
         .replace("2026-12-06T10:00:00Z", &stamp(1))
         .replace("2026-12-05T10:00:00Z", &stamp(2));
-    let arxiv = Fake::start(move |_, _| Resp::atom(feed.clone()));
-    let llm = Fake::start(|r, _| {
+    let arxiv = Stand::one_at_a_time(move |_, _| Answer::atom(feed.clone()));
+    let llm = Stand::one_at_a_time(|r, _| {
         let items: Vec<String> = papers_in(&r.body)
             .iter()
             .map(|(n, _)| {
@@ -111,7 +112,7 @@ fn a_dry_run_fetches_and_scores_but_writes_nothing() {
         !sb.jarvis_home().join("state/digest_seen.json").exists(),
         "nothing remembered"
     );
-    assert_eq!(llm.requests().len(), 1);
+    assert_eq!(llm.seen().len(), 1);
 }
 
 const DIGEST: &str = "# Paper Digest — 2026-12-07

@@ -5,50 +5,17 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::OnceLock;
 
-use jarvis::config::Config;
 use jarvis::kb::ops::Paper;
 use jarvis::kb::Kb;
-use jarvis::paths::JarvisHome;
 use jarvis::store::Metadata;
 use serde_json::Value;
 
+use crate::support::runtime::config;
 use crate::support::{run, Run, Sandbox};
 
 const INVARIANT: &str = "Database entry only — files on disk are never touched by jarvis: ";
 const ATTENTION: &str = "https://arxiv.org/abs/1706.03762";
-
-/// ONNX Runtime binds one library path per process, so every in-process
-/// `Kb` in this test binary shares one unpacked copy (the spawned binaries
-/// unpack their own into each sandbox as usual).
-fn shared_ort() -> &'static str {
-    static ORT: OnceLock<String> = OnceLock::new();
-    ORT.get_or_init(|| {
-        let home = JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_kb_runtime"));
-        let o = jarvis::runtime::Overrides {
-            onnxruntime: None,
-            pdfium: None,
-            model_dir: None,
-        };
-        let lib = jarvis::runtime::resolve_onnxruntime(&home, &o).expect("unpack onnxruntime");
-        lib.path.display().to_string()
-    })
-}
-
-/// The configuration the binary will see in this sandbox (plus the shared
-/// ONNX Runtime for this process).
-fn config(sb: &Sandbox) -> Config {
-    let home = sb.home().display().to_string();
-    let jh = sb.jarvis_home().display().to_string();
-    let env = move |k: &str| match k {
-        "HOME" => Some(home.clone()),
-        "JARVIS_HOME" => Some(jh.clone()),
-        "JARVIS_ORT_LIB" => Some(shared_ort().to_string()),
-        _ => None,
-    };
-    Config::load(&JarvisHome::at(sb.jarvis_home()), &env).expect("config")
-}
 
 fn open(sb: &Sandbox) -> Kb {
     jarvis::app::kb::open_kb(&config(sb)).expect("open kb in-process")
@@ -128,16 +95,10 @@ fn seed(sb: &Sandbox) {
     );
 }
 
-fn kb(sb: &Sandbox, args: &[&str]) -> Run {
-    let mut c = sb.jarvis();
-    c.arg("kb").args(args);
-    run(c)
-}
-
 fn kb_json(sb: &Sandbox, args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.push("--json");
-    let r = kb(sb, &all);
+    let r = sb.kb(&all);
     assert_eq!(r.code, 0, "kb {args:?}: {}", r.stderr);
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("kb {args:?}: {e}\n{}", r.stdout))
 }
@@ -177,7 +138,7 @@ fn search_list_stats_and_schema() {
     seed(&sb);
 
     // Text output: rank, title, section, source, score, snippet.
-    let r = kb(&sb, &["search", "transformer attention recurrence"]);
+    let r = sb.kb(&["search", "transformer attention recurrence"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.starts_with(" 1. Attention Is All You Need › Introduction\n"),
@@ -190,7 +151,7 @@ fn search_list_stats_and_schema() {
         r.stdout
     );
     assert!(r.stdout.contains("The Transformer is a sequence"), "{}", r.stdout);
-    let full = kb(&sb, &["search", "transformer attention", "-n", "1", "--full"]);
+    let full = sb.kb(&["search", "transformer attention", "-n", "1", "--full"]);
     assert!(
         full.stdout
             .contains("│ The Transformer is a sequence transduction model"),
@@ -261,12 +222,12 @@ fn search_list_stats_and_schema() {
     assert_eq!(field(&private, "file_path"), ["private/diary.md"]);
 
     // Bad input is a clear usage error.
-    let r = kb(&sb, &["search", "x", "--field", "novalue"]);
+    let r = sb.kb(&["search", "x", "--field", "novalue"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("expected KEY=VALUE"), "{}", r.stderr);
 
     // list
-    let r = kb(&sb, &["list"]);
+    let r = sb.kb(&["list"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("Attention Is All You Need"), "{}", r.stdout);
     assert!(r.stdout.contains(&format!("key: {ATTENTION}")), "{}", r.stdout);
@@ -290,7 +251,7 @@ fn search_list_stats_and_schema() {
     assert_eq!(s["embed_model"]["mismatch"], false);
     assert!(s["disk_bytes"]["bm25_bytes"].as_u64().unwrap() > 0);
     assert_eq!(s["legacy_private_papers"], serde_json::json!([]));
-    let r = kb(&sb, &["stats"]);
+    let r = sb.kb(&["stats"]);
     assert!(r.stdout.contains("documents  5\n"), "{}", r.stdout);
     assert!(r.stdout.contains("job_application"), "{}", r.stdout);
     assert!(!r.stderr.contains("private paper"), "{}", r.stderr);
@@ -299,7 +260,7 @@ fn search_list_stats_and_schema() {
     let keys = kb_json(&sb, &["schema"]);
     assert_eq!(keys["stauts"], 1);
     assert!(keys["status"].as_u64().is_some() && keys["doc_type"].as_u64().is_some());
-    let r = kb(&sb, &["schema"]);
+    let r = sb.kb(&["schema"]);
     assert!(r.stdout.lines().any(|l| l.starts_with("stauts ")), "{}", r.stdout);
     let v = kb_json(&sb, &["schema", "doc_type"]);
     assert_eq!(v["key"], "doc_type");
@@ -307,7 +268,7 @@ fn search_list_stats_and_schema() {
     let tags = kb_json(&sb, &["schema", "tags"]);
     assert_eq!(tags["values"]["remote"], 1);
     assert_eq!(tags["values"]["remote-first"], 1);
-    let r = kb(&sb, &["schema", "statu"]);
+    let r = sb.kb(&["schema", "statu"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("did you mean `status`"), "{}", r.stderr);
 }
@@ -325,14 +286,14 @@ fn legacy_private_papers_are_warned_about() {
         kb.add_texts("An old private paper.", &meta(&[("title", "Old")]), &own, "", None)
             .unwrap();
     }
-    let r = kb(&sb, &["stats"]);
+    let r = sb.kb(&["stats"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stderr.contains("1 private paper") && r.stderr.contains("https://old"),
         "{}",
         r.stderr
     );
-    let d = kb(&sb, &["doctor"]);
+    let d = sb.kb(&["doctor"]);
     assert!(d.stderr.contains("1 private paper"), "{}", d.stderr);
 }
 
@@ -343,17 +304,14 @@ fn set_meta_and_remove() {
     let before = kb_json(&sb, &["stats"])["chunks"].as_u64().unwrap();
 
     // set-meta: metadata only, visible in list and search.
-    let r = kb(
-        &sb,
-        &[
-            "set-meta",
-            ATTENTION,
-            "--title",
-            "Attention (corrected)",
-            "--doi",
-            "10.5555/3295222",
-        ],
-    );
+    let r = sb.kb(&[
+        "set-meta",
+        ATTENTION,
+        "--title",
+        "Attention (corrected)",
+        "--doi",
+        "10.5555/3295222",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("updated title, doi of"), "{}", r.stderr);
     let docs = kb_json(&sb, &["list", "--kind", "papers"]);
@@ -367,14 +325,14 @@ fn set_meta_and_remove() {
     assert_eq!(doc["title"], "Attention (corrected)");
     assert_eq!(doc["meta"]["doi"], "10.5555/3295222");
     assert_eq!(doc["meta"]["authors"], "Vaswani, Shazeer");
-    let r = kb(&sb, &["set-meta", ATTENTION]);
+    let r = sb.kb(&["set-meta", ATTENTION]);
     assert_eq!(r.code, 2, "at least one field is required");
-    let r = kb(&sb, &["set-meta", "https://nowhere", "--title", "x"]);
+    let r = sb.kb(&["set-meta", "https://nowhere", "--title", "x"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("jarvis kb list"), "{}", r.stderr);
     // Notes share source "local": set-meta must never retitle them all.
     for key in ["local", "jobs/acme.md"] {
-        let r = kb(&sb, &["set-meta", key, "--title", "x"]);
+        let r = sb.kb(&["set-meta", key, "--title", "x"]);
         assert_eq!(r.code, 1, "{key}");
     }
     let titles: Vec<Value> = kb_json(&sb, &["list", "--kind", "notes"])
@@ -412,7 +370,7 @@ fn set_meta_and_remove() {
     assert!(r.stderr.contains("removed 1 chunk of jobs/acme.md"), "{}", r.stderr);
 
     // --yes skips the prompt.
-    let r = kb(&sb, &["remove", ATTENTION, "--yes"]);
+    let r = sb.kb(&["remove", ATTENTION, "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains("Remove?"), "{}", r.stderr);
     assert!(r.stdout.contains(INVARIANT), "{}", r.stdout);
@@ -428,10 +386,10 @@ fn set_meta_and_remove() {
     assert!(!field(&hits, "source").contains(&ATTENTION));
 
     // Unknown or ambiguous keys are clear errors; nothing goes.
-    let r = kb(&sb, &["remove", "https://nowhere", "--yes"]);
+    let r = sb.kb(&["remove", "https://nowhere", "--yes"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("jarvis kb list"), "{}", r.stderr);
-    let r = kb(&sb, &["remove", "local", "--yes"]);
+    let r = sb.kb(&["remove", "local", "--yes"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("shared by 2 documents"), "{}", r.stderr);
     assert_eq!(kb_json(&sb, &["list"]).as_array().unwrap().len(), 3);
@@ -441,7 +399,7 @@ fn set_meta_and_remove() {
 fn reindex_and_the_embedding_model_guard() {
     let sb = Sandbox::new();
     seed(&sb);
-    let r = kb(&sb, &["reindex"]);
+    let r = sb.kb(&["reindex"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.contains("re-embedded") && r.stdout.contains("all-MiniLM-L6-v2"),
@@ -468,16 +426,16 @@ fn reindex_and_the_embedding_model_guard() {
 
     // The index now claims another model: every search refuses, naming the fix.
     open(&sb).store().set_meta_string("embed_model", "other/model").unwrap();
-    let r = kb(&sb, &["search", "transformer"]);
+    let r = sb.kb(&["search", "transformer"]);
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("other/model") && r.stderr.contains("jarvis kb reindex"),
         "{}",
         r.stderr
     );
-    let s = kb(&sb, &["stats"]);
+    let s = sb.kb(&["stats"]);
     assert!(s.stdout.contains("run `jarvis kb reindex`"), "{}", s.stdout);
-    let d = kb(&sb, &["doctor"]);
+    let d = sb.kb(&["doctor"]);
     assert_eq!(d.code, 1);
     assert!(d.stderr.contains("jarvis kb reindex"), "{}", d.stderr);
 
@@ -485,14 +443,14 @@ fn reindex_and_the_embedding_model_guard() {
     assert_eq!(v["model"], "sentence-transformers/all-MiniLM-L6-v2");
     assert!(v["chunks"].as_u64().unwrap() >= 5);
     assert_eq!(top(&sb), ATTENTION);
-    assert_eq!(kb(&sb, &["doctor"]).code, 0);
+    assert_eq!(sb.kb(&["doctor"]).code, 0);
 }
 
 #[test]
 fn doctor_and_the_one_owner_lock() {
     let sb = Sandbox::new();
     seed(&sb);
-    let r = kb(&sb, &["doctor"]);
+    let r = sb.kb(&["doctor"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("access     direct"), "{}", r.stdout);
     assert!(
@@ -626,7 +584,7 @@ fn one_shot_search_loads_the_model_for_a_quick_start_bulk_commands_do_not() {
     let log = sb.jarvis_home().join("logs/jarvis.log");
     let step = |args: &[&str], expected: &[&str]| -> String {
         let from = std::fs::metadata(&log).map_or(0, |m| m.len() as usize);
-        let r = kb(&sb, args);
+        let r = sb.kb(args);
         assert_eq!(r.code, 0, "kb {args:?}: {}", r.stderr);
         assert_eq!(model_loads(&log, from), expected, "model loads of kb {args:?}");
         r.stdout

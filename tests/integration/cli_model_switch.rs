@@ -7,54 +7,29 @@
 //! cross-encoder under the test-only entry `jarvis-test/tiny-cross-encoder`),
 //! plus its time budget.
 
-use std::io::{BufRead, Write};
-use std::net::TcpListener;
 use std::path::Path;
 
+use crate::support::fakes::stand::{Answer, Stand};
+use crate::support::net::dead_url;
+use crate::support::runtime::bundled_model;
 use crate::support::{run, Sandbox};
 
 const MIRROR: &str = "jarvis-test/minilm-mirror";
 const REVISION: &str = "0123456789abcdef0123456789abcdef01234567";
 
-/// The bundled model and tokenizer bytes, unpacked once for this process.
+/// The bundled model and tokenizer bytes.
 fn bundled() -> (Vec<u8>, Vec<u8>) {
-    let home = jarvis::paths::JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("model_switch_runtime"));
-    let (m, t) = jarvis::runtime::resolve_model(&home, &jarvis::runtime::Overrides::default()).expect("unpack model");
-    (std::fs::read(m.path).unwrap(), std::fs::read(t.path).unwrap())
+    let (m, t) = bundled_model();
+    (std::fs::read(m).unwrap(), std::fs::read(t).unwrap())
 }
 
 /// A loopback Hub serving `files` by path (404 otherwise).
 fn hub(files: Vec<(String, Vec<u8>)>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-            let mut first = String::new();
-            if reader.read_line(&mut first).is_err() {
-                continue;
-            }
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-            }
-            let path = first.split_whitespace().nth(1).unwrap_or("").to_owned();
-            let (status, body): (&str, &[u8]) = match files.iter().find(|(p, _)| *p == path) {
-                Some((_, b)) => ("200 OK", b),
-                None => ("404 Not Found", b"not found"),
-            };
-            let head = format!(
-                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(body);
-        }
+    let hub = Stand::one_at_a_time(move |req, _| match files.iter().find(|(p, _)| *p == req.path) {
+        Some((_, b)) => Answer::ok("application/octet-stream", b.clone()),
+        None => Answer::status(404, "not found"),
     });
-    base
+    hub.url
 }
 
 fn files(model: Vec<u8>, tokenizer: Vec<u8>) -> Vec<(String, Vec<u8>)> {
@@ -174,9 +149,7 @@ fn a_mirror_serving_other_bytes_or_no_network_fails_clearly_and_changes_nothing(
     assert!(stray.is_empty(), "nothing half-written is left: {stray:?}");
 
     // Offline: nothing listens at the endpoint.
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead = format!("http://{}", l.local_addr().unwrap());
-    drop(l);
+    let dead = dead_url();
     let r = jarvis(&sb, &dead, &["kb", "reindex"]);
     assert_ne!(r.code, 0);
     assert!(
@@ -251,9 +224,7 @@ fn a_registry_reranker_is_downloaded_verified_and_used() {
     assert!(dir.join("tokenizer.json").is_file());
 
     // Offline now: the verified files on disk are enough.
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead = format!("http://{}", l.local_addr().unwrap());
-    drop(l);
+    let dead = dead_url();
     let r = jarvis(&sb, &dead, &["kb", "search", "lava", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();

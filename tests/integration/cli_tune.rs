@@ -2,8 +2,6 @@
 //! fusion is tried on the set, the best is the best of what was tried, and
 //! once applied a plain `kb eval` scores exactly what tuning promised.
 
-use serde_json::Value;
-
 use crate::support::{run, Sandbox};
 
 /// Six notes on unrelated topics, and questions that share no word with
@@ -36,14 +34,6 @@ const NOTES: &[(&str, &str, Option<&str>)] = &[
     ("Rivers.md", "Meanders widen where the current slows.", None),
 ];
 
-fn kb(sb: &Sandbox, args: &[&str]) -> Value {
-    let mut c = sb.jarvis();
-    c.arg("kb").args(args);
-    let r = run(c);
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
-}
-
 fn config_set(sb: &Sandbox, key: &str, value: &str) {
     let mut c = sb.jarvis();
     c.args(["config", "set", key, value]);
@@ -68,11 +58,11 @@ fn tuning_finds_the_best_fusion_and_applying_it_reproduces_its_score() {
     std::fs::write(&golden_path, golden).unwrap();
     let golden = golden_path.to_str().unwrap();
     sb.write_config(&format!("[vault]\npath = \"{}\"\n", vault.display()));
-    kb(&sb, &["index-vault", "--json"]);
+    sb.kb(&["index-vault", "--json"]).json("index-vault");
     // Start from the BM25 end: the dense leg weighs nothing.
     config_set(&sb, "rag.dense_weight", "0");
 
-    let v = kb(&sb, &["eval", golden, "--tune", "--json"]);
+    let v = sb.kb(&["eval", golden, "--tune", "--json"]).json("eval --tune");
     let tune = &v["tune"];
     assert_eq!(v["applied"], false, "{v}");
     assert_eq!(tune["metric"], "mrr@10");
@@ -98,7 +88,9 @@ fn tuning_finds_the_best_fusion_and_applying_it_reproduces_its_score() {
 
     // Applied: the configuration holds the best, and a plain evaluation
     // scores what tuning said it would.
-    let v = kb(&sb, &["eval", golden, "--tune", "--apply", "--json"]);
+    let v = sb
+        .kb(&["eval", golden, "--tune", "--apply", "--json"])
+        .json("eval --tune --apply");
     assert_eq!(v["applied"], true, "{v}");
     let chosen = &v["tune"]["best"];
     let config = std::fs::read_to_string(sb.jarvis_home().join("config.toml")).unwrap();
@@ -107,7 +99,7 @@ fn tuning_finds_the_best_fusion_and_applying_it_reproduces_its_score() {
             && config.contains(&format!("dense_weight = {}", chosen["dense_weight"])),
         "{config}"
     );
-    let plain = kb(&sb, &["eval", golden, "--json"]);
+    let plain = sb.kb(&["eval", golden, "--json"]).json("eval");
     assert_eq!(
         plain["mrr10"].as_f64().unwrap(),
         chosen["score"].as_f64().unwrap(),

@@ -1,13 +1,8 @@
 //! `jarvis kb index-vault` and record filters on `kb search` / `kb list`,
 //! through the real binary.
 
+use crate::support::fs::write;
 use crate::support::{run, Sandbox};
-
-fn write(root: &std::path::Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 #[test]
 fn index_vault_then_filter_records() {

@@ -2,7 +2,6 @@
 //! loopback speaking the real formats, over a real knowledge base (fjall,
 //! tantivy, arroy, the bundled embedding model) and real PDF conversion.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,9 +19,12 @@ use jarvis::llm::{make_provider, ChatProvider};
 use time::macros::datetime;
 use time::OffsetDateTime;
 
-use crate::chat_support::fixture;
-use crate::digest_fakes::*;
-use crate::fake_wires::settings_for;
+use crate::support::chat::fixture;
+use crate::support::fakes::digest::*;
+use crate::support::fakes::stand::{Answer, Stand};
+use crate::support::fakes::wires::settings_for;
+use crate::support::fs::pdf_fixture_bytes;
+use crate::support::runtime::shared_pdfium;
 
 fn client(url: &str, delay_ms: u64) -> ArxivClient {
     ArxivClient::new(ArxivSettings {
@@ -74,20 +76,20 @@ fn arxiv_listing_survives_empty_feeds_429s_versions_legacy_ids_and_new_pdf_links
         }],
         1,
     );
-    let fake = Fake::start(move |r, n| match n {
+    let fake = Stand::one_at_a_time(move |r, n| match n {
         // The known transient failures first: an empty 200 feed, then a
         // 429 with no Retry-After.
-        0 => Resp::atom(atom(&[], 0)),
-        1 => Resp::status(429, "Rate exceeded."),
-        _ if r.path.contains("cat:cs.AI") => Resp::atom(cs_ai.clone()),
-        _ if r.path.contains("cat:bad.CAT") => Resp::atom(atom_error("unknown category")),
-        _ => Resp::atom(feed.clone()),
+        0 => Answer::atom(atom(&[], 0)),
+        1 => Answer::status(429, "Rate exceeded."),
+        _ if r.path.contains("cat:cs.AI") => Answer::atom(cs_ai.clone()),
+        _ if r.path.contains("cat:bad.CAT") => Answer::atom(atom_error("unknown category")),
+        _ => Answer::atom(feed.clone()),
     });
     let c = client(&fake.url, 10);
     let since = datetime!(2026-11-30 00:00 UTC);
     let (lg, out) = arxiv::fetch_category(&c, "cs.LG", 50, since, &Cancel::new());
     assert_eq!(out.status, SourceStatus::Ok, "{out:?}");
-    assert_eq!(fake.requests().len(), 3, "empty feed and 429 were retried");
+    assert_eq!(fake.seen().len(), 3, "empty feed and 429 were retried");
     let keys: Vec<&str> = lg.iter().map(|c| c.key.as_str()).collect();
     assert_eq!(
         keys,
@@ -126,14 +128,14 @@ fn arxiv_listing_survives_empty_feeds_429s_versions_legacy_ids_and_new_pdf_links
 #[test]
 fn arxiv_courtesy_interval_holds_across_two_categories() {
     let feed = atom(&[entry("2412.00003v1", "P", "A.", "2026-12-05T10:00:00Z")], 1);
-    let fake = Fake::start(move |_, _| Resp::atom(feed.clone()));
+    let fake = Stand::one_at_a_time(move |_, _| Answer::atom(feed.clone()));
     let c = client(&fake.url, 3000);
     let since = datetime!(2026-11-30 00:00 UTC);
     let _ = arxiv::fetch_category(&c, "cs.LG", 10, since, &Cancel::new());
     // A second client (as a paper add would make) shares the same gap.
     let other = client(&fake.url, 3000);
     let _ = arxiv::fetch_category(&other, "cs.CL", 10, since, &Cancel::new());
-    let reqs = fake.requests();
+    let reqs = fake.seen();
     assert_eq!(reqs.len(), 2);
     let gap = reqs[1].at.duration_since(reqs[0].at);
     assert!(gap >= Duration::from_millis(2990), "requests only {gap:?} apart");
@@ -143,7 +145,7 @@ fn arxiv_courtesy_interval_holds_across_two_categories() {
 fn biorxiv_stops_at_the_short_page_and_reads_loose_dates() {
     let pages = Arc::new(Mutex::new(Vec::<String>::new()));
     let seen = pages.clone();
-    let fake = Fake::start(move |r, _| {
+    let fake = Stand::one_at_a_time(move |r, _| {
         seen.lock().unwrap().push(r.path.clone());
         let cursor: usize = r.path.split('/').nth(5).and_then(|c| c.parse().ok()).unwrap_or(0);
         // `total` claims 250; only 150 exist.
@@ -182,7 +184,7 @@ fn biorxiv_stops_at_the_short_page_and_reads_loose_dates() {
                 )
             }))
             .collect();
-        Resp::json(biorxiv_page(recs, cursor, 250))
+        Answer::json(biorxiv_page(recs, cursor, 250))
     });
     let window = (datetime!(2026-11-30 00:00 UTC), NOW);
     let (papers, outcomes) = biorxiv::fetch(
@@ -225,7 +227,7 @@ fn cand(n: usize, title: &str) -> Candidate {
 
 #[test]
 fn scoring_takes_sloppy_json_catches_missing_papers_and_survives_a_bad_batch() {
-    let fake = Fake::start(|r, _| {
+    let fake = Stand::one_at_a_time(|r, _| {
         let papers = papers_in(&r.body);
         let titles: Vec<&str> = papers.iter().map(|(_, t)| t.as_str()).collect();
         if titles.iter().any(|t| t.contains("garbled")) {
@@ -266,7 +268,7 @@ fn scoring_takes_sloppy_json_catches_missing_papers_and_survives_a_bad_batch() {
         .all(|(_, why)| why.starts_with("skipped: ") && why.contains("no scores")));
     assert_eq!(s.failed_batches.len(), 1, "{:?}", s.failed_batches);
     // 1 + 1 follow-up + 2 tries of the bad batch.
-    assert_eq!(fake.requests().len(), 4);
+    assert_eq!(fake.seen().len(), 4);
     assert_eq!(
         (s.usage.requests, s.usage.input_tokens, s.usage.output_tokens),
         (4, 4000, 800)
@@ -286,17 +288,9 @@ const LIBRARY: &[(&str, &str)] = &[
     ),
 ];
 
-fn fixture_pdf() -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf/paper.pdf")).unwrap()
-}
-
 fn pdf_tools() -> InProcessPdf {
-    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let dir = HOME.get_or_init(|| tempfile::tempdir().unwrap());
-    let lib = jarvis::runtime::ensure_bundled(&jarvis::paths::JarvisHome::at(dir.path()), jarvis::runtime::PDFIUM_LIB)
-        .unwrap();
     InProcessPdf {
-        engine: jarvis::pdf::PdfEngine::load(&lib.path).unwrap(),
+        engine: jarvis::pdf::PdfEngine::load(std::path::Path::new(shared_pdfium())).unwrap(),
     }
 }
 
@@ -364,26 +358,26 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
     let fx = fixture(LIBRARY);
     let week = week();
     let by_id: Vec<Entry> = week.clone();
-    let arxiv_fake = Fake::start(move |r, _| {
+    let arxiv_fake = Stand::one_at_a_time(move |r, _| {
         if let Some(rest) = r.path.strip_prefix("/pdf/") {
             return match by_id
                 .iter()
                 .find(|e| e.id.starts_with(rest) || rest.starts_with(&e.id[..10]))
             {
-                Some(e) if !e.title.contains("nopdf") => Resp::pdf(fixture_pdf()),
-                _ => Resp::status(404, "not found"),
+                Some(e) if !e.title.contains("nopdf") => Answer::pdf(pdf_fixture_bytes("paper.pdf")),
+                _ => Answer::status(404, "not found"),
             };
         }
         if let Some(q) = r.path.split("id_list=").nth(1) {
             let id = q.split('&').next().unwrap_or("");
             let one: Vec<Entry> = by_id.iter().filter(|e| e.id.starts_with(id)).cloned().collect();
-            return Resp::atom(atom(&one, one.len()));
+            return Answer::atom(atom(&one, one.len()));
         }
-        Resp::atom(atom(&by_id, by_id.len()))
+        Answer::atom(atom(&by_id, by_id.len()))
     });
     let seen_titles = Arc::new(Mutex::new(Vec::<String>::new()));
     let log = seen_titles.clone();
-    let llm = Fake::start(move |r, _| {
+    let llm = Stand::one_at_a_time(move |r, _| {
         let papers = papers_in(&r.body);
         let mut items = Vec::new();
         for (n, t) in &papers {
@@ -397,8 +391,8 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
         openrouter_reply(&format!("Sure.\n```json\n[{}]\n```", items.join(",\n")))
     });
     // bioRxiv has one paper on the topic; its PDF may not be fetched.
-    let bio = Fake::start(|_, _| {
-        Resp::json(biorxiv_page(
+    let bio = Stand::one_at_a_time(|_, _| {
+        Answer::json(biorxiv_page(
             vec![biorxiv_record(
                 "10.1101/2026.12.06.555001",
                 "Protein contact prediction from coevolution (s9 biorxiv)",
@@ -592,10 +586,10 @@ fn a_quiet_weekend_is_reported_as_quiet() {
         &[entry("2412.30001v1", "Friday paper", "A.", "2026-12-04T18:00:00Z")],
         1,
     );
-    let arxiv_fake = Fake::start(move |_, _| Resp::atom(feed.clone()));
+    let arxiv_fake = Stand::one_at_a_time(move |_, _| Answer::atom(feed.clone()));
     let calls = Arc::new(AtomicUsize::new(0));
     let c2 = calls.clone();
-    let llm = Fake::start(move |_, _| {
+    let llm = Stand::one_at_a_time(move |_, _| {
         c2.fetch_add(1, Ordering::SeqCst);
         openrouter_reply("[]")
     });

@@ -30,9 +30,10 @@ use std::process::{Command, Stdio};
 use jarvis::cancel::Cancel;
 use serde_json::json;
 
-use crate::fake_wires::Wire;
+use crate::support::fakes::wires::Wire;
+use crate::support::runtime::bundled_model;
+use crate::support::web::WebServer;
 use crate::support::Sandbox;
-use crate::web_support::WebServer;
 
 const CHILD_ENV: &str = "JARVIS_DISK_FULL_CHILD";
 /// The child's JARVIS_HOME filesystem.
@@ -230,20 +231,14 @@ impl Disk {
 /// A directory holding the bundled model and tokenizer, on the ordinary
 /// disk (`runtime.model_dir`), so the small filesystem holds only data.
 fn model_dir() -> PathBuf {
-    let home = jarvis::paths::JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat_runtime"));
-    let o = jarvis::runtime::Overrides {
-        onnxruntime: None,
-        pdfium: None,
-        model_dir: None,
-    };
-    let (model, tokenizer) = jarvis::runtime::resolve_model(&home, &o).expect("unpack the model");
+    let (model, tokenizer) = bundled_model();
     let dir = tempfile::Builder::new()
         .prefix("disk-full-model")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
         .expect("model dir")
         .keep();
-    std::os::unix::fs::symlink(&model.path, dir.join("model.onnx")).expect("link model");
-    std::os::unix::fs::symlink(&tokenizer.path, dir.join("tokenizer.json")).expect("link tokenizer");
+    std::os::unix::fs::symlink(model, dir.join("model.onnx")).expect("link model");
+    std::os::unix::fs::symlink(tokenizer, dir.join("tokenizer.json")).expect("link tokenizer");
     dir
 }
 
@@ -399,7 +394,7 @@ fn full_disk_child() {
     // A long answer, so the reply's save needs more room than the question's.
     // (Words that never repeat: the runaway watch ends a looping answer.)
     let answer: String = (0..1200).map(|i| format!("The answer{i} ")).collect();
-    let llm = crate::fake_llm::FakeServer::start(vec![Wire::Ollama.text(&[&answer])]);
+    let llm = crate::support::fakes::llm::FakeServer::start(vec![Wire::Ollama.text(&[&answer])]);
     let config = format!(
         "[chat]\nprovider = \"ollama\"\nollama_host = \"{}\"\n[vault]\npath = \"{}\"\n[runtime]\nmodel_dir = \"{}\"\n",
         llm.url,

@@ -6,34 +6,19 @@
 //! from outside the draft and fetches nothing; UTF-8 names (Greek, Polish,
 //! German) survive the default engine, xelatex.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use jarvis::drafts::compile::{self, BuildResult, Toolchain};
 use jarvis::drafts::{DraftSettings, Visibility, Workspace};
+
+use crate::support::fs::tree;
 
 fn ws(timeout: Duration) -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut s = DraftSettings::with_root(dir.path().join("drafts"));
     s.compile_timeout = timeout;
     (dir, Workspace::open(s).expect("open"))
-}
-
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read_dir") {
-            let e = e.expect("entry");
-            if e.file_type().expect("type").is_dir() {
-                stack.push(e.path());
-            } else {
-                out.push((e.path(), std::fs::read(e.path()).unwrap_or_default()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn need_tools(ws: &Workspace) {

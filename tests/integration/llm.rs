@@ -7,23 +7,16 @@ use std::time::{Duration, Instant};
 use jarvis::cancel::Cancel;
 use jarvis::llm::{
     make_provider, Block, CallError, ChatProvider, ErrorKind, LlmSettings, Message, Role, SummarySource, ToolCall,
-    ToolError, ToolOutcome, ToolSpec, TurnEnd,
+    ToolError, ToolOutcome, TurnEnd,
 };
 use serde_json::{json, Value};
 
-use crate::fake_llm::{End, FakeServer, Reply};
-use crate::fake_wires::{settings_for, sse, Wire, ANTHROPIC_KEY, OPENROUTER_KEY, WIRES};
+use crate::support::fakes::llm::{End, FakeServer, Reply};
+use crate::support::fakes::wires::{settings_for, sse, tool_spec, Wire, ANTHROPIC_KEY, OPENROUTER_KEY, WIRES};
+use crate::support::net::dead_url;
 
 fn no_tools(_: &ToolCall) -> Result<ToolOutcome, ToolError> {
     Err(ToolError::Failed("no tools".into()))
-}
-
-fn tool_spec(name: &str) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: format!("the {name} tool"),
-        parameters: json!({"type":"object","properties":{}}),
-    }
 }
 
 fn llm_error(result: Result<impl std::fmt::Debug, CallError>) -> jarvis::llm::LlmError {
@@ -253,7 +246,7 @@ fn http_errors_are_classified_with_actionable_messages() {
             ),
             (wire.model_not_found(), ErrorKind::ModelNotFound),
             (
-                crate::fake_llm::Reply::Status {
+                crate::support::fakes::llm::Reply::Status {
                     status: 429,
                     headers: vec![("retry-after".into(), "7".into())],
                     body: r#"{"error":{"message":"slow down"}}"#.into(),
@@ -304,14 +297,8 @@ fn stream_faults_are_classified() {
 
 #[test]
 fn ollama_not_running_says_how_to_start_it() {
-    // Bind then drop to get a port nobody listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
     let settings = LlmSettings {
-        ollama_host: format!("http://127.0.0.1:{port}"),
+        ollama_host: dead_url(),
         ..LlmSettings::default()
     };
     let p = make_provider("ollama", &settings).expect("provider");

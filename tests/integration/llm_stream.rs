@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use jarvis::cancel::Cancel;
 use jarvis::llm::{
-    CallError, ChatProvider, Message, StepUsage, StreamEvent, ToolCall, ToolError, ToolOutcome, ToolSpec, TurnEnd,
+    CallError, ChatProvider, Message, StepUsage, StreamEvent, ToolCall, ToolError, ToolOutcome, TurnEnd,
 };
 use serde_json::json;
 
-use crate::fake_llm::{End, FakeServer};
-use crate::fake_wires::{sse, Wire, WIRES};
+use crate::support::fakes::llm::{End, FakeServer};
+use crate::support::fakes::wires::{sse, tool_spec, Wire, WIRES};
 
 /// An owned copy of a [`StreamEvent`], so tests can send and compare them.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,14 +39,6 @@ fn own(e: StreamEvent<'_>) -> Ev {
         }
         StreamEvent::Usage(u) => Ev::Usage(u),
         other => panic!("unexpected event {other:?}"),
-    }
-}
-
-fn tool_spec(name: &str) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: format!("the {name} tool"),
-        parameters: json!({"type":"object","properties":{}}),
     }
 }
 

@@ -7,10 +7,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::support::fs::write;
+use crate::support::owner::addr_of;
 use crate::support::{run, Owned, Sandbox};
 
 /// Only the planted private note contains this.
@@ -31,12 +32,6 @@ fn sdk_python() -> PathBuf {
         venv.display()
     );
     python
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
 }
 
 struct Fixture {
@@ -87,14 +82,14 @@ impl Fixture {
         vec![
             ("HOME", self.sb.home().display().to_string()),
             ("JARVIS_HOME", self.sb.jarvis_home().display().to_string()),
-            ("JARVIS_ORT_LIB", crate::chat_support::shared_ort().to_string()),
+            ("JARVIS_ORT_LIB", crate::support::runtime::shared_ort().to_string()),
             ("PATH", "/usr/bin:/bin".to_string()),
         ]
     }
 
     fn jarvis(&self) -> Command {
         let mut c = self.sb.jarvis();
-        c.env("JARVIS_ORT_LIB", crate::chat_support::shared_ort());
+        c.env("JARVIS_ORT_LIB", crate::support::runtime::shared_ort());
         c
     }
 
@@ -297,33 +292,14 @@ fn start_serve(fx: &Fixture) -> (Owned, u16) {
     let mut c = fx.jarvis();
     c.args(["serve", "--port", "0"]);
     let child = Owned::spawn(c);
-    let port = child
-        .line_matching(Duration::from_secs(120), |line| {
-            let rest = line.split("http://127.0.0.1:").nth(1)?;
-            let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            port.parse::<u16>().ok()
-        })
-        .unwrap_or_else(|| panic!("serve never printed its address: {}", child.stderr()));
+    let port = addr_of(&child.web_url()).port();
     (child, port)
-}
-
-fn stop(mut child: Owned) {
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        // Dropping the guard on the panic kills it.
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "serve did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
 fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
     let fx = Fixture::new();
-    let (serve, port) = start_serve(&fx);
+    let (mut serve, port) = start_serve(&fx);
 
     // stdio while serve owns the knowledge base: the calls go through its
     // socket (this process could not open the store itself).
@@ -346,7 +322,7 @@ fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
             ("Accept", "application/json, text/event-stream"),
         ];
         hs.extend_from_slice(headers);
-        crate::web_support::raw_request(addr, "POST", "/mcp", &hs, Some(body))
+        crate::support::web::raw_request(addr, "POST", "/mcp", &hs, Some(body))
     };
     let ok = post(&[("Host", &host)]);
     assert_eq!(ok.status, 200, "{}", ok.text());
@@ -356,7 +332,7 @@ fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
     assert_eq!(r.status, 421, "a foreign Host is refused: {}", r.text());
     let r = post(&[("Host", &host), ("Origin", "http://evil.example")]);
     assert_eq!(r.status, 403, "a foreign Origin is refused: {}", r.text());
-    let r = crate::web_support::raw_request(
+    let r = crate::support::web::raw_request(
         addr,
         "GET",
         "/mcp",
@@ -368,7 +344,8 @@ fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
         None,
     );
     assert_eq!(r.status, 403, "a foreign Origin is refused on GET too: {}", r.text());
-    stop(serve);
+    // Stops on SIGTERM (its exit status is not what this test is about).
+    serve.terminate();
 }
 
 /// `include_private = true` lifts the default over HTTP as well: `/mcp` on
@@ -377,7 +354,7 @@ fn through_a_running_owner_and_over_http_with_host_and_origin_checks() {
 fn over_http_include_private_lifts_the_default() {
     let fx = Fixture::new();
     fx.config(true);
-    let (serve, port) = start_serve(&fx);
+    let (mut serve, port) = start_serve(&fx);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let out = fx.client(
         json!({ "url": url, "mode": "auto" }),
@@ -392,7 +369,8 @@ fn over_http_include_private_lifts_the_default() {
     assert!(!r[1]["is_error"].as_bool().unwrap(), "{}", r[1]);
     assert!(r[1]["text"].as_str().unwrap().contains(SECRET), "{}", r[1]);
     assert_eq!(r[2]["structured"]["documents"], 3, "{}", r[2]);
-    stop(serve);
+    // Stops on SIGTERM (its exit status is not what this test is about).
+    serve.terminate();
 }
 
 #[test]

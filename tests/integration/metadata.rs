@@ -3,8 +3,9 @@
 use jarvis::ingest::metadata::{infer, resolve, PdfMetadata};
 use jarvis::llm::spec::make_provider;
 
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::{settings_for, Wire};
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::{settings_for, Wire};
+use crate::support::net::dead_url;
 
 const PAGES: &str = "Deep Residual Learning\nKaiming He  Xiangyu Zhang\nMicrosoft Research\nAbstract. Deeper neural networks are more difficult to train. doi:10.1109/CVPR.2016.90";
 const PROMPT: &str = "Extract title and authors as JSON.\n{text}";
@@ -34,9 +35,7 @@ fn title_and_authors_come_from_one_small_completion_and_the_doi_from_the_page() 
 #[test]
 fn an_unreachable_or_confused_model_degrades_to_nothing() {
     // Nothing listens on this port: inference gives up and the add goes on.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
+    let url = dead_url();
     let provider = make_provider("ollama", &settings_for(&url)).unwrap();
     let t = std::time::Instant::now();
     let m = infer(PAGES, Some(provider.as_ref()), PROMPT, None);

@@ -7,34 +7,14 @@
 //! client's shell are picked up or reported, never silently ignored.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{run, Owned, Run, Sandbox};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pdf")
-        .join(name)
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn kb(sb: &Sandbox, args: &[&str]) -> Run {
-    let mut c = sb.jarvis();
-    c.arg("kb").args(args).stdin(Stdio::null());
-    run(c)
-}
-
-fn socket(sb: &Sandbox) -> PathBuf {
-    sb.jarvis_home().join("state/owner.sock")
-}
+use crate::support::fs::{pdf_fixture, write};
+use crate::support::owner::{signal, socket, start_owner};
+use crate::support::{run, Sandbox};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -46,46 +26,6 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(&src, &dst).unwrap();
         }
     }
-}
-
-/// Start an owner and wait until it accepts `kb` commands. The guard kills
-/// it if the test panics.
-pub(crate) fn start_owner(sb: &Sandbox, args: &[&str]) -> Owned {
-    let mut c = sb.jarvis();
-    c.args(args);
-    let mut child = Owned::spawn(c);
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            // Give the drain thread a moment to read the last words.
-            std::thread::sleep(Duration::from_millis(100));
-            panic!("the owner exited early ({status}): {}", child.stderr());
-        }
-        // Ready once a status request is answered with the store open.
-        if socket(sb).exists() && kb(sb, &["stats", "--json"]).code == 0 {
-            return child;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the owner never became ready: {}",
-            child.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-pub(crate) fn signal(pid: u32, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig} {pid}");
-}
-
-fn json(r: &Run, what: &str) -> Value {
-    assert_eq!(r.code, 0, "{what}: {}\n{}", r.stdout, r.stderr);
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{what}: {e}\n{}", r.stdout))
 }
 
 /// Drop what legitimately differs between two copies run at different
@@ -140,22 +80,19 @@ fn seeded_pair() -> (Sandbox, Sandbox, PathBuf) {
     // command, and the watcher would re-index the vault between them.
     let config = format!("[vault]\npath = \"{}\"\n[sync]\nwatch = false\n", vault.display());
     a.write_config(&config);
-    assert_eq!(kb(&a, &["index-vault"]).code, 0);
-    let pdf = fixture("paper.pdf");
-    let r = kb(
-        &a,
-        &[
-            "add",
-            pdf.to_str().unwrap(),
-            "--full-text",
-            "--title",
-            "A Paper",
-            "--authors",
-            "Ann Author",
-            "--doi",
-            "10.1/p",
-        ],
-    );
+    assert_eq!(a.kb(&["index-vault"]).code, 0);
+    let pdf = pdf_fixture("paper.pdf");
+    let r = a.kb(&[
+        "add",
+        pdf.to_str().unwrap(),
+        "--full-text",
+        "--title",
+        "A Paper",
+        "--authors",
+        "Ann Author",
+        "--doi",
+        "10.1/p",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // The PDF worker's own log lines reach the parent's jarvis.log.
     let log = std::fs::read_to_string(a.jarvis_home().join("logs/jarvis.log")).unwrap();
@@ -171,23 +108,19 @@ fn seeded_pair() -> (Sandbox, Sandbox, PathBuf) {
 fn sync_runs_every_kb_command_as_direct_mode_does_and_a_dead_owner_falls_back() {
     let (a, b, vault) = seeded_pair();
     let mut owner = start_owner(&a, &["sync"]);
-    let pdf = fixture("paper.pdf").canonicalize().unwrap();
+    let pdf = pdf_fixture("paper.pdf").canonicalize().unwrap();
     let pdf = pdf.to_str().unwrap().to_string();
-    let second = fixture("paper_annotated.pdf");
+    let second = pdf_fixture("paper_annotated.pdf");
     let second = second.to_str().unwrap().to_string();
 
     // Same JSON (and exit code) from the owner as from a direct run on the copy.
     let same_json = |args: &[&str]| {
-        let (x, y) = (kb(&a, args), kb(&b, args));
+        let (x, y) = (a.kb(args), b.kb(args));
         assert_eq!(x.code, y.code, "{args:?}: delegated {}\ndirect {}", x.stderr, y.stderr);
-        assert_eq!(
-            normalise(json(&x, "delegated")),
-            normalise(json(&y, "direct")),
-            "{args:?}"
-        );
+        assert_eq!(normalise(x.json("delegated")), normalise(y.json("direct")), "{args:?}");
     };
     let same_text = |args: &[&str]| {
-        let (x, y) = (kb(&a, args), kb(&b, args));
+        let (x, y) = (a.kb(args), b.kb(args));
         assert_eq!(
             (x.code, &x.stdout, &x.stderr),
             (y.code, &y.stdout, &y.stderr),
@@ -231,10 +164,10 @@ fn sync_runs_every_kb_command_as_direct_mode_does_and_a_dead_owner_falls_back() 
     same_json(&["list", "--json"]);
 
     // Doctor says which way it went.
-    let d = json(&kb(&a, &["doctor", "--json"]), "doctor");
+    let d = a.kb(&["doctor", "--json"]).json("doctor");
     assert_eq!(d["access"], format!("via jarvis sync, pid {}", owner.id()), "{d}");
-    assert_eq!(json(&kb(&b, &["doctor", "--json"]), "doctor")["access"], "direct");
-    let t = kb(&a, &["doctor"]);
+    assert_eq!(b.kb(&["doctor", "--json"]).json("doctor")["access"], "direct");
+    let t = a.kb(&["doctor"]);
     assert!(
         t.stdout
             .contains(&format!("access     via jarvis sync, pid {}", owner.id())),
@@ -247,7 +180,7 @@ fn sync_runs_every_kb_command_as_direct_mode_does_and_a_dead_owner_falls_back() 
     signal(owner.id(), "-KILL");
     owner.wait().unwrap();
     assert!(socket(&a).exists(), "a killed owner leaves its socket");
-    let d = json(&kb(&a, &["doctor", "--json"]), "doctor after kill");
+    let d = a.kb(&["doctor", "--json"]).json("doctor after kill");
     assert_eq!(d["access"], "direct");
     assert_eq!(d["ok"], true, "{d}");
     assert!(!socket(&a).exists(), "the stale socket was removed");
@@ -273,22 +206,11 @@ fn a_second_owner_is_refused_naming_the_first_and_sigterm_stops_cleanly() {
             r.stderr
         );
     }
-    signal(first.id(), "-TERM");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = first.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "SIGTERM did not stop the owner"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = first.terminate();
     assert!(status.success(), "{status}");
     assert!(!socket(&sb).exists(), "a clean stop removes the socket");
     // And the store is free again for direct use.
-    assert_eq!(kb(&sb, &["stats", "--json"]).code, 0);
+    assert_eq!(sb.kb(&["stats", "--json"]).code, 0);
 }
 
 /// The accept loop waits on the socket's readiness and the shutdown switch
@@ -298,18 +220,7 @@ fn sigterm_stops_an_idle_owner_whose_socket_file_was_removed() {
     let sb = Sandbox::new();
     let mut owner = start_owner(&sb, &["sync"]);
     std::fs::remove_file(socket(&sb)).unwrap();
-    signal(owner.id(), "-TERM");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = owner.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "SIGTERM did not stop the owner"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = owner.terminate();
     assert!(status.success(), "{status}: {}", owner.stderr());
 }
 
@@ -382,7 +293,7 @@ fn ctrl_c_in_kb_add_kills_the_pdf_worker_and_leaves_nothing() {
         .args([
             "kb",
             "add",
-            fixture("paper.pdf").to_str().unwrap(),
+            pdf_fixture("paper.pdf").to_str().unwrap(),
             "--full-text",
             "--title",
             "T",
@@ -423,7 +334,7 @@ fn ctrl_c_in_kb_add_kills_the_pdf_worker_and_leaves_nothing() {
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "temp files left: {left:?}");
-    let v = json(&kb(&sb, &["stats", "--json"]), "stats");
+    let v = sb.kb(&["stats", "--json"]).json("stats");
     assert_eq!(v["chunks"], 0, "an interrupted add leaves nothing: {v}");
 }
 
@@ -459,7 +370,7 @@ fn ctrl_c_in_index_vault_exits_130_with_whole_notes_only() {
     signal(child.id(), "-INT");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let docs = json(&kb(&sb, &["list", "--json", "--limit", "1000"]), "list");
+    let docs = sb.kb(&["list", "--json", "--limit", "1000"]).json("list");
     let docs = docs.as_array().unwrap();
     assert!(
         docs.len() < 400,
@@ -471,7 +382,7 @@ fn ctrl_c_in_index_vault_exits_130_with_whole_notes_only() {
         assert!(d["chunks"].as_u64().unwrap() > 1);
         assert_eq!(Some(d["chunks"].clone()), expected, "a partial note: {d}");
     }
-    let d = json(&kb(&sb, &["doctor", "--json"]), "doctor");
+    let d = sb.kb(&["doctor", "--json"]).json("doctor");
     assert_eq!(d["ok"], true, "{d}");
 }
 
@@ -494,8 +405,8 @@ fn dir_size(p: &Path) -> u64 {
 /// more) and it is read per add, never held by a long-lived provider.
 #[test]
 fn an_edited_summary_prompt_applies_to_the_next_add_without_a_restart() {
-    use crate::fake_llm::FakeServer;
-    use crate::fake_wires::Wire;
+    use crate::support::fakes::llm::FakeServer;
+    use crate::support::fakes::wires::Wire;
     let sb = Sandbox::new();
     // Each add makes two calls: metadata inference (which degrades to the
     // given title on a non-JSON answer) and the summary.
@@ -511,17 +422,14 @@ fn an_edited_summary_prompt_applies_to_the_next_add_without_a_restart() {
     ));
     let mut owner = start_owner(&sb, &["sync"]);
     let add = |file: &str, title: &str| {
-        let r = kb(
-            &sb,
-            &[
-                "add",
-                fixture(file).to_str().unwrap(),
-                "--title",
-                title,
-                "--authors",
-                "Ada Example",
-            ],
-        );
+        let r = sb.kb(&[
+            "add",
+            pdf_fixture(file).to_str().unwrap(),
+            "--title",
+            title,
+            "--authors",
+            "Ada Example",
+        ]);
         assert_eq!(r.code, 0, "{}", r.stderr);
     };
     // The summary requests, as the fake received them.
@@ -561,8 +469,7 @@ fn an_edited_summary_prompt_applies_to_the_next_add_without_a_restart() {
         sent[1]
     );
 
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert!(owner.terminate().success());
 }
 
 /// `rag.embed_model` edited while an owner runs: the owner notices the edit
@@ -573,9 +480,9 @@ fn an_edited_summary_prompt_applies_to_the_next_add_without_a_restart() {
 fn config_edits_and_shell_settings_under_a_running_owner_are_never_silent() {
     let sb = Sandbox::new();
     let mut owner = start_owner(&sb, &["sync"]);
-    let plain = kb(&sb, &["stats", "--json"]);
+    let plain = sb.kb(&["stats", "--json"]);
     assert!(!plain.stderr.contains("note:"), "{}", plain.stderr);
-    let before = json(&plain, "stats");
+    let before = plain.json("stats");
     // A setting exported in the client's shell is not silently dropped:
     // the owner says it runs with its own.
     let mut c = sb.jarvis();
@@ -596,7 +503,7 @@ fn config_edits_and_shell_settings_under_a_running_owner_are_never_silent() {
         r.stderr
     );
     sb.write_config("[rag]\nembed_model = \"BAAI/bge-small-en-v1.5\"\n");
-    let r = kb(&sb, &["reindex"]);
+    let r = sb.kb(&["reindex"]);
     assert_ne!(r.code, 0, "a reindex with the old model must not run: {}", r.stdout);
     assert!(
         r.stderr.contains("BAAI/bge-small-en-v1.5")
@@ -610,9 +517,8 @@ fn config_edits_and_shell_settings_under_a_running_owner_are_never_silent() {
         "nothing fetched before refusing: {}",
         r.stderr
     );
-    assert_eq!(json(&kb(&sb, &["stats", "--json"]), "stats"), before);
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert_eq!(sb.kb(&["stats", "--json"]).json("stats"), before);
+    assert!(owner.terminate().success());
 }
 
 /// Runs `kb remove` with a stdin that stays open and never answers, waits
@@ -671,18 +577,17 @@ fn interrupt_the_removal_question(sb: &Sandbox, note: &str) -> (Option<i32>, Str
 #[test]
 fn one_ctrl_c_at_a_question_stops_the_command() {
     let (sb, _copy, _vault) = seeded_pair();
-    let before = json(&kb(&sb, &["stats", "--json"]), "stats");
+    let before = sb.kb(&["stats", "--json"]).json("stats");
     let (code, err) = interrupt_the_removal_question(&sb, "notes/gardening.md");
     assert_eq!(code, Some(130), "direct: {err}");
     assert!(err.contains("stopped"), "direct: {err}");
-    assert_eq!(json(&kb(&sb, &["stats", "--json"]), "stats"), before);
+    assert_eq!(sb.kb(&["stats", "--json"]).json("stats"), before);
 
     let mut owner = start_owner(&sb, &["sync"]);
     let (code, err) = interrupt_the_removal_question(&sb, "notes/gardening.md");
     assert_eq!(code, Some(130), "delegated: {err}");
-    assert_eq!(json(&kb(&sb, &["stats", "--json"]), "stats"), before);
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert_eq!(sb.kb(&["stats", "--json"]).json("stats"), before);
+    assert!(owner.terminate().success());
 }
 
 /// An owner gives the embedding model's memory back once nobody has used
@@ -697,12 +602,12 @@ fn an_idle_owner_unloads_the_model_and_the_next_search_reloads_it() {
         "[vault]\npath = \"{}\"\n[sync]\nwatch = false\n[runtime]\nmodel_keep_alive_secs = 1\n",
         vault.display()
     ));
-    assert_eq!(kb(&sb, &["index-vault"]).code, 0);
+    assert_eq!(sb.kb(&["index-vault"]).code, 0);
     let mut owner = start_owner(&sb, &["sync"]);
     let search = || {
-        let r = kb(&sb, &["search", "what do otters eat", "--json"]);
+        let r = sb.kb(&["search", "what do otters eat", "--json"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        json(&r, "search")
+        r.json("search")
     };
     let first = search();
     assert!(first.to_string().contains("otters.md"), "{first}");
@@ -734,6 +639,5 @@ fn an_idle_owner_unloads_the_model_and_the_next_search_reloads_it() {
         })
         .collect();
     assert_eq!(loads, ["throughput", "throughput"], "{}", log());
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert!(owner.terminate().success());
 }

@@ -38,7 +38,7 @@ impl Drop for Running {
 fn start() -> Running {
     let sandbox = Sandbox::new();
     let home = JarvisHome::at(sandbox.jarvis_home());
-    let app = crate::web_support::open_app(home.clone());
+    let app = crate::support::web::open_app(home.clone());
     let owner = Owner::start(&home, "sync").expect("start the owner");
     let ran = Arc::new(AtomicUsize::new(0));
     let counted = ran.clone();

@@ -6,7 +6,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::owner::{signal, start_owner};
+use crate::support::fs::write;
+use crate::support::owner::start_owner;
 use crate::support::{run, Sandbox};
 
 fn vault_home() -> (Sandbox, std::path::PathBuf) {
@@ -22,13 +23,11 @@ fn vault_home() -> (Sandbox, std::path::PathBuf) {
 
 fn write_notes(vault: &Path, notes: usize) {
     for i in 0..notes {
-        let p = vault.join(format!("n/{i:03}.md"));
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(
-            p,
-            format!("# Note {i}\n\nNote {i} is about owners, sockets and progress.\n"),
-        )
-        .unwrap();
+        write(
+            vault,
+            &format!("n/{i:03}.md"),
+            &format!("# Note {i}\n\nNote {i} is about owners, sockets and progress.\n"),
+        );
     }
 }
 
@@ -89,8 +88,7 @@ fn a_delegated_index_vault_prints_progress_lines_before_it_finishes() {
         assert!(lines.iter().any(|l| l == expected), "{expected} in {lines:?}");
     }
     assert!(String::from_utf8_lossy(&out.stdout).contains("60 added"));
-    signal(owner.id(), "-TERM");
-    assert!(owner.wait().unwrap().success());
+    assert!(owner.terminate().success());
 
     // A direct run prints the same lines.
     let (direct, dvault) = vault_home();
@@ -118,7 +116,7 @@ fn two_vault_refreshes_take_turns_and_the_second_finds_the_work_done() {
     let vault = sb.dir.path().join("vault");
     write_notes(&vault, 5);
     sb.write_config(&format!("[vault]\npath = \"{}\"\n", vault.display()));
-    let app = crate::web_support::open_app(jarvis::paths::JarvisHome::at(sb.jarvis_home()));
+    let app = crate::support::web::open_app(jarvis::paths::JarvisHome::at(sb.jarvis_home()));
     assert_eq!(app.vault_progress(), None);
     let (entered, inside) = mpsc::channel::<()>();
     let (release, released) = mpsc::channel::<()>();

@@ -6,51 +6,15 @@
 //! while this process carries on and the child is reaped.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use jarvis::app::pdf_isolated::{run_pdf_job_with, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp, WorkerCommand};
+use crate::support::fs::pdf_fixture;
+use crate::support::runtime::{pdf_config, pdf_worker};
+use jarvis::app::pdf_isolated::{run_pdf_job_with, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp};
 use jarvis::config::Config;
-use jarvis::paths::JarvisHome;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pdf")
-        .join(name)
-}
-
-/// PDFium unpacked once for this test binary; every config points at it.
-pub(crate) fn shared_pdfium() -> &'static str {
-    static LIB: OnceLock<String> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let home = JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("pdf_isolation_runtime"));
-        let lib =
-            jarvis::runtime::resolve_pdfium(&home, &jarvis::runtime::Overrides::default()).expect("unpack pdfium");
-        lib.path.display().to_string()
-    })
-}
-
-fn config(extra: &str) -> (tempfile::TempDir, Config) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let text = format!("[runtime]\npdfium = {:?}\n[rag]\n{extra}\n", shared_pdfium());
-    let user_home = dir.path().join("home");
-    let env = move |k: &str| (k == "HOME").then(|| user_home.display().to_string());
-    let file = dir.path().join("config.toml");
-    let cfg = Config::from_parts(&JarvisHome::at(dir.path()), &file, Some(&text), &env).expect("config");
-    (dir, cfg)
-}
-
-fn worker(failpoint: Option<&str>) -> WorkerCommand {
-    WorkerCommand {
-        exe: PathBuf::from(env!("CARGO_BIN_EXE_jarvis")),
-        env: failpoint
-            .map(|f| vec![("JARVIS_FAILPOINT".to_string(), f.to_string())])
-            .unwrap_or_default(),
-    }
-}
 
 fn run(cfg: &Config, op: PdfOp, path: &Path, failpoint: Option<&str>) -> Result<PdfJobOutput, IsolatedPdfError> {
-    run_pdf_job_with(&worker(failpoint), cfg, &PdfJob::new(cfg, op, path))
+    run_pdf_job_with(&pdf_worker(failpoint), cfg, &PdfJob::new(cfg, op, path))
 }
 
 /// The child is gone: no process with that pid is still our child (alive or
@@ -65,10 +29,10 @@ fn assert_reaped(pid: u32) {
 
 #[test]
 fn a_good_pdf_converts_through_the_child_under_the_default_limits() {
-    let (_d, cfg) = config("");
+    let (_d, cfg) = pdf_config("");
     assert_eq!(cfg.int("rag.pdf_memory_mb"), 2048);
     assert_eq!(cfg.int("rag.pdf_timeout_seconds"), 120);
-    let out = run(&cfg, PdfOp::Convert, &fixture("paper.pdf"), None).expect("convert in the child");
+    let out = run(&cfg, PdfOp::Convert, &pdf_fixture("paper.pdf"), None).expect("convert in the child");
     let c = out.converted.expect("converted");
     assert!(c.page_count >= 1);
     assert!(
@@ -82,15 +46,15 @@ fn a_good_pdf_converts_through_the_child_under_the_default_limits() {
 
 #[test]
 fn all_returns_annotations_and_figures_with_their_png_bytes() {
-    let (_d, cfg) = config("");
-    let out = run(&cfg, PdfOp::All, &fixture("figures.pdf"), None).expect("all");
+    let (_d, cfg) = pdf_config("");
+    let out = run(&cfg, PdfOp::All, &pdf_fixture("figures.pdf"), None).expect("all");
     let figs = out.figures.expect("figures");
     assert!(!figs.is_empty());
     assert!(figs.iter().all(|f| f.png.starts_with(b"\x89PNG") && f.width > 0));
     assert!(out.converted.is_some() && out.annotations.is_some());
 
     // A scanned PDF has no text, but its notes still come back.
-    let out = run(&cfg, PdfOp::All, &fixture("scanned.pdf"), None).expect("all on a scan");
+    let out = run(&cfg, PdfOp::All, &pdf_fixture("scanned.pdf"), None).expect("all on a scan");
     assert!(out.converted.is_none());
     assert!(out.text_error.expect("text error").contains("no extractable text"));
     assert!(!out.annotations.expect("annotations").is_empty());
@@ -98,11 +62,11 @@ fn all_returns_annotations_and_figures_with_their_png_bytes() {
 
 #[test]
 fn bad_files_give_clear_per_file_errors() {
-    let (dir, cfg) = config("");
+    let (dir, cfg) = pdf_config("");
     let garbage = dir.path().join("garbage.pdf");
     std::fs::write(&garbage, b"this is not a PDF at all\n".repeat(100)).expect("write");
     let truncated = dir.path().join("half.pdf");
-    let paper = std::fs::read(fixture("paper.pdf")).expect("read");
+    let paper = std::fs::read(pdf_fixture("paper.pdf")).expect("read");
     std::fs::write(&truncated, &paper[..paper.len() / 2]).expect("write");
     // Cut in half, PDFium cannot parse what is left (corrupt); cut just
     // before the end, it rebuilds the cross-references and the missing
@@ -110,8 +74,8 @@ fn bad_files_give_clear_per_file_errors() {
     let cases: [(PathBuf, &str, &[&str]); 5] = [
         (garbage, "garbage.pdf", &["corrupt"]),
         (truncated, "half.pdf", &["truncated", "corrupt"]),
-        (fixture("encrypted.pdf"), "encrypted.pdf", &["password"]),
-        (fixture("empty.pdf"), "empty.pdf", &["no pages"]),
+        (pdf_fixture("encrypted.pdf"), "encrypted.pdf", &["password"]),
+        (pdf_fixture("empty.pdf"), "empty.pdf", &["no pages"]),
         (dir.path().join("missing.pdf"), "missing.pdf", &["cannot read"]),
     ];
     for (path, name, what) in cases {
@@ -134,8 +98,14 @@ fn bad_files_give_clear_per_file_errors() {
     ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
 )]
 fn a_crashing_worker_is_a_clear_error_and_is_reaped() {
-    let (_d, cfg) = config("");
-    let err = run(&cfg, PdfOp::Convert, &fixture("paper.pdf"), Some("pdf_worker_crash")).expect_err("crash");
+    let (_d, cfg) = pdf_config("");
+    let err = run(
+        &cfg,
+        PdfOp::Convert,
+        &pdf_fixture("paper.pdf"),
+        Some("pdf_worker_crash"),
+    )
+    .expect_err("crash");
     let msg = err.to_string();
     assert!(matches!(err, IsolatedPdfError::Crashed { .. }), "{err:?}");
     assert!(
@@ -151,9 +121,15 @@ fn a_crashing_worker_is_a_clear_error_and_is_reaped() {
     ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
 )]
 fn a_hanging_worker_is_killed_at_the_timeout_and_reaped() {
-    let (_d, cfg) = config("pdf_timeout_seconds = 2");
+    let (_d, cfg) = pdf_config("[rag]\npdf_timeout_seconds = 2");
     let t = Instant::now();
-    let err = run(&cfg, PdfOp::Annotations, &fixture("paper.pdf"), Some("pdf_worker_hang")).expect_err("hang");
+    let err = run(
+        &cfg,
+        PdfOp::Annotations,
+        &pdf_fixture("paper.pdf"),
+        Some("pdf_worker_hang"),
+    )
+    .expect_err("hang");
     assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
     assert!(matches!(err, IsolatedPdfError::TimedOut { seconds: 2, .. }), "{err:?}");
     let msg = err.to_string();
@@ -170,9 +146,15 @@ fn a_hanging_worker_is_killed_at_the_timeout_and_reaped() {
     ignore = "needs failpoints: cargo xtask test (or cargo test --features failpoints)"
 )]
 fn a_worker_past_the_memory_limit_is_a_clear_error_and_is_reaped() {
-    let (_d, cfg) = config("pdf_memory_mb = 512");
+    let (_d, cfg) = pdf_config("[rag]\npdf_memory_mb = 512");
     let t = Instant::now();
-    let err = run(&cfg, PdfOp::Figures, &fixture("figures.pdf"), Some("pdf_worker_oom")).expect_err("oom");
+    let err = run(
+        &cfg,
+        PdfOp::Figures,
+        &pdf_fixture("figures.pdf"),
+        Some("pdf_worker_oom"),
+    )
+    .expect_err("oom");
     assert!(
         matches!(err, IsolatedPdfError::OutOfMemory { limit_mb: 512, .. }),
         "{err:?}"
@@ -191,18 +173,18 @@ fn a_worker_past_the_memory_limit_is_a_clear_error_and_is_reaped() {
 fn real_work_fits_under_a_tight_memory_limit() {
     // Far below the 2 GiB default: PDFium plus the binary need little
     // address space when ONNX Runtime is not loaded.
-    let (_d, cfg) = config("pdf_memory_mb = 512");
-    let out = run(&cfg, PdfOp::All, &fixture("paper_annotated.pdf"), None).expect("all under 512 MiB");
+    let (_d, cfg) = pdf_config("[rag]\npdf_memory_mb = 512");
+    let out = run(&cfg, PdfOp::All, &pdf_fixture("paper_annotated.pdf"), None).expect("all under 512 MiB");
     assert!(out.converted.is_some());
 }
 
 #[test]
 fn a_pdf_summary_on_a_provider_without_document_input_converts_through_the_worker() {
-    use crate::fake_llm::FakeServer;
-    use crate::fake_wires::Wire;
+    use crate::support::fakes::llm::FakeServer;
+    use crate::support::fakes::wires::Wire;
     use jarvis::llm::{make_provider, SummarySource};
 
-    let (_d, cfg) = config("");
+    let (_d, cfg) = pdf_config("");
     // The app fills the hook (it used to be left empty, so this summary
     // failed with "needs the PDF converter").
     let mut settings = jarvis::app::llm::llm_settings(&cfg);
@@ -210,12 +192,12 @@ fn a_pdf_summary_on_a_provider_without_document_input_converts_through_the_worke
     let server = FakeServer::start(vec![Wire::Ollama.text(&["A summary."])]);
     settings.ollama_host = server.url.clone();
     // This process is the test harness; the built binary is the worker.
-    settings.pdf_to_text = Some(jarvis::app::llm::pdf_to_text(&cfg, Some(worker(None))));
+    settings.pdf_to_text = Some(jarvis::app::llm::pdf_to_text(&cfg, Some(pdf_worker(None))));
     let provider = make_provider("ollama", &settings).expect("provider");
     let summary = provider
         .summarize(
             "Summarise the paper.",
-            &SummarySource::Pdf(fixture("paper.pdf")),
+            &SummarySource::Pdf(pdf_fixture("paper.pdf")),
             200,
             None,
         )
@@ -230,7 +212,7 @@ fn a_pdf_summary_on_a_provider_without_document_input_converts_through_the_worke
     let bad = provider
         .summarize(
             "Summarise the paper.",
-            &SummarySource::Pdf(fixture("encrypted.pdf")),
+            &SummarySource::Pdf(pdf_fixture("encrypted.pdf")),
             200,
             None,
         )

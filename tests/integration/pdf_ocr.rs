@@ -13,12 +13,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use jarvis::app::pdf_isolated::{
-    render_page_isolated, run_pdf_job_with, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp, WorkerCommand,
+    render_page_isolated, run_pdf_job_with, IsolatedPdfError, PdfJob, PdfJobOutput, PdfOp,
 };
 use jarvis::config::Config;
-use jarvis::paths::JarvisHome;
 use jarvis::pdf::readable::{measure, Verdict};
 
+use crate::support::fs::pdf_fixture;
+use crate::support::runtime::{pdf_config, pdf_worker};
 use crate::support::{run, Sandbox};
 
 /// A real document Debian ships with TeX (package texlive-base, which the
@@ -35,35 +36,8 @@ fn real_document() -> PathBuf {
     p
 }
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pdf")
-        .join(name)
-}
-
-/// A config with the shared PDFium and `pdf` settings appended.
-fn config(pdf: &str) -> (tempfile::TempDir, Config) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let text = format!(
-        "[runtime]\npdfium = {:?}\n[pdf]\n{pdf}\n",
-        crate::pdf_isolation::shared_pdfium()
-    );
-    let user_home = dir.path().join("home");
-    let env = move |k: &str| (k == "HOME").then(|| user_home.display().to_string());
-    let file = dir.path().join("config.toml");
-    let cfg = Config::from_parts(&JarvisHome::at(dir.path()), &file, Some(&text), &env).expect("config");
-    (dir, cfg)
-}
-
-fn worker() -> WorkerCommand {
-    WorkerCommand {
-        exe: PathBuf::from(env!("CARGO_BIN_EXE_jarvis")),
-        env: Vec::new(),
-    }
-}
-
 fn convert(cfg: &Config, path: &Path) -> Result<PdfJobOutput, IsolatedPdfError> {
-    run_pdf_job_with(&worker(), cfg, &PdfJob::new(cfg, PdfOp::Convert, path))
+    run_pdf_job_with(&pdf_worker(None), cfg, &PdfJob::new(cfg, PdfOp::Convert, path))
 }
 
 /// Words of three letters or more, case folded, counted.
@@ -146,7 +120,7 @@ fn scanned_pdf(png: &[u8], width_pt: f32) -> Vec<u8> {
 /// Page 4 of the real document (327 words) as a scan, and the text its own text layer
 /// gives for that page.
 fn scanned_real_page(dir: &Path) -> (PathBuf, String) {
-    let (_d, cfg) = config("ocr = false");
+    let (_d, cfg) = pdf_config("[pdf]\nocr = false");
     let real = real_document();
     let text = convert(&cfg, &real)
         .expect("the real document converts")
@@ -155,7 +129,7 @@ fn scanned_real_page(dir: &Path) -> (PathBuf, String) {
         .page_texts[3]
         .clone();
     // 2400 px over the 612 pt of a letter page: 282 dpi, a scanner's.
-    let page = render_page_isolated(&worker(), &cfg, &real, "btxdoc.pdf", 4, 2400).expect("draw page 4");
+    let page = render_page_isolated(&pdf_worker(None), &cfg, &real, "btxdoc.pdf", 4, 2400).expect("draw page 4");
     let scan = dir.join("btxdoc-scan.pdf");
     std::fs::write(&scan, scanned_pdf(&page.png, 612.0)).expect("write the scan");
     (scan, text)
@@ -239,7 +213,7 @@ fn a_scanned_page_of_a_real_document_reads_back_with_ninety_percent_of_its_words
         bag(&text).values().sum::<usize>() > 250,
         "page 4 has a real text layer: {text}"
     );
-    let (_d, cfg) = config("");
+    let (_d, cfg) = pdf_config("");
     let out = convert(&cfg, &scan).expect("the scan converts through OCR");
     let c = out.converted.expect("converted");
     assert_eq!(c.ocr_pages, vec![1]);
@@ -252,7 +226,7 @@ fn a_scanned_page_of_a_real_document_reads_back_with_ninety_percent_of_its_words
 #[test]
 fn a_text_layer_that_decodes_to_junk_is_read_by_ocr_never_stored_as_junk() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (_d, cfg) = config("");
+    let (_d, cfg) = pdf_config("");
     for (what, map) in [
         ("punctuation", to_punctuation as fn(u8) -> char),
         ("the next letter", to_next_letter),
@@ -274,7 +248,7 @@ fn a_text_layer_that_decodes_to_junk_is_read_by_ocr_never_stored_as_junk() {
         assert!(!c.markdown.contains("\\-"), "{}", c.markdown);
     }
     // Without OCR the punctuation is not stored either: the file says why.
-    let (_d, off) = config("ocr = false");
+    let (_d, off) = pdf_config("[pdf]\nocr = false");
     let path = dir.path().join("junk-layer.pdf");
     std::fs::write(&path, junk_layer_pdf(to_punctuation)).expect("write");
     let err = convert(&off, &path).expect_err("nothing readable without OCR");
@@ -290,8 +264,8 @@ fn a_text_layer_that_decodes_to_junk_is_read_by_ocr_never_stored_as_junk() {
 fn pdf_ocr_false_is_respected() {
     // A Tesseract that cannot run would say so; with OCR off it is never
     // asked, and the error says OCR is off.
-    let (_d, cfg) = config("ocr = false\ntesseract = \"/nonexistent/tesseract\"");
-    let err = convert(&cfg, &fixture("scanned.pdf")).expect_err("no text without OCR");
+    let (_d, cfg) = pdf_config("[pdf]\nocr = false\ntesseract = \"/nonexistent/tesseract\"");
+    let err = convert(&cfg, &pdf_fixture("scanned.pdf")).expect_err("no text without OCR");
     let msg = err.to_string();
     assert!(
         msg.starts_with("scanned.pdf: no extractable text — scanned or image-only PDF; OCR is off (`pdf.ocr = false`"),
@@ -299,8 +273,8 @@ fn pdf_ocr_false_is_respected() {
     );
     assert!(!msg.contains("cannot be run"), "{msg}");
     // On, the same scan reads (a coarse one: its title comes out whole).
-    let (_d, on) = config("");
-    let c = convert(&on, &fixture("scanned.pdf"))
+    let (_d, on) = pdf_config("");
+    let c = convert(&on, &pdf_fixture("scanned.pdf"))
         .expect("OCR reads the scan")
         .converted
         .expect("converted");
@@ -310,8 +284,8 @@ fn pdf_ocr_false_is_respected() {
 
 #[test]
 fn without_tesseract_the_error_names_the_package() {
-    let (_d, cfg) = config("tesseract = \"/nonexistent/tesseract\"");
-    let err = convert(&cfg, &fixture("scanned.pdf")).expect_err("no OCR, no text");
+    let (_d, cfg) = pdf_config("[pdf]\ntesseract = \"/nonexistent/tesseract\"");
+    let err = convert(&cfg, &pdf_fixture("scanned.pdf")).expect_err("no OCR, no text");
     let msg = err.to_string();
     assert!(
         msg.starts_with("scanned.pdf: no extractable text — scanned or image-only PDF; OCR needs Tesseract")
@@ -319,8 +293,8 @@ fn without_tesseract_the_error_names_the_package() {
         "{msg}"
     );
     // A language whose data is not installed names its own package.
-    let (_d, cfg) = config("ocr_languages = [\"eng\", \"xyz\"]");
-    let msg = convert(&cfg, &fixture("scanned.pdf"))
+    let (_d, cfg) = pdf_config("[pdf]\nocr_languages = [\"eng\", \"xyz\"]");
+    let msg = convert(&cfg, &pdf_fixture("scanned.pdf"))
         .expect_err("no such language")
         .to_string();
     assert!(msg.contains("tesseract-ocr-xyz"), "{msg}");

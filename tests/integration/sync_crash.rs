@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::sync_crash_core::{run, Plan};
+use crate::support::sync_crash_core::{run, Plan};
 
 #[test]
 fn a_killed_sync_loses_nothing() {

@@ -5,87 +5,24 @@
 //! with a killed owner; refusing to start on a missing inbox; the systemd
 //! unit.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::Wire;
-use crate::support::{run, Owned, Run, Sandbox};
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::Wire;
+use crate::support::fs::{pdf_fixture, write};
+use crate::support::owner::{signal, start_sync_settled, sync_status};
+use crate::support::{Owned, Sandbox};
 
 /// Generous: the real latency is the benchmark's business; this only has
 /// to hold on a loaded CI machine.
 const VISIBLE_WITHIN: Duration = Duration::from_secs(10);
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pdf")
-        .join(name)
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn jarvis(sb: &Sandbox, args: &[&str]) -> Run {
-    let mut c = sb.jarvis();
-    c.args(args).stdin(Stdio::null());
-    run(c)
-}
-
-fn json(r: &Run, what: &str) -> Value {
-    assert_eq!(r.code, 0, "{what}: {}\n{}", r.stdout, r.stderr);
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{what}: {e}\n{}", r.stdout))
-}
-
-/// Start `jarvis sync` and wait until its at-start jobs are done. The
-/// guard kills it if the test panics.
-fn start_sync(sb: &Sandbox) -> Owned {
-    let mut c = sb.jarvis();
-    c.arg("sync");
-    wait_started(sb, Owned::spawn(c))
-}
-
-fn wait_started(sb: &Sandbox, mut child: Owned) -> Owned {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            // Give the drain thread a moment to read the last words.
-            std::thread::sleep(Duration::from_millis(100));
-            panic!("jarvis sync exited early ({status}): {}", child.stderr());
-        }
-        let st = status(sb);
-        let done = st["jobs"]
-            .as_array()
-            .and_then(|jobs| jobs.iter().find(|j| j["id"] == "vault_refresh"))
-            .is_some_and(|j| j["last_success"].is_string() && j["running"] == false);
-        if st["owner"]["alive"] == true && done {
-            return child;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "jarvis sync never finished its start-up run: {st}\n{}",
-            child.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn status(sb: &Sandbox) -> Value {
-    let r = jarvis(sb, &["kb", "sync-status", "--json"]);
-    if r.code != 0 {
-        return Value::Null;
-    }
-    serde_json::from_str(&r.stdout).unwrap_or(Value::Null)
-}
-
 /// The note paths and visibilities `kb search` returns for `q`.
 fn hits(sb: &Sandbox, q: &str) -> Vec<(String, String)> {
-    let v = json(&jarvis(sb, &["kb", "search", q, "--json", "-n", "20"]), "search");
+    let v = sb.kb(&["search", q, "--json", "-n", "20"]).json("search");
     v["results"]
         .as_array()
         .unwrap()
@@ -117,7 +54,7 @@ fn until(sb: &Sandbox, q: &str, bound: Duration, ok: impl Fn(&[(String, String)]
 fn scoped_summary(sb: &Sandbox) -> String {
     let start = Instant::now();
     loop {
-        let st = status(sb);
+        let st = sync_status(sb);
         let job = st["jobs"]
             .as_array()
             .and_then(|jobs| jobs.iter().find(|j| j["id"] == "vault_refresh"))
@@ -150,7 +87,7 @@ fn vault_changes_reach_search_through_the_running_sync_and_a_burst_is_one_refres
     );
     write(&vault, ".obsidian/workspace.json", "{}");
     sb.write_config(&format!("[vault]\npath = \"{}\"\n", vault.display()));
-    let mut owner = start_sync(&sb);
+    let mut owner = start_sync_settled(&sb);
 
     // Create.
     write(
@@ -174,7 +111,7 @@ fn vault_changes_reach_search_through_the_running_sync_and_a_burst_is_one_refres
     until(&sb, "marmoset lighthouse", VISIBLE_WITHIN, |h| {
         has(h, "notes/quokka.md")
     });
-    let list = json(&jarvis(&sb, &["kb", "list", "--kind", "notes", "--json"]), "list");
+    let list = sb.kb(&["list", "--kind", "notes", "--json"]).json("list");
     let paths: Vec<&str> = list
         .as_array()
         .unwrap()
@@ -201,13 +138,13 @@ fn vault_changes_reach_search_through_the_running_sync_and_a_burst_is_one_refres
     });
 
     // .obsidian/ churn triggers nothing.
-    let before = status(&sb)["watcher"]["batches"].as_u64().unwrap();
+    let before = sync_status(&sb)["watcher"]["batches"].as_u64().unwrap();
     for i in 0..20 {
         write(&vault, ".obsidian/workspace.json", &format!("{{\"n\": {i}}}"));
     }
     std::thread::sleep(Duration::from_secs(5));
     assert_eq!(
-        status(&sb)["watcher"]["batches"].as_u64().unwrap(),
+        sync_status(&sb)["watcher"]["batches"].as_u64().unwrap(),
         before,
         "dot-folder churn is ignored"
     );
@@ -226,16 +163,15 @@ fn vault_changes_reach_search_through_the_running_sync_and_a_burst_is_one_refres
     });
     let summary = scoped_summary(&sb);
     assert!(summary.contains("added"), "{summary}");
-    let after = status(&sb);
+    let after = sync_status(&sb);
     let batches = after["watcher"]["batches"].as_u64().unwrap() - before;
     assert!(
         (1..=2).contains(&batches),
         "a 1,000-note burst took {batches} refreshes: {after}"
     );
-    let list = json(
-        &jarvis(&sb, &["kb", "list", "--kind", "notes", "--limit", "5000", "--json"]),
-        "list",
-    );
+    let list = sb
+        .kb(&["list", "--kind", "notes", "--limit", "5000", "--json"])
+        .json("list");
     let burst = list
         .as_array()
         .unwrap()
@@ -255,8 +191,8 @@ fn sync_status_reports_a_killed_owner_as_not_running_and_the_disabled_digest() {
         "[vault]\npath = \"{}\"\n[drafts]\nretention_days = 0\n",
         vault.display()
     ));
-    let mut owner = start_sync(&sb);
-    let st = status(&sb);
+    let mut owner = start_sync_settled(&sb);
+    let st = sync_status(&sb);
     assert_eq!(st["owner"]["pid"], owner.id());
     assert_eq!(st["owner"]["alive"], true);
     assert_eq!(st["digest_enabled"], false);
@@ -274,7 +210,7 @@ fn sync_status_reports_a_killed_owner_as_not_running_and_the_disabled_digest() {
     assert_eq!(job("draft_gc")["registered"], false, "retention 0 → not registered");
     assert_eq!(job("pdf_scan")["registered"], false);
     // Text form: one line per job, the digest line as the seed words it.
-    let text = jarvis(&sb, &["kb", "sync-status"]);
+    let text = sb.kb(&["sync-status"]);
     assert!(
         text.stdout
             .contains(&format!("jarvis sync running (pid {}", owner.id())),
@@ -292,17 +228,17 @@ fn sync_status_reports_a_killed_owner_as_not_running_and_the_disabled_digest() {
         text.stdout
     );
     // run-job goes through the owner and is recorded.
-    let r = jarvis(&sb, &["sync", "run-job", "vault_refresh"]);
+    let r = sb.run(&["sync", "run-job", "vault_refresh"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("job vault_refresh: 0 added"), "{}", r.stdout);
-    let r = jarvis(&sb, &["sync", "run-job", "draft_gc"]);
+    let r = sb.run(&["sync", "run-job", "draft_gc"]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("retention_days"), "{}", r.stderr);
 
     owner.kill9();
-    let st = status(&sb);
+    let st = sync_status(&sb);
     assert_eq!(st["owner"]["alive"], false, "{st}");
-    let text = jarvis(&sb, &["kb", "sync-status"]);
+    let text = sb.kb(&["sync-status"]);
     assert!(text.stdout.contains("owner: not running"), "{}", text.stdout);
     // The file itself is whole JSON (atomic writes).
     let raw = std::fs::read_to_string(sb.jarvis_home().join("state/sync_status.json")).unwrap();
@@ -314,7 +250,7 @@ fn the_inbox_adds_once_skips_unchanged_at_no_model_cost_replaces_changed_and_kee
     let sb = Sandbox::new();
     let inbox = sb.dir.path().join("inbox");
     std::fs::create_dir_all(&inbox).unwrap();
-    std::fs::copy(fixture("paper.pdf"), inbox.join("paper.pdf")).unwrap();
+    std::fs::copy(pdf_fixture("paper.pdf"), inbox.join("paper.pdf")).unwrap();
     std::fs::write(inbox.join("broken.pdf"), b"%PDF-1.4\nthis is not really a pdf\n").unwrap();
     std::fs::write(inbox.join("~$paper.pdf"), b"lock file").unwrap();
     std::fs::write(inbox.join("draft.pdf.crdownload"), b"partial").unwrap();
@@ -327,7 +263,7 @@ fn the_inbox_adds_once_skips_unchanged_at_no_model_cost_replaces_changed_and_kee
         inbox.display()
     ));
     // First scan: one paper added, the broken one a logged failure.
-    let r = jarvis(&sb, &["sync", "run-job", "pdf_scan"]);
+    let r = sb.run(&["sync", "run-job", "pdf_scan"]);
     assert_ne!(r.code, 0, "a failed PDF makes the run report it: {}", r.stdout);
     assert!(r.stderr.contains("broken.pdf"), "{}", r.stderr);
     assert!(r.stderr.contains("1 added"), "{}", r.stderr);
@@ -336,25 +272,22 @@ fn the_inbox_adds_once_skips_unchanged_at_no_model_cost_replaces_changed_and_kee
     let log = std::fs::read_to_string(sb.jarvis_home().join("logs/sync.log")).unwrap();
     assert!(log.contains("inbox: added \"Inbox Paper\" — Ann Inbox"), "{log}");
     assert!(log.contains("from paper.pdf"), "{log}");
-    let list = json(&jarvis(&sb, &["kb", "list", "--kind", "papers", "--json"]), "list");
+    let list = sb.kb(&["list", "--kind", "papers", "--json"]).json("list");
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
 
     // Unchanged → skipped, no model request.
     std::fs::remove_file(inbox.join("broken.pdf")).unwrap();
-    let r = jarvis(&sb, &["sync", "run-job", "pdf_scan"]);
+    let r = sb.run(&["sync", "run-job", "pdf_scan"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("1 unchanged"), "{}", r.stdout);
     assert_eq!(llm.requests().len(), asked, "an unchanged PDF costs no model call");
 
     // Re-saved with a new highlight → replaced, the highlight searchable.
-    std::fs::copy(fixture("paper_annotated.pdf"), inbox.join("paper.pdf")).unwrap();
-    let r = jarvis(&sb, &["sync", "run-job", "pdf_scan"]);
+    std::fs::copy(pdf_fixture("paper_annotated.pdf"), inbox.join("paper.pdf")).unwrap();
+    let r = sb.run(&["sync", "run-job", "pdf_scan"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("1 replaced"), "{}", r.stdout);
-    let s = json(
-        &jarvis(&sb, &["kb", "search", "Core claim of the paper", "--json"]),
-        "search",
-    );
+    let s = sb.kb(&["search", "Core claim of the paper", "--json"]).json("search");
     assert!(
         s["results"]
             .as_array()
@@ -363,14 +296,14 @@ fn the_inbox_adds_once_skips_unchanged_at_no_model_cost_replaces_changed_and_kee
             .any(|h| h["text"].as_str().unwrap_or("").contains("Core claim")),
         "{s}"
     );
-    let list = json(&jarvis(&sb, &["kb", "list", "--kind", "papers", "--json"]), "list");
+    let list = sb.kb(&["list", "--kind", "papers", "--json"]).json("list");
     assert_eq!(list.as_array().unwrap().len(), 1, "replaced, not duplicated: {list}");
 
     // Deleting the inbox file keeps its entry.
     std::fs::remove_file(inbox.join("paper.pdf")).unwrap();
-    let r = jarvis(&sb, &["sync", "run-job", "pdf_scan"]);
+    let r = sb.run(&["sync", "run-job", "pdf_scan"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let list = json(&jarvis(&sb, &["kb", "list", "--kind", "papers", "--json"]), "list");
+    let list = sb.kb(&["list", "--kind", "papers", "--json"]).json("list");
     assert_eq!(list.as_array().unwrap().len(), 1, "an inbox, not a mirror: {list}");
 }
 
@@ -379,7 +312,7 @@ fn sync_refuses_a_missing_inbox_and_prints_a_systemd_unit() {
     let sb = Sandbox::new();
     let missing = sb.dir.path().join("no-such-inbox");
     sb.write_config(&format!("[sync]\npdf_watch_dir = \"{}\"\n", missing.display()));
-    let r = jarvis(&sb, &["sync"]);
+    let r = sb.run(&["sync"]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("pdf_watch_dir") && r.stderr.contains("does not exist"),
@@ -393,7 +326,7 @@ fn sync_refuses_a_missing_inbox_and_prints_a_systemd_unit() {
     );
     assert!(!missing.exists(), "a typo'd inbox is never created");
 
-    let r = jarvis(&sb, &["sync", "--print-systemd-unit"]);
+    let r = sb.run(&["sync", "--print-systemd-unit"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let exe = Path::new(env!("CARGO_BIN_EXE_jarvis")).canonicalize().unwrap();
     assert!(
@@ -449,18 +382,13 @@ fn sync_tells_a_notify_socket_ready_feeds_the_watchdog_and_says_stopping() {
     let first = recv_until("READY=1", Duration::from_secs(120));
     assert_eq!(first.len(), 1, "READY is the first message: {first:?}");
     // READY means ready: the socket answers and the jobs are registered.
-    let st = status(&sb);
+    let st = sync_status(&sb);
     assert_eq!(st["owner"]["alive"], true, "{st}");
     assert_eq!(st["owner"]["pid"], owner.id(), "{st}");
     // The watchdog is fed: two pings, each within 3 s (one a second).
     recv_until("WATCHDOG=1", Duration::from_secs(3));
     recv_until("WATCHDOG=1", Duration::from_secs(3));
-    let ok = std::process::Command::new("kill")
-        .args(["-TERM", &owner.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
+    signal(owner.id(), "-TERM");
     recv_until("STOPPING=1", Duration::from_secs(30));
     let status = owner.wait().unwrap();
     assert!(status.success(), "{status}: {}", owner.stderr());

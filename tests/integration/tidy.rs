@@ -17,18 +17,7 @@
 //! named `*tests.rs` or under `test_support` are skipped for the spawning
 //! and printing rules.
 
-use std::path::{Path, PathBuf};
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
+use crate::support::tidy::{is_test_file, library_code, non_test_code, src_files};
 
 /// Whether `code` uses the path `name::` (not as part of a longer word).
 fn uses(code: &str, name: &str) -> bool {
@@ -37,55 +26,6 @@ fn uses(code: &str, name: &str) -> bool {
         let before = code[..i].chars().next_back();
         !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
     })
-}
-
-/// Source without its inline `#[cfg(test)] mod NAME { … }` blocks (tests
-/// may spawn and print). Everything else — including code after a test
-/// module — is kept. Braces inside strings or comments are not special-
-/// cased: test modules here do not hold unbalanced ones, and a mistake
-/// only makes the check stricter.
-fn non_test_code(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + "#[cfg(test)]".len()..];
-        let trimmed = after.trim_start();
-        let is_mod =
-            trimmed.starts_with("mod ") || trimmed.starts_with("pub mod ") || trimmed.starts_with("pub(crate) mod ");
-        let open = trimmed.find('{');
-        let semi = trimmed.find(';');
-        match (is_mod, open) {
-            (true, Some(o)) if semi.is_none_or(|s| o < s) => {
-                let body = &trimmed[o..];
-                let mut depth = 0usize;
-                let mut end = body.len();
-                for (j, c) in body.char_indices() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                end = j + 1;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                rest = &body[end..];
-            }
-            // `#[cfg(test)] mod tests;` (a file of its own) or a single
-            // test-only item: keep checking what follows.
-            _ => rest = after,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-fn is_test_file(rel: &str) -> bool {
-    rel.ends_with("tests.rs") || rel.ends_with("_tests.rs") || rel.contains("test_support")
 }
 
 /// (crate, module prefixes allowed to use it).
@@ -131,14 +71,9 @@ fn violations_in(rel: &str, text: &str) -> Vec<String> {
 
 #[test]
 fn one_engine_per_module() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut violations = Vec::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-        let text = std::fs::read_to_string(f).unwrap();
-        violations.extend(violations_in(&rel, &text));
+    for f in src_files("") {
+        violations.extend(violations_in(&f.rel, &f.text));
     }
     assert!(
         violations.is_empty(),
@@ -168,11 +103,7 @@ const COMPOSITION: &[&str] = &[
 /// The composition names `text` (an edge file, `src/`-relative `rel`)
 /// uses outside its test code and comments.
 fn composition_violations(rel: &str, text: &str) -> Vec<String> {
-    let code: String = non_test_code(text)
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = library_code(text);
     COMPOSITION
         .iter()
         .filter(|name| code.contains(**name))
@@ -183,15 +114,12 @@ fn composition_violations(rel: &str, text: &str) -> Vec<String> {
 /// The edges (`cli`, `web`, `mcp`) never compose: they call `App`.
 #[test]
 fn edges_do_not_compose() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut violations = Vec::new();
     for edge in ["cli", "web", "mcp"] {
-        let mut files = Vec::new();
-        rust_files(&src.join(edge), &mut files);
+        let files = src_files(edge);
         assert!(!files.is_empty(), "src/{edge} moved?");
         for f in &files {
-            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-            violations.extend(composition_violations(&rel, &std::fs::read_to_string(f).unwrap()));
+            violations.extend(composition_violations(&f.rel, &f.text));
         }
     }
     assert!(
@@ -238,24 +166,16 @@ fn names_config(code: &str) -> bool {
 /// a feature or an engine receives its settings as a struct of its own.
 #[test]
 fn only_app_and_the_edges_read_the_configuration() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let allowed = ["app/", "cli/", "web/", "mcp/", "config/"];
     let mut violations = Vec::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-        if allowed.iter().any(|a| rel.starts_with(a)) || is_test_file(&rel) {
+    for f in src_files("") {
+        if allowed.iter().any(|a| f.rel.starts_with(a)) || is_test_file(&f.rel) {
             continue;
         }
-        let code: String = non_test_code(&std::fs::read_to_string(f).unwrap())
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        if names_config(&code) {
+        if names_config(&library_code(&f.text)) {
             violations.push(format!(
-                "src/{rel} reads Config (take a settings struct from app instead)"
+                "src/{} reads Config (take a settings struct from app instead)",
+                f.rel
             ));
         }
     }
@@ -291,14 +211,11 @@ fn the_detector_itself_works() {
 
 #[test]
 fn library_files_stay_reviewable() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let long: Vec<String> = files
+    let long: Vec<String> = src_files("")
         .iter()
         .filter_map(|f| {
-            let n = std::fs::read_to_string(f).unwrap().lines().count();
-            (n > 800).then(|| format!("{} has {n} lines", f.display()))
+            let n = f.text.lines().count();
+            (n > 800).then(|| format!("src/{} has {n} lines", f.rel))
         })
         .collect();
     assert!(
@@ -339,11 +256,7 @@ fn drafts_write_violations(rel: &str, text: &str) -> Vec<String> {
     if !rel.starts_with("drafts/") || rel == "drafts/disk.rs" || is_test_file(rel) {
         return Vec::new();
     }
-    let code: String = non_test_code(text)
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = library_code(text);
     WRITES
         .iter()
         .filter(|w| code.contains(**w))
@@ -355,14 +268,11 @@ fn drafts_write_violations(rel: &str, text: &str) -> Vec<String> {
 /// the write spy cannot be bypassed silently.
 #[test]
 fn drafts_write_only_through_their_disk_layer() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src.join("drafts"), &mut files);
-    assert!(files.len() > 5, "src/drafts moved? {files:?}");
+    let files = src_files("drafts");
+    assert!(files.len() > 5, "src/drafts moved? {} files", files.len());
     let mut violations = Vec::new();
     for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-        violations.extend(drafts_write_violations(&rel, &std::fs::read_to_string(f).unwrap()));
+        violations.extend(drafts_write_violations(&f.rel, &f.text));
     }
     assert!(violations.is_empty(), "{}", violations.join("\n"));
     // The detector itself.

@@ -5,55 +5,9 @@
 //! blocks, `*tests.rs` files, `test_support`) is exempt — a test may set
 //! up its subject with a higher layer's help.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// The source without `#[cfg(test)] mod … { … }` blocks and comment lines.
-fn library_code(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..i]);
-        let after = rest[i + "#[cfg(test)]".len()..].trim_start();
-        let is_mod = after.starts_with("mod ") || after.starts_with("pub mod ") || after.starts_with("pub(crate) mod ");
-        match (is_mod, after.find('{'), after.find(';')) {
-            (true, Some(o), semi) if semi.is_none_or(|s| o < s) => {
-                let mut depth = 0usize;
-                let mut end = after.len();
-                for (j, c) in after[o..].char_indices() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                end = o + j + 1;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                rest = &after[end..];
-            }
-            _ => rest = after,
-        }
-    }
-    out.push_str(rest);
-    out.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crate::support::tidy::{is_test_file, library_code, src_dir, src_files};
 
 /// The top-level module a `src/`-relative path belongs to.
 fn module_of(rel: &str) -> &str {
@@ -88,8 +42,7 @@ fn violations(rel: &str, code: &str, layers: &[&str]) -> Vec<String> {
 
 #[test]
 fn every_import_runs_down_the_layers() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let lib = std::fs::read_to_string(src_dir().join("lib.rs")).unwrap();
     // LAYERS names every top-level module, once.
     let declared: Vec<&str> = lib
         .lines()
@@ -101,19 +54,12 @@ fn every_import_runs_down_the_layers() {
     mods.sort_unstable();
     assert_eq!(listed, mods, "jarvis::LAYERS and the `pub mod`s of src/lib.rs differ");
 
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut bad = Vec::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-        if rel == "lib.rs" || rel == "main.rs" || rel.ends_with("tests.rs") || rel.contains("test_support") {
+    for f in src_files("") {
+        if f.rel == "lib.rs" || f.rel == "main.rs" || is_test_file(&f.rel) {
             continue;
         }
-        bad.extend(violations(
-            &rel,
-            &library_code(&std::fs::read_to_string(f).unwrap()),
-            jarvis::LAYERS,
-        ));
+        bad.extend(violations(&f.rel, &library_code(&f.text), jarvis::LAYERS));
     }
     assert!(
         bad.is_empty(),

@@ -11,24 +11,13 @@
 //! helper whose callers pass literals, and the test names how many literal
 //! reads it checked so a drop shows.
 
-use std::path::{Path, PathBuf};
-
 use jarvis::config::schema::{Field, Kind, FIELDS};
+
+use crate::support::tidy::src_files;
 
 const ACCESSORS: &[&str] = &[
     "int", "str", "bool", "opt_str", "path", "list", "pairs", "secret", "value", "origin",
 ];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// `(accessor, key)` for every `.ACCESSOR( "section.key" )` in `code`.
 fn reads(code: &str) -> Vec<(&'static str, String)> {
@@ -102,16 +91,11 @@ fn problems(rel: &str, code: &str) -> Vec<String> {
 
 #[test]
 fn every_settings_key_read_exists_in_the_schema_with_its_type() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut found = 0;
     let mut bad = Vec::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-        let code = std::fs::read_to_string(f).unwrap();
-        found += reads(&code).len();
-        bad.extend(problems(&rel, &code));
+    for f in src_files("") {
+        found += reads(&f.text).len();
+        bad.extend(problems(&f.rel, &f.text));
     }
     assert!(
         found > 100,

@@ -6,17 +6,15 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use jarvis::kb::ops::Paper;
-
-use crate::browser_support::Browser;
-use crate::fake_llm::{End, FakeServer};
-use crate::fake_wires::Wire;
-use crate::web_support::WebServer;
+use crate::support::browser::{assert_only_app_origin, text_of, Browser};
+use crate::support::fakes::llm::{End, FakeServer};
+use crate::support::fakes::wires::Wire;
+use crate::support::web::{add_paper, WebServer};
 
 const ENTER: &str = "\u{E007}";
 const ESC: &str = "\u{E00C}";
 
-pub(crate) fn slow() -> crate::fake_llm::Reply {
+fn slow() -> crate::support::fakes::llm::Reply {
     let tick = Wire::Ollama.text_events(&[" tick"]).remove(0);
     Wire::Ollama
         .reply(Wire::Ollama.text_events(&["Once"]))
@@ -24,58 +22,6 @@ pub(crate) fn slow() -> crate::fake_llm::Reply {
             trickle: Some(tick),
             every: Duration::from_millis(200),
         })
-}
-
-pub(crate) fn add_paper(s: &WebServer, title: &str, source: &str) {
-    let kb = s.app.kb().unwrap();
-    let p = Paper {
-        title: title.into(),
-        authors: "Vaswani et al.".into(),
-        source: source.into(),
-        ..Paper::default()
-    };
-    kb.add_paper(&p, &format!("{title}: attention mechanisms replace recurrence."))
-        .unwrap();
-}
-
-/// Every request the app's page made went to the app's own origin. The
-/// browser's own background traffic (update checks and the like, which
-/// the flags mostly silence) is listed but is not the page's doing.
-pub(crate) fn assert_only_app_origin(reqs: &[(String, String)], origin: &str) {
-    let host = origin.trim_start_matches("http://");
-    let internal = |u: &str| ["data:", "about:", "chrome:", "blob:"].iter().any(|p| u.starts_with(p));
-    assert!(
-        reqs.iter().any(|(u, _)| u.starts_with(origin)),
-        "the network log is empty or missed the app: {reqs:?}"
-    );
-    let page: Vec<&(String, String)> = reqs
-        .iter()
-        .filter(|(u, by)| by.contains(host) || u.starts_with(origin))
-        .collect();
-    let foreign: Vec<&&(String, String)> = page
-        .iter()
-        .filter(|(u, _)| !u.starts_with(origin) && !internal(u))
-        .collect();
-    assert!(foreign.is_empty(), "the page requested beyond its origin: {foreign:?}");
-    let background: Vec<&String> = reqs
-        .iter()
-        .filter(|(u, by)| by.is_empty() && !u.starts_with(origin))
-        .map(|(u, _)| u)
-        .collect();
-    eprintln!(
-        "page requests: {}, all to {origin}; browser background requests (not the page's): {background:?}",
-        page.len()
-    );
-}
-
-pub(crate) fn text_of(b: &Browser, css: &str) -> String {
-    b.js_args(
-        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''",
-        vec![json!(css)],
-    )
-    .as_str()
-    .unwrap_or("")
-    .to_string()
 }
 
 #[test]

@@ -4,11 +4,10 @@
 
 use serde_json::{json, Value};
 
-use crate::browser_support::Browser;
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::Wire;
-use crate::web_browser::{add_paper, assert_only_app_origin, text_of};
-use crate::web_support::WebServer;
+use crate::support::browser::{assert_only_app_origin, text_of, Browser};
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::Wire;
+use crate::support::web::{add_paper, WebServer};
 
 const ENTER: &str = "\u{E007}";
 

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::fake_llm::{End, FakeServer};
-use crate::fake_wires::Wire;
-use crate::web_support::WebServer;
+use crate::support::fakes::llm::{End, FakeServer};
+use crate::support::fakes::wires::Wire;
+use crate::support::web::WebServer;
 
 /// An Ollama stream that sends `first`, then one more token every `every`
 /// for up to two minutes (a slow model that would take far longer than any stop).
-fn slow_stream(first: &str, every: Duration) -> crate::fake_llm::Reply {
+fn slow_stream(first: &str, every: Duration) -> crate::support::fakes::llm::Reply {
     let tick = Wire::Ollama.text_events(&[" tick"]).remove(0);
     Wire::Ollama
         .reply(Wire::Ollama.text_events(&[first]))

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use crate::web_support::WebServer;
+use crate::support::web::WebServer;
 
 const TEX: &str = "\\documentclass{article}\n\\begin{document}\nFirst page.\n\\newpage\nSecond page.\n\\newpage\nThird page.\n\\end{document}\n";
 

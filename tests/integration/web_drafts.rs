@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use jarvis::drafts::Visibility;
 
-use crate::web_support::WebServer;
+use crate::support::web::WebServer;
 
 fn make_draft(s: &WebServer, name: &str, text: &str) -> (String, String) {
     let r = s.post(
@@ -321,8 +321,8 @@ fn the_preview_frame_never_gets_allow_scripts() {
 /// model receives; a file that is gone is simply not named.
 #[test]
 fn a_chat_turn_carries_the_file_open_in_the_editor() {
-    use crate::fake_llm::FakeServer;
-    use crate::fake_wires::Wire;
+    use crate::support::fakes::llm::FakeServer;
+    use crate::support::fakes::wires::Wire;
     let llm = FakeServer::start(vec![Wire::Ollama.text(&["ok"]), Wire::Ollama.text(&["ok"])]);
     let s = WebServer::with_llm(&llm.url, "");
     let (id, _) = make_draft(&s, "cv.md", "# CV\n");

@@ -19,8 +19,8 @@ use jarvis::drafts::disk::{Disk, WriteEvent, WriteLog};
 use jarvis::drafts::DraftsHandle;
 use jarvis::llm::ToolCall;
 
-use crate::chat_support::{fixture, NOTES};
-use crate::web_support::WebServer;
+use crate::support::chat::{fixture, NOTES};
+use crate::support::web::WebServer;
 
 /// Names the containment policy must refuse before any write.
 const HOSTILE_NAMES: &[&str] = &[

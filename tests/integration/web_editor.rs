@@ -12,10 +12,10 @@ use serde_json::json;
 
 use jarvis::drafts::Visibility;
 
-use crate::browser_support::Browser;
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::Wire;
-use crate::web_support::WebServer;
+use crate::support::browser::Browser;
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::Wire;
+use crate::support::web::WebServer;
 
 const ENTER: &str = "\u{E007}";
 

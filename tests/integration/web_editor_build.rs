@@ -14,8 +14,8 @@ use serde_json::json;
 
 use jarvis::drafts::Visibility;
 
-use crate::browser_support::Browser;
-use crate::web_support::WebServer;
+use crate::support::browser::Browser;
+use crate::support::web::WebServer;
 
 /// What build.js should ask for at the pane's current width.
 const EXPECTED_WIDTH: &str =

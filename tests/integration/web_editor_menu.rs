@@ -11,8 +11,8 @@ use serde_json::json;
 
 use jarvis::drafts::Visibility;
 
-use crate::browser_support::Browser;
-use crate::web_support::WebServer;
+use crate::support::browser::Browser;
+use crate::support::web::WebServer;
 
 const SHIFT_F10: &str = "\u{E008}\u{E03A}\u{E000}";
 const DOWN: &str = "\u{E015}";

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::browser_support::Browser;
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::Wire;
-use crate::web_browser::text_of;
-use crate::web_support::WebServer;
+use crate::support::browser::{assert_only_app_origin, text_of, Browser};
+use crate::support::fakes::llm::FakeServer;
+use crate::support::fakes::wires::Wire;
+use crate::support::net::dead_url;
+use crate::support::web::WebServer;
 
 const ENTER: &str = "\u{E007}";
 
@@ -29,13 +29,6 @@ fn vault(root: &Path) -> PathBuf {
     std::fs::write(v.join("bread.md"), "# Bread\n\nSourdough needs a lively starter.\n").unwrap();
     std::fs::write(v.join("private/diary.md"), "# Diary\n\nA quiet walk by the lake.\n").unwrap();
     v
-}
-
-fn dead_url() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    drop(l);
-    url
 }
 
 /// Set a `<select>` or `<input>` by id the way a person would (events fire).
@@ -202,7 +195,7 @@ fn an_empty_home_opens_on_the_set_up_panel_and_ends_with_a_search_that_answers()
     b.screenshot("first-run-06-phone");
     no_horizontal_overflow(&b, "the set-up panel at phone width");
     let reqs = b.finish();
-    crate::web_browser::assert_only_app_origin(&reqs, &s.origin());
+    assert_only_app_origin(&reqs, &s.origin());
 }
 
 #[test]

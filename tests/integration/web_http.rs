@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::web_support::WebServer;
+use crate::support::web::WebServer;
 
 #[test]
 fn health_answers_and_every_response_carries_the_security_headers() {

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use jarvis::kb::ops::Paper;
 
-use crate::web_support::WebServer;
+use crate::support::web::WebServer;
 
 #[test]
 fn papers_are_listed_searched_edited_and_removed_without_touching_files() {

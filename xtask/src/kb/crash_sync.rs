@@ -1,7 +1,7 @@
 //! `cargo xtask crash sync`: the `jarvis sync` crash campaign (issue 34,
 //! point 2) on the release binary — ≥ 30 seeded `kill -9`s while the vault,
 //! the inbox and the chat change under it, each followed by a restart and
-//! the full set of checks (see `tests/integration/sync_crash_core.rs`, which
+//! the full set of checks (see `tests/integration/support/sync_crash_core.rs`, which
 //! this binary includes, and the integration test that runs 3 kills).
 //! Prints what the owner was doing at each kill (the kill points covered),
 //! the changes made, and restart → ready figures; fails on the first check

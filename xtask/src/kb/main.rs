@@ -19,7 +19,7 @@ mod pdf_papers;
 mod pdf_quality;
 mod pdf_readability;
 mod pdf_scanned;
-#[path = "../../../tests/integration/sync_crash_core.rs"]
+#[path = "../../../tests/integration/support/sync_crash_core.rs"]
 mod sync_crash_core;
 mod vault;
 

@@ -1,133 +1,10 @@
-//! Fake arXiv (Atom), bioRxiv (JSON) and scoring-model (OpenRouter SSE,
-//! Ollama NDJSON) servers on 127.0.0.1 for the digest tests, answering
-//! from a handler so a test decides per request, plus builders for
-//! responses of the real shapes.
-
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+//! What arXiv (Atom), bioRxiv (JSON) and a scoring model (OpenRouter SSE,
+//! Ollama NDJSON) answer the digest, in the real shapes, for a
+//! [`Stand`](super::stand::Stand) to serve.
 
 use serde_json::{json, Value};
 
-/// One request as received.
-#[derive(Debug, Clone)]
-pub struct Req {
-    pub path: String,
-    pub body: String,
-    pub at: Instant,
-}
-
-pub struct Resp {
-    pub status: u16,
-    pub content_type: &'static str,
-    pub body: Vec<u8>,
-}
-
-impl Resp {
-    pub fn atom(body: String) -> Resp {
-        Resp {
-            status: 200,
-            content_type: "application/atom+xml",
-            body: body.into_bytes(),
-        }
-    }
-    pub fn json(body: Value) -> Resp {
-        Resp {
-            status: 200,
-            content_type: "application/json",
-            body: body.to_string().into_bytes(),
-        }
-    }
-    pub fn status(status: u16, body: &str) -> Resp {
-        Resp {
-            status,
-            content_type: "text/plain",
-            body: body.as_bytes().to_vec(),
-        }
-    }
-    pub fn pdf(bytes: Vec<u8>) -> Resp {
-        Resp {
-            status: 200,
-            content_type: "application/pdf",
-            body: bytes,
-        }
-    }
-}
-
-type Handler = dyn Fn(&Req, usize) -> Resp + Send + Sync;
-
-/// A server answering each request from `handler(request, n)` (`n`
-/// counts requests from 0), one connection at a time.
-pub struct Fake {
-    pub url: String,
-    reqs: Arc<Mutex<Vec<Req>>>,
-}
-
-impl Fake {
-    pub fn start(handler: impl Fn(&Req, usize) -> Resp + Send + Sync + 'static) -> Fake {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        let reqs = Arc::new(Mutex::new(Vec::new()));
-        let recorded = reqs.clone();
-        let handler: Arc<Handler> = Arc::new(handler);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { break };
-                let Some(req) = read(&mut stream) else { continue };
-                let n = {
-                    let mut r = recorded.lock().expect("lock");
-                    r.push(req.clone());
-                    r.len() - 1
-                };
-                let resp = handler(&req, n);
-                let head = format!(
-                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    resp.status,
-                    resp.content_type,
-                    resp.body.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&resp.body);
-                let _ = stream.flush();
-            }
-        });
-        Fake { url, reqs }
-    }
-
-    pub fn requests(&self) -> Vec<Req> {
-        self.reqs.lock().expect("lock").clone()
-    }
-}
-
-fn read(stream: &mut std::net::TcpStream) -> Option<Req> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let at = Instant::now();
-    let path = line.split_whitespace().nth(1)?.to_string();
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body).ok()?;
-    Some(Req {
-        path,
-        body: String::from_utf8_lossy(&body).into_owned(),
-        at,
-    })
-}
+use super::stand::Answer;
 
 /// One arXiv entry for [`atom`].
 #[derive(Debug, Clone)]
@@ -271,7 +148,7 @@ pub fn papers_in(body: &str) -> Vec<(usize, String)> {
 }
 
 /// An OpenRouter streamed reply carrying `text`, with usage and cost.
-pub fn openrouter_reply(text: &str) -> Resp {
+pub fn openrouter_reply(text: &str) -> Answer {
     let mut body = String::new();
     // Split the text so the client has to join deltas.
     let mid = text
@@ -294,23 +171,25 @@ pub fn openrouter_reply(text: &str) -> Resp {
         json!({"model":"acme/model-1","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":200,"cost":0.0021}})
     ));
     body.push_str("data: [DONE]\n\n");
-    Resp {
+    Answer {
         status: 200,
         content_type: "text/event-stream",
+        headers: Vec::new(),
         body: body.into_bytes(),
     }
 }
 
 /// An Ollama streamed reply carrying `text`.
-pub fn ollama_reply(text: &str) -> Resp {
+pub fn ollama_reply(text: &str) -> Answer {
     let body = format!(
         "{}\n{}\n",
         json!({"model":"m","message":{"role":"assistant","content":text},"done":false}),
         json!({"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":900,"eval_count":150})
     );
-    Resp {
+    Answer {
         status: 200,
         content_type: "application/x-ndjson",
+        headers: Vec::new(),
         body: body.into_bytes(),
     }
 }

@@ -2,50 +2,25 @@
 //! tantivy, arroy, the bundled model) over a generated vault, and agents
 //! whose providers are the fake servers speaking the real wires.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use jarvis::chat::tools::{ToolDeps, VaultSettings};
 use jarvis::chat::{CachedProviders, ChatAgent, ChatDeps, ChatEvent, ChatSettings, SessionStore, SharedSession};
-use jarvis::config::Config;
 use jarvis::ingest::vault::{refresh_vault, VaultOptions};
 use jarvis::kb::Kb;
 use jarvis::llm::LlmSettings;
 use jarvis::paths::JarvisHome;
 
-use crate::fake_llm::FakeServer;
-use crate::fake_wires::settings_for;
-use crate::support::Sandbox;
+use super::fakes::llm::FakeServer;
+use super::fakes::wires::settings_for;
+use super::fs::write;
+use super::runtime::config;
+use super::Sandbox;
 
 /// Text that exists only in private notes; no request body may contain it.
 pub const SECRET: &str = "zanzibar-cobalt-4471";
 pub const SECRET_WORDS: &[&str] = &["zanzibar", "cobalt-4471", "Divorce lawyer Hargreaves"];
-
-pub fn shared_ort() -> &'static str {
-    static ORT: OnceLock<String> = OnceLock::new();
-    ORT.get_or_init(|| {
-        let home = JarvisHome::at(Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat_runtime"));
-        let o = jarvis::runtime::Overrides {
-            onnxruntime: None,
-            pdfium: None,
-            model_dir: None,
-        };
-        let lib = jarvis::runtime::resolve_onnxruntime(&home, &o).expect("unpack onnxruntime");
-        lib.path.display().to_string()
-    })
-}
-
-pub fn config(sb: &Sandbox) -> Config {
-    let home = sb.home().display().to_string();
-    let jh = sb.jarvis_home().display().to_string();
-    let env = move |k: &str| match k {
-        "HOME" => Some(home.clone()),
-        "JARVIS_HOME" => Some(jh.clone()),
-        "JARVIS_ORT_LIB" => Some(shared_ort().to_string()),
-        _ => None,
-    };
-    Config::load(&JarvisHome::at(sb.jarvis_home()), &env).expect("config")
-}
 
 pub struct Fx {
     pub sb: Sandbox,
@@ -78,9 +53,7 @@ pub fn fixture(notes: &[(&str, &str)]) -> Fx {
     let sb = Sandbox::new();
     let vault = sb.home().join("vault");
     for (rel, text) in notes {
-        let p = vault.join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write note");
+        write(&vault, rel, text);
     }
     std::fs::create_dir_all(&vault).expect("vault");
     let cfg = config(&sb);

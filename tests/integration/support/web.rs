@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use jarvis::cancel::Cancel;
 
-use crate::support::Sandbox;
+use super::runtime::{pdf_worker, shared_ort};
+use super::Sandbox;
 
 /// A running web app on 127.0.0.1:<free port>, stopped on drop.
 pub struct WebServer {
@@ -40,7 +41,7 @@ impl WebServer {
         let home = jarvis::paths::JarvisHome::at(sandbox.jarvis_home());
         let state = home.ensure(jarvis::paths::Dir::State).unwrap();
         std::fs::write(state.join("first_run.json"), r#"{"state":"finished"}"#).unwrap();
-        Self::serve(sandbox, crate::web_support::open_app(home))
+        Self::serve(sandbox, open_app(home))
     }
 
     /// A brand-new home: no config file, nothing chosen, the first-run
@@ -163,7 +164,7 @@ pub fn open_app(home: jarvis::paths::JarvisHome) -> Arc<jarvis::app::App> {
 pub fn open_app_with(home: jarvis::paths::JarvisHome, extra: Vec<(String, String)>) -> Arc<jarvis::app::App> {
     let user_home = home.root().parent().unwrap().join("home");
     let jh = home.root().display().to_string();
-    let ort = crate::chat_support::shared_ort().to_string();
+    let ort = shared_ort().to_string();
     let app = jarvis::app::App::open(home, move |k| match k {
         "HOME" => Some(user_home.display().to_string()),
         "JARVIS_HOME" => Some(jh.clone()),
@@ -173,10 +174,7 @@ pub fn open_app_with(home: jarvis::paths::JarvisHome, extra: Vec<(String, String
     .unwrap();
     // This process is the test harness, not `jarvis`: pages of a compiled
     // draft are drawn by the built binary's PDF worker.
-    app.set_pdf_worker_command(jarvis::app::pdf_isolated::WorkerCommand {
-        exe: std::path::PathBuf::from(env!("CARGO_BIN_EXE_jarvis")),
-        env: Vec::new(),
-    });
+    app.set_pdf_worker_command(pdf_worker(None));
     app
 }
 
@@ -385,4 +383,17 @@ impl WebServer {
         assert_eq!(r.status, 200, "{}", r.text());
         r.json()["session"]["id"].as_str().unwrap().to_string()
     }
+}
+
+/// A paper straight into the server's knowledge base (no PDF, no model).
+pub fn add_paper(s: &WebServer, title: &str, source: &str) {
+    let kb = s.app.kb().unwrap();
+    let p = jarvis::kb::ops::Paper {
+        title: title.into(),
+        authors: "Vaswani et al.".into(),
+        source: source.into(),
+        ..jarvis::kb::ops::Paper::default()
+    };
+    kb.add_paper(&p, &format!("{title}: attention mechanisms replace recurrence."))
+        .unwrap();
 }

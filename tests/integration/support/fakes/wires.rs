@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use jarvis::llm::{make_provider, ChatProvider, LlmSettings};
+use jarvis::llm::{make_provider, ChatProvider, LlmSettings, ToolSpec};
 use serde_json::{json, Value};
 
-use crate::fake_llm::{FakeServer, Reply};
+use super::llm::{FakeServer, Reply};
 
 pub const OPENROUTER_KEY: &str = "sk-or-v1-SECRET-0123456789abcdef";
 pub const ANTHROPIC_KEY: &str = "sk-ant-SECRET-0123456789abcdef";
@@ -313,5 +313,15 @@ impl Wire {
                 r#"{"error":{"code":404,"message":"No endpoints found for acme/model-1"}}"#,
             ),
         }
+    }
+}
+
+/// A tool the model may call, with no parameters (the wires carry the
+/// name; what the tool does is the test's business).
+pub fn tool_spec(name: &str) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: format!("the {name} tool"),
+        parameters: json!({"type":"object","properties":{}}),
     }
 }

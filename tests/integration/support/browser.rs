@@ -3,7 +3,6 @@
 //! background networking; chromium's own network log is kept so a test can
 //! prove the page talked to nothing but the app.
 
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -11,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
+
+use super::net::free_port;
 
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -21,10 +22,6 @@ pub struct Browser {
     driver: Child,
     pub profile: tempfile::TempDir,
     pub rt: tokio::runtime::Runtime,
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Browser {
@@ -272,4 +269,45 @@ impl Drop for Browser {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Every request the app's page made went to the app's own origin. The
+/// browser's own background traffic (update checks and the like, which
+/// the flags mostly silence) is listed but is not the page's doing.
+pub fn assert_only_app_origin(reqs: &[(String, String)], origin: &str) {
+    let host = origin.trim_start_matches("http://");
+    let internal = |u: &str| ["data:", "about:", "chrome:", "blob:"].iter().any(|p| u.starts_with(p));
+    assert!(
+        reqs.iter().any(|(u, _)| u.starts_with(origin)),
+        "the network log is empty or missed the app: {reqs:?}"
+    );
+    let page: Vec<&(String, String)> = reqs
+        .iter()
+        .filter(|(u, by)| by.contains(host) || u.starts_with(origin))
+        .collect();
+    let foreign: Vec<&&(String, String)> = page
+        .iter()
+        .filter(|(u, _)| !u.starts_with(origin) && !internal(u))
+        .collect();
+    assert!(foreign.is_empty(), "the page requested beyond its origin: {foreign:?}");
+    let background: Vec<&String> = reqs
+        .iter()
+        .filter(|(u, by)| by.is_empty() && !u.starts_with(origin))
+        .map(|(u, _)| u)
+        .collect();
+    eprintln!(
+        "page requests: {}, all to {origin}; browser background requests (not the page's): {background:?}",
+        page.len()
+    );
+}
+
+/// The visible text of the first element matching `css` ("" if none).
+pub fn text_of(b: &Browser, css: &str) -> String {
+    b.js_args(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''",
+        vec![json!(css)],
+    )
+    .as_str()
+    .unwrap_or("")
+    .to_string()
 }
