@@ -80,7 +80,52 @@ export function metaLine(reply) {
   const bits = [];
   if (reply.served_model) bits.push(`answered by ${reply.served_model}`);
   if (reply.turn_cost_usd) bits.push(`$${reply.turn_cost_usd.toFixed(4)}`);
+  const gone = reply.unsupported_citations || 0;
+  if (gone) bits.push(`${gone} citation${gone === 1 ? '' : 's'} named no source and ${gone === 1 ? 'was' : 'were'} removed`);
   return bits.length ? h('div', { class: 'meta-line' }, bits.join(' · ')) : null;
+}
+
+/** The label of an answer that cites nothing from the library. */
+function notFromLibrary(reply) {
+  if (!reply.not_from_library) return null;
+  return h('span', { class: 'status-badge not-library', role: 'note', title: 'This answer cites nothing from your notes or papers' }, 'Not from your library');
+}
+
+/** Show where citation `c` points: by default scroll to its source chip
+ *  and flash it. A listener may take over (the source viewer) by calling
+ *  preventDefault on the `cite-open` event. */
+function openCitation(link, after, c) {
+  const ev = new CustomEvent('cite-open', { bubbles: true, cancelable: true, detail: c });
+  if (!link.dispatchEvent(ev)) return;
+  const chip = c.chip != null ? after.querySelectorAll('.sources .chip')[c.chip] : null;
+  if (!chip) return;
+  chip.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  chip.classList.remove('flash');
+  void chip.offsetWidth; // restart the animation on a second click
+  chip.classList.add('flash');
+}
+
+/** Tie the answer's `[n]` links (written by the server's renderer, only
+ *  for numbers that name a passage) to their citations, and number the
+ *  chips they point at. */
+function wireCitations(shell, citations) {
+  const byN = new Map((citations || []).map((c) => [String(c.n), c]));
+  for (const a of shell.bubble.querySelectorAll('a.cite')) {
+    const n = (a.getAttribute('href') || '').replace(/^#cite-/, '');
+    const c = byN.get(n);
+    if (!c) { a.replaceWith(document.createTextNode(`[${n}]`)); continue; }
+    a.title = [`[${n}]`, c.label, c.where].filter(Boolean).join(' — ');
+    a.dataset.cite = n;
+    a.addEventListener('click', (ev) => { ev.preventDefault(); openCitation(a, shell.after, c); });
+  }
+  const chips = shell.after.querySelectorAll('.sources .chip');
+  const nums = new Map();
+  for (const c of citations || []) {
+    if (c.chip == null || !chips[c.chip]) continue;
+    if (!nums.has(c.chip)) nums.set(c.chip, []);
+    nums.get(c.chip).push(c.n);
+  }
+  for (const [i, ns] of nums) chips[i].prepend(h('span', { class: 'n', 'aria-label': `cited as ${ns.join(', ')}` }, ns.join(' ')));
 }
 
 /** Fill a finished assistant message (live or from history). */
@@ -95,7 +140,8 @@ export function fillReply(shell, reply) {
     shell.tools.open = false;
     shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
   }
-  shell.after.replaceChildren(...[sourceChips(reply.sources), metaLine(reply)].filter(Boolean));
+  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources), metaLine(reply)].filter(Boolean));
+  wireCitations(shell, reply.citations);
 }
 
 export function savedAssistant(entry) {

@@ -38,8 +38,9 @@ pub struct TurnRecord {
     pub tokens_in: Option<u64>,
     pub tokens_out: Option<u64>,
     pub ms: u64,
-    /// `reply`, `model_error`, `privacy_stop`, `round_cap`, `runaway_…`,
-    /// `time_budget`, `stopped` or `failed`.
+    /// `reply`, `nothing_found` (a DB-only reply replaced by the fixed
+    /// "nothing found" message), `model_error`, `privacy_stop`,
+    /// `round_cap`, `runaway_…`, `time_budget`, `stopped` or `failed`.
     pub outcome: String,
     /// The error, for `model_error` and `failed`.
     pub error: Option<String>,

@@ -21,9 +21,20 @@
 //! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
 //! | `confirm` | `remove_document`, or `add_document` on a local PDF, asked for the human's answer | `token`, `description` (a removal's carries the invariant line; an add's names the file and its visibility), `action`: `remove` \| `add` |
-//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error` |
+//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library` |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
 //! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
+//!
+//! # Citations and abstention
+//!
+//! Every passage a retrieval tool returns is numbered for the turn and the
+//! system prompt asks the model to cite with `[n]`. The reply is checked
+//! before it is saved ([`cite`]): a marker naming no passage of this turn
+//! is removed and counted (`unsupported_citations`), each valid one becomes
+//! a citation (document, section, page, passage, chunk). A reply citing
+//! nothing after a search is labelled "not from your library"; in a
+//! DB-only session whose searches found nothing at all it is replaced by
+//! a fixed message naming what was searched.
 //!
 //! The tool-round cap counts model steps that asked for tools (from the
 //! stream's step numbers); a call in a step past the cap ends the turn with
@@ -64,6 +75,7 @@
 
 pub mod agent;
 pub mod chatlog;
+pub mod cite;
 pub mod compact;
 pub mod history;
 mod indexer;
@@ -143,6 +155,16 @@ pub struct Reply {
     pub error: bool,
     /// The session's title as the turn committed it.
     pub title: String,
+    /// The passages the text cites, by marker number (see [`cite`]).
+    pub citations: Vec<cite::Citation>,
+    /// Markers that named no passage of this turn; removed from `text`.
+    pub unsupported_citations: usize,
+    /// Labelled "not from your library": the turn searched the library (or
+    /// the model used its own knowledge) and the text cites nothing.
+    pub not_from_library: bool,
+    /// For an evaluation; no wire carries it.
+    #[serde(skip)]
+    pub evidence: cite::Evidence,
 }
 
 /// One event of a running turn (see the module docs for the schema). No

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::chat::cite::Citation;
 use crate::llm::transcript::{Message, Role};
 use crate::llm::{ModelCost, Usage};
 use crate::paths::{ensure_dir, write_atomic, PathsError};
@@ -106,6 +107,22 @@ pub struct DisplayEntry {
     pub error: bool,
     #[serde(default)]
     pub at: String,
+    /// The passages the answer cites, by marker number (files written
+    /// before citations existed have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub citations: Vec<Citation>,
+    /// Markers the model wrote that named no passage of the turn; they were
+    /// removed from `text`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsupported_citations: usize,
+    /// The answer cites nothing from the library although the turn
+    /// searched it (or the model used its own knowledge).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_from_library: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One conversation. `messages` is what the model sees (compaction shrinks
@@ -227,6 +244,9 @@ impl Session {
             sources: Vec::new(),
             error: false,
             at: now(),
+            citations: Vec::new(),
+            unsupported_citations: 0,
+            not_from_library: false,
         });
         if self.title.is_empty() {
             self.title = default_title(text);

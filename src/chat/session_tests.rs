@@ -20,6 +20,9 @@ fn talked(q: &str) -> Session {
         sources: vec![],
         error: false,
         at: String::new(),
+        citations: vec![],
+        unsupported_citations: 0,
+        not_from_library: false,
     });
     s
 }

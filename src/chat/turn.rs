@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::cancel::Cancel;
-use crate::llm::transcript::Message;
+use crate::llm::transcript::{Block, Message};
 use crate::llm::{redact_secrets, CallError, ChatProvider, StreamEvent, ToolCall, ToolError, ToolOutcome, TurnEnd};
 
 use super::agent::{lock, ChatAgent};
 use super::chatlog::TurnRecord;
+use super::cite::{finish, Evidence, Finished, TurnEvidence};
 use super::compact::{maybe_compact, needs_compaction};
 use super::prompt::build_system_prompt;
 use super::runaway::{Deadline, Runaway, Watch};
@@ -322,6 +323,12 @@ impl ChatAgent {
         let saw_private = toolbox.saw_private;
         let sources = std::mem::take(&mut toolbox.sources);
         let pending = std::mem::take(&mut toolbox.pending);
+        let evidence = TurnEvidence {
+            passages: std::mem::take(&mut toolbox.passages),
+            retrievals: toolbox.retrievals,
+            searched: std::mem::take(&mut toolbox.searched),
+            own_knowledge: toolbox.own_knowledge,
+        };
         drop(toolbox);
 
         // The commit lock: a stop that got here first rolled the turn back
@@ -334,11 +341,19 @@ impl ChatAgent {
         if cancel.is_cancelled() || matches!(result, Err(CallError::Cancelled(_))) {
             return Err(ChatError::Cancelled);
         }
+        // Only an answer is checked for citations; a stop or failure
+        // message cites nothing and is no abstention.
+        let mut finished = Finished::default();
         let (text, privacy_stop, error) = match result {
             Ok(Ended::Reply(text)) => {
                 record.outcome = "reply".into();
                 s.messages = transcript;
-                (text, false, false)
+                finished = finish(&text, &evidence, kb_only);
+                if finished.replaced {
+                    record.outcome = "nothing_found".into();
+                    replace_final_text(&mut s.messages, &finished.text);
+                }
+                (finished.text.clone(), false, false)
             }
             Ok(Ended::PrivacyStop(text)) => {
                 record.outcome = "privacy_stop".into();
@@ -386,6 +401,9 @@ impl ChatAgent {
             sources: sources.clone(),
             error,
             at: crate::kb::stage::now_iso(),
+            citations: finished.citations.clone(),
+            unsupported_citations: finished.unsupported,
+            not_from_library: finished.not_from_library,
         });
         s.updated = crate::kb::stage::now_iso();
         // The session file is the truth: once it holds the answer the turn
@@ -410,6 +428,16 @@ impl ChatAgent {
             privacy_stop,
             error,
             title: s.title.clone(),
+            citations: finished.citations,
+            unsupported_citations: finished.unsupported,
+            not_from_library: finished.not_from_library,
+            evidence: Evidence {
+                passages: evidence.passages.into_vec(),
+                kept_markers: finished.kept,
+                rounds: stats.rounds,
+                searched: evidence.searched,
+                replaced: finished.replaced,
+            },
         };
         drop(s);
         if turned_private {
@@ -584,6 +612,17 @@ struct Limits<'a> {
     max_rounds: usize,
     max_output_tokens: u32,
     tripped: &'a Tripped,
+}
+
+/// Put `text` in place of the final answer's words in the transcript, so
+/// the model's next turn sees what the human saw (tool calls and their
+/// results stay: they happened).
+fn replace_final_text(messages: &mut [Message], text: &str) {
+    let Some(last) = messages.last_mut().filter(|m| m.role == crate::llm::Role::Assistant) else {
+        return;
+    };
+    last.content.retain(|b| !matches!(b, Block::Text { .. }));
+    last.content.push(Block::Text { text: text.to_string() });
 }
 
 fn dedup_sources(mut v: Vec<SourceRef>) -> Vec<SourceRef> {

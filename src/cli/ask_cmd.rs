@@ -36,7 +36,7 @@ pub struct AskArgs {
     /// Model for this session, `provider[:model]` (new sessions: default `chat.provider`).
     #[arg(long)]
     pub model: Option<String>,
-    /// Print the whole reply (text, sources, tools, model, spend) as JSON instead of streaming text.
+    /// Print the whole reply (text, citations, sources, tools, model, spend) as JSON instead of streaming text.
     #[arg(long)]
     pub json: bool,
 }
@@ -130,6 +130,11 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
     let proposed = std::mem::take(&mut *lock(&proposed));
     if !json {
         t.out("\n")?;
+        if reply.evidence.replaced && proposed.streamed {
+            // What streamed was the model's; the saved answer is this.
+            t.out(&format!("\n{}\n", reply.text))?;
+        }
+        print_citations(t, &reply);
         for s in &reply.sources {
             let mut line = format!("  [{}] {}", s.kind, s.location);
             if !s.section.is_empty() {
@@ -164,6 +169,31 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
     } else {
         0
     })
+}
+
+/// The answer's citations, what was removed, and the "not from your
+/// library" label, on stderr beside the sources.
+fn print_citations(t: &dyn Term, reply: &Reply) {
+    for c in &reply.citations {
+        let mut line = format!("  [{}] → {}", c.n, c.key);
+        if !c.section.is_empty() {
+            line.push_str(&format!(" § {}", c.section));
+        }
+        if let Some(p) = c.page {
+            line.push_str(&format!(" p.{p}"));
+        }
+        t.err(&format!("{line}\n"));
+    }
+    match reply.unsupported_citations {
+        0 => {}
+        1 => t.err("  (1 citation named no passage of this answer and was removed)\n"),
+        n => t.err(&format!(
+            "  ({n} citations named no passage of this answer and were removed)\n"
+        )),
+    }
+    if reply.not_from_library {
+        t.err("  not from your library: this answer cites nothing the search found\n");
+    }
 }
 
 /// `run_turn` with the terminal's stop switch wired to the agent's stop, as

@@ -13,7 +13,9 @@
 //! images into plain links (an `<img>` would be an outbound request the
 //! moment a reply renders); the preview keeps relative images only and
 //! stamps each top-level block with the 0-based source line it starts on
-//! (`data-line`, for scroll sync).
+//! (`data-line`, for scroll sync). A caller may also pass a [`TextHook`]
+//! that turns bits of prose into same-page links the renderer writes
+//! itself (the chat's `[n]` citations).
 //! Must not: emit markup taken from the document, or a `javascript:` (or
 //! any other active) URL.
 
@@ -209,8 +211,82 @@ pub fn markdown_to_html(src: &str) -> String {
     render(src, &RenderOptions::PREVIEW)
 }
 
+/// A piece of a text run as a caller's [`TextHook`] splits it: text
+/// (escaped like any text), or a link to an anchor on the same page that
+/// the renderer writes itself — a hook never supplies markup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    /// `<a class="{class}" href="#{fragment}">{label}</a>`; the fragment
+    /// keeps only ASCII letters, digits, `-` and `_`.
+    Anchor {
+        fragment: String,
+        class: &'static str,
+        label: String,
+    },
+}
+
+/// Splits a run of prose (never code, a link's text or maths) into pieces.
+pub type TextHook<'h> = &'h dyn Fn(&str) -> Vec<Piece>;
+
+fn anchor(fragment: &str, class: &str, label: &str) -> String {
+    let fragment: String = fragment
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        .collect();
+    format!(
+        "<a class=\"{}\" href=\"#{fragment}\">{}</a>",
+        escape_html(class),
+        escape_html(label)
+    )
+}
+
+/// Run `hook` over the prose of one rendered block: adjacent text events
+/// are joined first (the parser splits text at every bracket), and text
+/// inside code, links and images is left alone.
+fn apply_hook<'a>(events: Vec<Event<'a>>, hook: TextHook<'_>) -> Vec<Event<'a>> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut run = String::new();
+    let (mut code, mut link) = (0usize, 0usize);
+    let flush = |run: &mut String, out: &mut Vec<Event<'a>>| {
+        if run.is_empty() {
+            return;
+        }
+        for piece in hook(run) {
+            out.push(match piece {
+                Piece::Text(t) => Event::Text(t.into()),
+                Piece::Anchor { fragment, class, label } => Event::InlineHtml(anchor(&fragment, class, &label).into()),
+            });
+        }
+        run.clear();
+    };
+    for ev in events {
+        match &ev {
+            Event::Text(t) if code == 0 && link == 0 => {
+                run.push_str(t);
+                continue;
+            }
+            Event::Start(Tag::CodeBlock(_)) => code += 1,
+            Event::End(TagEnd::CodeBlock) => code = code.saturating_sub(1),
+            Event::Start(Tag::Link { .. } | Tag::Image { .. }) => link += 1,
+            Event::End(TagEnd::Link | TagEnd::Image) => link = link.saturating_sub(1),
+            _ => {}
+        }
+        flush(&mut run, &mut out);
+        out.push(ev);
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
 /// Render Markdown to HTML that is safe to show (see the module docs).
 pub fn render(src: &str, options: &RenderOptions) -> String {
+    render_with(src, options, None)
+}
+
+/// [`render`], with `hook` splitting prose into text and same-page links
+/// (the chat's citation markers).
+pub fn render_with(src: &str, options: &RenderOptions, hook: Option<TextHook<'_>>) -> String {
     let opts = Options::ENABLE_MATH
         | Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
@@ -237,7 +313,12 @@ pub fn render(src: &str, options: &RenderOptions) -> String {
         block.push(clean(ev, &maths, options));
         if depth == 0 {
             let mut html = String::new();
-            pulldown_cmark::html::push_html(&mut html, block.drain(..));
+            match hook {
+                Some(hook) => {
+                    pulldown_cmark::html::push_html(&mut html, apply_hook(std::mem::take(&mut block), hook).into_iter())
+                }
+                None => pulldown_cmark::html::push_html(&mut html, block.drain(..)),
+            }
             if options.line_anchors {
                 out.push_str(&stamp(&html, block_line));
             } else {

@@ -10,7 +10,8 @@
 //! Must not: render Markdown itself, or emit `<img>`, `<script>`, event
 //! handlers or `style` attributes.
 
-use crate::drafts::render::{render, RenderOptions};
+use crate::chat::cite::{split_markers, Segment};
+use crate::drafts::render::{render, render_with, Piece, RenderOptions};
 
 /// Whether a link target is allowed to stay (the renderer's one policy).
 pub use crate::drafts::render::safe_link as safe_url;
@@ -18,6 +19,37 @@ pub use crate::drafts::render::safe_link as safe_url;
 /// Render Markdown to HTML that is safe to show in the conversation.
 pub fn to_html(text: &str) -> String {
     render(text, &RenderOptions::CHAT)
+}
+
+/// [`to_html`] for an answer whose `[n]` markers name the passages in
+/// `cited`: each such number becomes `<a class="cite" href="#cite-n">n</a>`
+/// (written by the renderer, never taken from the text); a marker naming
+/// anything else stays text.
+pub fn to_html_cited(text: &str, cited: &[u32]) -> String {
+    if cited.is_empty() {
+        return to_html(text);
+    }
+    let hook = |run: &str| -> Vec<Piece> {
+        split_markers(run)
+            .into_iter()
+            .flat_map(|seg| match seg {
+                Segment::Marker(ns) if ns.iter().all(|n| cited.contains(n)) => ns
+                    .into_iter()
+                    .map(|n| Piece::Anchor {
+                        fragment: format!("cite-{n}"),
+                        class: "cite",
+                        label: n.to_string(),
+                    })
+                    .collect(),
+                Segment::Marker(ns) => {
+                    let list: Vec<String> = ns.iter().map(u32::to_string).collect();
+                    vec![Piece::Text(format!("[{}]", list.join(", ")))]
+                }
+                Segment::Text(t) => vec![Piece::Text(t.to_string())],
+            })
+            .collect()
+    };
+    render_with(text, &RenderOptions::CHAT, Some(&hook))
 }
 
 #[cfg(test)]
@@ -64,6 +96,31 @@ mod tests {
         assert!(h.contains("1 &lt; 2"), "{h}");
         assert!(h.contains("<table>"), "{h}");
         assert!(h.contains("checkbox"), "{h}");
+    }
+
+    #[test]
+    fn cited_markers_become_same_page_links_and_nothing_else_does() {
+        let h = to_html_cited(
+            "Sync keeps history [1][2]. Also [1, 3] and [9].\n\n`code [1]` and [a [1]](https://x)\n\n```\n[2]\n```\n\n<b>[2]</b>",
+            &[1, 2],
+        );
+        assert!(
+            h.contains("history <a class=\"cite\" href=\"#cite-1\">1</a><a class=\"cite\" href=\"#cite-2\">2</a>."),
+            "{h}"
+        );
+        assert!(
+            h.contains("Also [1, 3] and [9]."),
+            "a marker naming anything uncited stays text: {h}"
+        );
+        assert!(h.contains("<code>code [1]</code>"), "{h}");
+        assert!(h.contains(">a [1]</a>"), "no link inside a link: {h}");
+        assert!(h.contains("<pre><code>[2]\n</code></pre>"), "{h}");
+        assert!(
+            h.contains("&lt;b&gt;<a class=\"cite\" href=\"#cite-2\">2</a>&lt;/b&gt;"),
+            "raw HTML stays text: {h}"
+        );
+        assert_eq!(h.matches("class=\"cite\"").count(), 3, "{h}");
+        assert_eq!(to_html_cited("plain [1]", &[]), to_html("plain [1]"));
     }
 
     #[test]

@@ -230,6 +230,9 @@ fn compaction_of_a_private_session_runs_on_its_own_local_provider() {
                 sources: vec![],
                 error: false,
                 at: String::new(),
+                citations: vec![],
+                unsupported_citations: 0,
+                not_from_library: false,
             });
         }
         g.mark_private();
@@ -279,6 +282,9 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
                 sources: vec![],
                 error: false,
                 at: String::new(),
+                citations: vec![],
+                unsupported_citations: 0,
+                not_from_library: false,
             });
         }
     }

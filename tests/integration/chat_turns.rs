@@ -716,6 +716,9 @@ fn the_reply_goes_out_before_indexing_and_a_crash_in_between_is_caught_up_once()
         sources: vec![],
         error: false,
         at: String::new(),
+        citations: vec![],
+        unsupported_citations: 0,
+        not_from_library: false,
     });
     agent.store().save(&saved).unwrap();
     drop(agent);

@@ -7,6 +7,7 @@
 
 mod ask_owner;
 mod chat_add_file;
+mod chat_cite;
 mod chat_drafts;
 mod chat_limits;
 mod chat_privacy;
@@ -42,6 +43,7 @@ mod tidy;
 mod tidy_layers;
 mod tidy_settings;
 mod web_browser;
+mod web_browser_cite;
 mod web_browser_ui;
 mod web_chat;
 mod web_draft_pages;

@@ -3,7 +3,9 @@
 //!
 //! Owns: what each tool may do and what it returns to the model. Retrieval
 //! results (search_kb, search_chat_history, get_document, read_file) are
-//! wrapped in BEGIN/END RETRIEVED DATA markers; under a cloud provider a
+//! wrapped in BEGIN/END RETRIEVED DATA markers, and every passage they
+//! return carries its number for the turn (`[n]`, what the model cites; see
+//! `chat::cite`); under a cloud provider a
 //! retrieval whose results would be only private raises a privacy stop, and
 //! mixed results carry a fixed caveat line. Must not: delete a file, write
 //! the vault, edit a prompt, remove a document or read a local file into
@@ -24,6 +26,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::cancel::Cancel;
+use crate::chat::cite::Passages;
 use crate::chat::session::SourceRef;
 use crate::ingest::paper::{AddError, AddReport, AddRequest};
 use crate::kb::ops::DocumentRef;
@@ -45,6 +48,10 @@ pub const PRIVATE_CAVEAT: &str =
 pub fn invariant_line(path: &str) -> String {
     format!("Database entry only — files on disk are never touched by jarvis: {path}")
 }
+
+/// The tools that return passages from the library (each passage is
+/// numbered for citation).
+pub const RETRIEVAL_TOOLS: &[&str] = &["search_kb", "search_chat_history", "get_document", "read_file"];
 
 pub const TOOL_NAMES: &[&str] = &[
     "search_kb",
@@ -144,6 +151,15 @@ pub struct ToolBox<'a> {
     /// Edits proposed this turn; the caller announces each as an
     /// `edit_proposal` event.
     pub edit_proposals: Vec<crate::drafts::proposals::Proposal>,
+    /// Every passage the retrieval tools returned this turn, numbered for
+    /// the model to cite as `[n]`.
+    pub passages: Passages,
+    /// Retrieval calls that returned (whatever they found).
+    pub retrievals: usize,
+    /// What the searches looked for, for an honest "nothing found".
+    pub searched: Vec<String>,
+    /// The model called use_own_knowledge.
+    pub own_knowledge: bool,
 }
 
 impl<'a> ToolBox<'a> {
@@ -159,6 +175,10 @@ impl<'a> ToolBox<'a> {
             pending: Vec::new(),
             session_private: false,
             edit_proposals: Vec::new(),
+            passages: Passages::default(),
+            retrievals: 0,
+            searched: Vec::new(),
+            own_knowledge: false,
         }
     }
 
@@ -170,11 +190,14 @@ impl<'a> ToolBox<'a> {
             _ => return Err(ToolError::Failed("arguments must be a JSON object".into())),
         };
         let a = Args(&args);
+        if RETRIEVAL_TOOLS.contains(&call.name.as_str()) {
+            let out = self.retrieve(&call.name, &a);
+            if out.is_ok() {
+                self.retrievals += 1;
+            }
+            return out;
+        }
         match call.name.as_str() {
-            "search_kb" => self.search_kb(&a),
-            "search_chat_history" => self.search_chat_history(&a),
-            "get_document" => self.get_document(&a),
-            "read_file" => self.read_file(&a),
             "add_document" => self.add_document(&a),
             "update_file_path" => self.update_file_path(&a),
             "update_document_metadata" => self.update_document_metadata(&a),
@@ -188,13 +211,26 @@ impl<'a> ToolBox<'a> {
             "list_drafts" => self.list_drafts(),
             "read_draft" => self.read_draft(&a),
             "propose_draft_edit" => self.propose_draft_edit(&a),
-            "use_own_knowledge" => Ok(ToolOutcome::ok(
-                "Acknowledged: nothing relevant was found in the knowledge base. You may answer from your own knowledge; say clearly that the answer does not come from the user's notes or papers.",
-            )),
+            "use_own_knowledge" => {
+                self.own_knowledge = true;
+                Ok(ToolOutcome::ok(
+                "Acknowledged: nothing relevant was found in the knowledge base. You may answer from your own knowledge; say clearly which parts of the answer do not come from the user's notes or papers.",
+                ))
+            }
             other => Err(ToolError::Failed(format!(
                 "unknown tool `{other}` — the available tools are: {}",
                 TOOL_NAMES.join(", ")
             ))),
+        }
+    }
+
+    /// One retrieval call (see [`RETRIEVAL_TOOLS`]).
+    fn retrieve(&mut self, name: &str, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
+        match name {
+            "search_kb" => self.search_kb(a),
+            "search_chat_history" => self.search_chat_history(a),
+            "get_document" => self.get_document(a),
+            _ => self.read_file(a),
         }
     }
 
@@ -327,7 +363,7 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
     let mut v = vec![
         spec(
             "search_kb",
-            "Search the knowledge base (notes and papers; chats on request). Each hit carries its full passage and section. Use kb_stats first to learn which record categories and statuses exist.",
+            "Search the knowledge base (notes and papers; chats on request). Each hit is numbered [n] for citing and carries its full passage and section. Use kb_stats first to learn which record categories and statuses exist.",
             json!({"type": "object", "properties": search_props, "required": ["query"]}),
         ),
         spec(

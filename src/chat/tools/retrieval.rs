@@ -1,4 +1,5 @@
-//! The four retrieval tools. Each decides privacy the same way: under a
+//! The four retrieval tools. Every passage they return is numbered for the
+//! turn (`--- [n] ---`, what the model cites). Each decides privacy the same way: under a
 //! cloud provider, private chunks never enter the result (the search pool
 //! is public-only by construction), results that would be only private
 //! raise a privacy stop, and mixed results get the fixed caveat; under a
@@ -7,6 +8,7 @@
 use std::fmt::Write as _;
 use std::path::{Component, Path};
 
+use crate::chat::cite::Citation;
 use crate::chat::session::SourceRef;
 use crate::doc_type::DocKind;
 use crate::index::Filter;
@@ -34,6 +36,24 @@ fn truncate_chars(s: &str, n: usize) -> String {
     let mut t: String = s.chars().take(n).collect();
     t.push('…');
     t
+}
+
+/// A stored chunk as a numbered passage (the number is the table's).
+pub(crate) fn citation_of(rec: &ChunkRecord) -> Citation {
+    let s = |k: &str| rec.meta_str(k).unwrap_or("").to_string();
+    Citation {
+        n: 0,
+        key: crate::kb::search::doc_key(rec).to_string(),
+        kind: s("doc_type"),
+        title: s("title"),
+        source: s("source"),
+        path: rec.meta_str("file_path").filter(|p| !p.is_empty()).map(str::to_string),
+        section: s("section"),
+        page: rec.meta_i64("page"),
+        annotation: rec.meta_str("annotation_kind").map(str::to_string),
+        text: rec.text.clone(),
+        chunk_id: Some(rec.id),
+    }
 }
 
 pub(crate) fn source_of(rec: &ChunkRecord) -> SourceRef {
@@ -138,6 +158,7 @@ impl ToolBox<'_> {
         let query = a.str("query")?;
         let doc_types = DocKind::filter_types(&a.str_list("kinds"), &[DocKind::Notes, DocKind::Papers])
             .map_err(|e| ToolError::Failed(e.to_string()))?;
+        self.searched.push(query.clone());
         let mut req = SearchRequest::new(query, self.n(a));
         req.filter = self.filter_from(a);
         req.filter.doc_types = doc_types;
@@ -146,8 +167,9 @@ impl ToolBox<'_> {
         if hits.is_empty() {
             body.push_str("No matching documents.\n");
         }
-        for (i, h) in hits.iter().enumerate() {
-            let _ = writeln!(body, "--- result {} ---", i + 1);
+        for h in &hits {
+            let n = self.passages.number(citation_of(&h.record));
+            let _ = writeln!(body, "--- [{n}] ---");
             describe(&h.record, &mut body);
             let _ = writeln!(body, "\n{}\n", h.record.text);
             self.add_source(source_of(&h.record));
@@ -162,6 +184,7 @@ impl ToolBox<'_> {
 
     pub(super) fn search_chat_history(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
         let query = a.str("query")?;
+        self.searched.push(query.clone());
         let n = self.n(a);
         let own = format!("session:{}", self.session_id);
         // The running session's own chunks are dropped after the search,
@@ -192,9 +215,10 @@ impl ToolBox<'_> {
         for h in &hits {
             let title = h.record.meta_str("title").unwrap_or("(untitled)");
             let when = h.record.meta_str("date_added").unwrap_or("");
+            let n = self.passages.number(citation_of(&h.record));
             let _ = writeln!(
                 body,
-                "- {title} ({when}): {}",
+                "- [{n}] {title} ({when}): {}",
                 truncate_chars(&h.record.text, CUE_CHARS)
             );
         }
@@ -254,11 +278,14 @@ impl ToolBox<'_> {
             first.page, first.pages, first.total_chunks
         );
         for c in &first.chunks {
+            let n = self.passages.number(citation_of(c));
             if let Some(k) = c.meta_str("annotation_kind") {
                 let page = c.meta_i64("page").map(|p| format!(" p.{p}")).unwrap_or_default();
-                let _ = writeln!(body, "[{k}{page}]");
+                let _ = writeln!(body, "--- [{n}] {k}{page} ---");
             } else if let Some(s) = c.meta_str("section").filter(|s| !s.is_empty()) {
-                let _ = writeln!(body, "[{s}]");
+                let _ = writeln!(body, "--- [{n}] {s} ---");
+            } else {
+                let _ = writeln!(body, "--- [{n}] ---");
             }
             let _ = writeln!(body, "{}\n", c.text);
         }
@@ -320,16 +347,33 @@ impl ToolBox<'_> {
             .strip_prefix(&canon_root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or(rel);
+        let title = Path::new(&shown)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         self.add_source(SourceRef {
             kind: "note".into(),
-            title: Path::new(&shown)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            title: title.clone(),
             location: shown.clone(),
             section: String::new(),
             page: None,
         });
-        Ok(ToolOutcome::ok(wrap_data(&format!("path: {shown}\n\n{text}"))))
+        // The whole note is one passage: no chunk, no section.
+        let n = self.passages.number(Citation {
+            n: 0,
+            key: shown.clone(),
+            kind: "note".into(),
+            title,
+            source: "local".into(),
+            path: Some(shown.clone()),
+            section: String::new(),
+            page: None,
+            annotation: None,
+            text: text.clone(),
+            chunk_id: None,
+        });
+        Ok(ToolOutcome::ok(wrap_data(&format!(
+            "--- [{n}] ---\npath: {shown}\n\n{text}"
+        ))))
     }
 }

@@ -1,16 +1,18 @@
 //! Wire shapes shared by the chat and session routes: a display entry and
 //! a turn event as the browser gets them (Markdown rendered to safe HTML,
-//! sources as chips with a link to open them).
+//! sources as chips with a link to open them, and an answer's `[n]`
+//! citations as same-page links with the passage each names).
 
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::chat::cite::Citation;
 use crate::chat::session::DisplayEntry;
 use crate::chat::{ChatEvent, Reply, SourceRef, ToolLogEntry, TurnState};
 use crate::llm::transcript::Role;
-use crate::web::markdown::to_html;
+use crate::web::markdown::to_html_cited;
 
 /// One source chip.
 #[derive(Serialize)]
@@ -38,37 +40,92 @@ pub fn url_encode(s: &str) -> String {
     out
 }
 
-pub fn source_dto(s: &SourceRef, vault: Option<&Path>) -> SourceDto {
-    let mut where_ = s.section.clone();
-    if let Some(p) = s.page {
+/// Section and/or page, as a chip shows them.
+fn where_of(section: &str, page: Option<i64>) -> String {
+    let mut where_ = section.to_string();
+    if let Some(p) = page {
         if !where_.is_empty() {
             where_.push_str(" · ");
         }
         where_.push_str(&format!("p. {p}"));
     }
-    let href = match s.kind.as_str() {
+    where_
+}
+
+/// Where a document opens: a vault note in Obsidian, a paper at its URL.
+fn href_of(kind: &str, location: &str, vault: Option<&Path>) -> Option<String> {
+    match kind {
         "note" => vault.and_then(|v| v.file_name()).map(|name| {
-            let file = s.location.strip_suffix(".md").unwrap_or(&s.location);
+            let file = location.strip_suffix(".md").unwrap_or(location);
             format!(
                 "obsidian://open?vault={}&file={}",
                 url_encode(&name.to_string_lossy()),
                 url_encode(file)
             )
         }),
-        _ if s.location.starts_with("https://") || s.location.starts_with("http://") => Some(s.location.clone()),
+        _ if location.starts_with("https://") || location.starts_with("http://") => Some(location.to_string()),
         _ => None,
-    };
-    let label = if s.title.trim().is_empty() {
-        s.location.clone()
+    }
+}
+
+fn label_of(title: &str, location: &str) -> String {
+    if title.trim().is_empty() {
+        location.to_string()
     } else {
-        s.title.clone()
-    };
+        title.to_string()
+    }
+}
+
+pub fn source_dto(s: &SourceRef, vault: Option<&Path>) -> SourceDto {
     SourceDto {
         kind: s.kind.clone(),
-        label,
-        where_,
-        href,
+        label: label_of(&s.title, &s.location),
+        where_: where_of(&s.section, s.page),
+        href: href_of(&s.kind, &s.location, vault),
     }
+}
+
+/// One citation of an answer: the passage `[n]` names, everything the
+/// chat knows of it, plus how the page shows and opens it.
+#[derive(Serialize)]
+pub struct CitationDto {
+    /// `n`, `key`, `kind`, `title`, `source`, `path`, `section`, `page`,
+    /// `annotation`, `text`, `chunk_id`.
+    #[serde(flatten)]
+    pub citation: Citation,
+    pub label: String,
+    #[serde(rename = "where")]
+    pub where_: String,
+    pub href: Option<String>,
+    /// Index of the source chip of the same document (and section, when a
+    /// chip has it) under the answer.
+    pub chip: Option<usize>,
+}
+
+pub fn citation_dtos(citations: &[Citation], sources: &[SourceRef], vault: Option<&Path>) -> Vec<CitationDto> {
+    citations
+        .iter()
+        .map(|c| {
+            let same_doc = |s: &&SourceRef| s.location == c.key;
+            let chip = sources
+                .iter()
+                .position(|s| same_doc(&s) && s.section == c.section && s.page == c.page)
+                .or_else(|| sources.iter().position(|s| same_doc(&s)));
+            CitationDto {
+                citation: c.clone(),
+                label: label_of(&c.title, &c.key),
+                where_: where_of(&c.section, c.page),
+                href: href_of(&c.kind, &c.key, vault),
+                chip,
+            }
+        })
+        .collect()
+}
+
+/// An answer's text as safe HTML with its valid markers as links.
+fn answer_html(text: &str, citations: &[Citation]) -> String {
+    let cited: Vec<u32> = citations.iter().map(|c| c.n).collect();
+    to_html_cited(text, &cited)
 }
 
 #[derive(Serialize)]
@@ -81,6 +138,10 @@ pub struct EntryDto {
     pub tools: Vec<ToolLogEntry>,
     pub error: bool,
     pub at: String,
+    /// A saved answer's citations, as the `reply` event carries them.
+    pub citations: Vec<CitationDto>,
+    pub unsupported_citations: usize,
+    pub not_from_library: bool,
 }
 
 pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
@@ -88,11 +149,14 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
     EntryDto {
         role: if user { "user" } else { "assistant" },
         text: e.text.clone(),
-        html: (!user).then(|| to_html(&e.text)),
+        html: (!user).then(|| answer_html(&e.text, &e.citations)),
         sources: e.sources.iter().map(|s| source_dto(s, vault)).collect(),
         tools: e.tools.clone(),
         error: e.error,
         at: e.at.clone(),
+        citations: citation_dtos(&e.citations, &e.sources, vault),
+        unsupported_citations: e.unsupported_citations,
+        not_from_library: e.not_from_library,
     }
 }
 
@@ -100,11 +164,17 @@ fn reply_json(r: &Reply, vault: Option<&Path>) -> Value {
     let mut v = serde_json::to_value(r).unwrap_or_else(|_| json!({}));
     if let Some(o) = v.as_object_mut() {
         o.insert("type".into(), json!("reply"));
-        o.insert("html".into(), json!(to_html(&r.text)));
+        o.insert("html".into(), json!(answer_html(&r.text, &r.citations)));
         o.insert(
             "sources".into(),
             serde_json::to_value(r.sources.iter().map(|s| source_dto(s, vault)).collect::<Vec<_>>())
                 .unwrap_or_else(|_| json!([])),
+        );
+        // The chips the citations point at are the ones sent here; the
+        // display entry is saved with every source, so a reload matches.
+        o.insert(
+            "citations".into(),
+            serde_json::to_value(citation_dtos(&r.citations, &r.sources, vault)).unwrap_or_else(|_| json!([])),
         );
     }
     v

@@ -12,6 +12,8 @@
 //!   configurations that use them.
 //! - `chat`: a real knowledge base over a generated vault, and chat agents
 //!   on fake models.
+//! - `cite`: the citation tests' script (`[1]` and a made-up `[7]`) and a
+//!   web app over an indexed vault.
 //! - `web`: the web app in-process, and a raw HTTP client for it.
 //! - `browser`: Debian's chromium through chromedriver.
 //! - `fakes`: the model servers and web services Jarvis talks to.
@@ -21,6 +23,7 @@
 
 pub mod browser;
 pub mod chat;
+pub mod cite;
 pub mod fakes;
 pub mod fs;
 pub mod net;
