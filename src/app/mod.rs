@@ -11,6 +11,7 @@
 //! Features (`ingest`, `kb`, …) sit below and never import `app`.
 
 pub mod chat;
+pub mod cite;
 pub mod convert_pdf;
 pub mod digest;
 pub mod doctor;

@@ -25,6 +25,11 @@
 //! - has a hard timeout (`drafts.compile_timeout_seconds`) that kills the
 //!   whole process group, so a `\loop` bomb dies.
 //!
+//! Before a build the keys the file cites are handed to the caller's
+//! [`Bibliography`] and the `.bib` it returns is written beside the file
+//! (see [`cite`]), so `\bibliography{…}` (latexmk runs BibTeX) and
+//! pandoc's `--citeproc --bibliography` resolve.
+//!
 //! Owns: [`Toolchain`] (what is installed), [`compile_latex`],
 //! [`export_pdf`]. Compiling a private draft is allowed: no model is in the
 //! loop.
@@ -36,6 +41,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::cite::{self, Bibliography};
 use super::workspace::Workspace;
 use super::DraftsError;
 use crate::sandbox::{self, ChildSpec, Ending};
@@ -301,15 +307,46 @@ fn stem_of(filename: &str, ext: &str) -> Option<String> {
         .then(|| filename[..filename.len() - ext.len()].to_string())
 }
 
+/// Write the `.bib` of `keys` the library knows as `name` beside the draft
+/// file, before the build copies the draft. A failure costs the
+/// bibliography (the build's log then shows the undefined citations), never
+/// the build; a `.bib` of the user's own under that name is kept.
+fn write_bibliography(
+    ws: &Workspace,
+    draft_id: &str,
+    filename: &str,
+    name: &str,
+    keys: &[String],
+    bib: Bibliography<'_>,
+) {
+    if keys.is_empty() {
+        return;
+    }
+    let bibtex = bib(keys);
+    if bibtex.is_empty() {
+        return;
+    }
+    match cite::write_bib(ws, draft_id, name, filename, &bibtex) {
+        Ok(true) => tracing::debug!(draft = draft_id, file = name, keys = keys.len(), "bibliography written"),
+        Ok(false) => tracing::info!(
+            draft = draft_id,
+            file = name,
+            "the draft has its own bibliography under that name; left as it is"
+        ),
+        Err(e) => tracing::warn!(draft = draft_id, file = name, error = %e, "cannot write the bibliography"),
+    }
+}
+
 /// Compile a `.tex` draft file with latexmk in a throwaway copy.
 pub fn compile_latex(
     ws: &Workspace,
     draft_id: &str,
     filename: &str,
     stop: Option<&(dyn Fn() -> bool + Sync)>,
+    bib: Option<Bibliography<'_>>,
 ) -> Result<BuildResult, DraftsError> {
     ws.resolve(draft_id, filename)?;
-    ws.read_bytes(draft_id, filename)?;
+    let source = ws.read_bytes(draft_id, filename)?;
     let stem = stem_of(filename, ".tex").ok_or_else(|| DraftsError::CannotBuild {
         name: filename.into(),
         doing: "compiled",
@@ -335,6 +372,11 @@ pub fn compile_latex(
             detail: "not found on PATH (`drafts.pdf_engine` picks it; `cargo xtask run` installs xelatex)".into(),
         });
     }
+    if let Some(bib) = bib {
+        let text = String::from_utf8_lossy(&source);
+        let name = cite::tex_bib_name(&text, &stem);
+        write_bibliography(ws, draft_id, filename, &name, &cite::tex_keys(&text), bib);
+    }
     let dir = build_dir(ws, draft_id)?;
     let target = format!("./{filename}");
     let args = [
@@ -358,16 +400,17 @@ pub fn export_pdf(
     draft_id: &str,
     filename: &str,
     stop: Option<&(dyn Fn() -> bool + Sync)>,
+    bib: Option<Bibliography<'_>>,
 ) -> Result<BuildResult, DraftsError> {
     ws.resolve(draft_id, filename)?;
-    ws.read_bytes(draft_id, filename)?;
-    if stem_of(filename, ".md").is_none() {
+    let source = ws.read_bytes(draft_id, filename)?;
+    let Some(stem) = stem_of(filename, ".md") else {
         return Err(DraftsError::CannotBuild {
             name: filename.into(),
             doing: "exported",
             reason: "only .md files are exported with pandoc (compile a .tex instead)".into(),
         });
-    }
+    };
     let program = find_program("pandoc").ok_or_else(|| DraftsError::ToolMissing {
         tool: "pandoc".into(),
         detail: "not found on PATH".into(),
@@ -399,12 +442,23 @@ pub fn export_pdf(
             reason: format!("`drafts.pdf_mainfont` {font:?} is not a font family name such as DejaVu Serif"),
         });
     }
+    // Citations resolve through citeproc against `<stem>.bib`: the one a
+    // build writes from the library, or the user's own under that name.
+    let keys = cite::md_keys(&String::from_utf8_lossy(&source));
+    let bib_name = format!("{stem}.bib");
+    if let Some(bib) = bib {
+        write_bibliography(ws, draft_id, filename, &bib_name, &keys, bib);
+    }
+    let citeproc = !keys.is_empty()
+        && ws
+            .resolve(draft_id, &bib_name)
+            .is_ok_and(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()));
     let dir = build_dir(ws, draft_id)?;
     let geometry = format!("geometry:margin={margin}");
     let engine = format!("--pdf-engine={}", s.pdf_engine);
     let filter = format!("--lua-filter={}", dir.filter.display());
     let mainfont = format!("mainfont={font}");
-    let source = format!("./{filename}");
+    let input = format!("./{filename}");
     let mut args = vec![
         "--sandbox",
         "-f",
@@ -418,7 +472,11 @@ pub fn export_pdf(
     if !font.is_empty() && latexmk_mode(&s.pdf_engine).0 != "-pdf" {
         args.extend(["-V", mainfont.as_str()]);
     }
-    args.extend([engine.as_str(), "-o", "./jarvis-export.pdf", source.as_str()]);
+    let bibliography = format!("--bibliography=./{bib_name}");
+    if citeproc {
+        args.extend(["--citeproc", bibliography.as_str()]);
+    }
+    args.extend([engine.as_str(), "-o", "./jarvis-export.pdf", input.as_str()]);
     let log = dir.work.join("jarvis-export.log");
     let pdf = dir.work.join("jarvis-export.pdf");
     run_build("pandoc", &program, &args, &dir, ws, stop, (&log, &pdf))

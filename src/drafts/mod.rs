@@ -8,13 +8,15 @@
 //! ([`proposals`], [`hunks`]), snapshots and restore ([`versions`]),
 //! retention (the one deletion in the codebase, by draft id only), Markdown
 //! preview ([`render`]) and LaTeX / pandoc builds through the sandbox
-//! ([`compile`]). Every write goes through [`disk`], which a test can
+//! ([`compile`]), with the bibliography of the keys a draft cites written
+//! beside it ([`cite`]). Every write goes through [`disk`], which a test can
 //! watch.
 //! Must not: index anything (drafts never reach the knowledge base), write
 //! outside the drafts root, delete anything but a whole draft chosen by id,
 //! spawn a process except through `sandbox`, or know HTTP.
 
 pub mod builds;
+pub mod cite;
 pub mod compile;
 pub mod disk;
 pub mod hunks;

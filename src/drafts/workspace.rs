@@ -398,6 +398,24 @@ impl Workspace {
         })
     }
 
+    /// A file a build generates (a bibliography): written when `name` is
+    /// free or holds a file that starts with `mark` (one written the same
+    /// way before), left alone when it is the user's own. Returns whether
+    /// the draft now has the generated file. Unchanged text is not
+    /// rewritten; no snapshot is taken (the file is derived, not authored).
+    pub fn write_generated(&self, draft_id: &str, name: &str, text: &str, mark: &str) -> Result<bool, DraftsError> {
+        let path = self.resolve(draft_id, name)?;
+        self.check_size(name, text.len())?;
+        match self.read_bytes(draft_id, name) {
+            Ok(old) if old == text.as_bytes() => return Ok(true),
+            Ok(old) if !old.starts_with(mark.as_bytes()) => return Ok(false),
+            Ok(_) | Err(DraftsError::NoFile { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.disk.write_atomic(&path, text.as_bytes())?;
+        Ok(true)
+    }
+
     /// Read a draft file as text.
     pub fn read_file(&self, draft_id: &str, filename: &str) -> Result<DraftFile, DraftsError> {
         let bytes = self.read_bytes(draft_id, filename)?;

@@ -7,7 +7,8 @@
 //! sequence number), recovery on open ([`recover`]: indexes behind the store replay its
 //! journal; an index ahead of it or without a usable journal is rebuilt),
 //! the embedding-model guard, hybrid search ([`search`]), metadata-only
-//! operations ([`ops`]) and `reindex` / `doctor` ([`maintain`]).
+//! operations ([`ops`]), `reindex` / `doctor` ([`maintain`]) and the
+//! papers' citation keys and BibTeX ([`cite`], [`bibtex`]).
 //! Must not: parse files (that is `ingest`), talk to LLMs, or know HTTP/CLI.
 //!
 //! Crash safety: a commit is durable once the store's batch is; the indexes
@@ -16,8 +17,10 @@
 //! at any instant a document is wholly present (store + both indexes after
 //! recovery) or wholly absent.
 
+pub mod bibtex;
 pub mod change;
 pub mod chunker;
+pub mod cite;
 pub mod error;
 pub mod eval;
 pub mod maintain;
@@ -162,6 +165,8 @@ pub struct Kb {
     /// The background arroy build, when one runs or waits to be installed
     /// (dropping it stops and joins the build thread, before the store).
     trees: Mutex<trees::TreeSlot>,
+    /// The papers' citation entries as last read (see [`cite`]).
+    cite: Mutex<cite::CiteCache>,
     /// Last, because fields drop in order: the store holds `rag/owner.lock`,
     /// and it must outlive the indexes' own locks (tantivy's writer lock),
     /// or the next process to take the store lock finds BM25 still locked.
@@ -240,6 +245,7 @@ impl Kb {
         let kb = Kb {
             store,
             trees: Mutex::new(trees::TreeSlot::default()),
+            cite: Mutex::new(cite::CiteCache::default()),
             indexes: Mutex::new(Indexes { bm25, vectors, flat }),
             spec,
             embedder: Mutex::new(embedder),
@@ -255,6 +261,7 @@ impl Kb {
         };
         kb.catch_up()?;
         maintain::remove_stale_generations(&kb, rag_dir, gen);
+        kb.backfill_once();
         Ok(kb)
     }
 

@@ -146,18 +146,29 @@ impl Kb {
         if ids.is_empty() {
             return Ok(0);
         }
-        if fields.contains_key("visibility") {
-            super::stage::check_visibility(fields)?;
+        self.update_metadata_locked(&[(ids, fields)])?;
+        Ok(ids.len())
+    }
+
+    /// [`Kb::update_chunks_metadata`] for several groups of chunks, each
+    /// with its own fields, as one store commit and one BM25 commit. The
+    /// caller holds the write lock and has checked the model.
+    pub(crate) fn update_metadata_locked(&self, groups: &[(&[u64], &Metadata)]) -> Result<()> {
+        for (_, fields) in groups {
+            if fields.contains_key("visibility") {
+                super::stage::check_visibility(fields)?;
+            }
         }
         self.settle_locked()?;
-        let seq = self.store.update_metadata(ids, fields)?;
+        let seq = self.store.update_metadata_many(groups)?;
+        let ids: Vec<u64> = groups.iter().flat_map(|(ids, _)| ids.iter().copied()).collect();
         // A read error is returned, not taken for "absent": BM25 must not be
         // stamped with `seq` while missing a document (the catch-up replays
         // the journal instead).
         let mut ix = self.indexes();
         let apply = |ix: &mut super::Indexes| -> Result<()> {
             let mut docs = Vec::with_capacity(ids.len());
-            for &id in ids {
+            for &id in &ids {
                 if let Some(r) = self.store.get(id)? {
                     docs.push(index_doc(&r));
                 }
@@ -179,7 +190,7 @@ impl Kb {
             self.fell_behind(&mut ix, &e, seq);
             return Err(e);
         }
-        Ok(ids.len())
+        Ok(())
     }
 
     /// The seed's `update_metadata_fields(file_path, fields)`.

@@ -265,7 +265,10 @@ impl Kb {
 
     /// Store-then-indexes commit of explicit deletions and additions. The
     /// caller holds the write lock.
-    pub(crate) fn commit_ids(&self, prepared: Prepared, delete: &[u64]) -> Result<Vec<ChunkId>> {
+    pub(crate) fn commit_ids(&self, mut prepared: Prepared, delete: &[u64]) -> Result<Vec<ChunkId>> {
+        // A new paper's citation key goes in with it (or the key of the
+        // entry it replaces): one batch, never a second write.
+        self.stamp_cite_keys(&mut prepared.0, delete)?;
         let vectors: Vec<Vec<f32>> = prepared.0.iter().map(|c| c.vector.clone()).collect();
         // BM25 documents come from what is being committed, not from a
         // re-read: a read error there would drop a document from BM25 while

@@ -666,6 +666,13 @@ impl Store {
     /// Metadata-only update of existing chunks (no new text or vector).
     /// `fields` with a `null` value remove that key.
     pub fn update_metadata(&self, ids: &[ChunkId], fields: &Metadata) -> Result<Seq, StoreError> {
+        self.update_metadata_many(&[(ids, fields)])
+    }
+
+    /// Several metadata-only updates, each its own fields, in ONE batch and
+    /// one journal entry (a backfill of many documents costs one commit).
+    /// An id belongs to one group: each is read from the store, not the batch.
+    pub fn update_metadata_many(&self, groups: &[(&[ChunkId], &Metadata)]) -> Result<Seq, StoreError> {
         self.writing(|| {
             let h = self.h()?;
             let seq = self.seq()? + 1;
@@ -673,7 +680,7 @@ impl Store {
             let mut touched = Vec::new();
             let mut files = files::FileChanges::default();
             let mut docs = docs::DocChanges::default();
-            for &id in ids {
+            for (&id, fields) in groups.iter().flat_map(|(ids, f)| ids.iter().map(move |id| (id, *f))) {
                 let Some(mut rec) = self.get_bare(id)? else { continue };
                 for (field, value) in lookups(&rec.meta) {
                     b.remove(&h.by_key, lookup_key(field.tag(), &value, id));

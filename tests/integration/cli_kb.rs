@@ -11,14 +11,13 @@ use jarvis::kb::Kb;
 use jarvis::store::Metadata;
 use serde_json::Value;
 
-use crate::support::runtime::config;
 use crate::support::{run, Run, Sandbox};
 
 const INVARIANT: &str = "Database entry only — files on disk are never touched by jarvis: ";
 const ATTENTION: &str = "https://arxiv.org/abs/1706.03762";
 
 fn open(sb: &Sandbox) -> Kb {
-    jarvis::app::kb::open_kb(&config(sb)).expect("open kb in-process")
+    crate::support::runtime::open_kb(sb)
 }
 
 fn meta(pairs: &[(&str, &str)]) -> Metadata {

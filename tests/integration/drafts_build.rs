@@ -13,6 +13,7 @@ use jarvis::drafts::compile::{self, BuildResult, Toolchain};
 use jarvis::drafts::{DraftSettings, Visibility, Workspace};
 
 use crate::support::fs::tree;
+use crate::support::pdf::{pdf_text, poppler};
 
 fn ws(timeout: Duration) -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -58,7 +59,7 @@ fn a_normal_tex_compiles_with_its_chapters() {
         .expect("create");
     ws.add_draft_file(&d.id, "chapter.tex", "A chapter.\n").expect("add");
     let before = tree(ws.root());
-    let (bytes, ms) = pdf(compile::compile_latex(&ws, &d.id, "paper.tex", None).expect("compile"));
+    let (bytes, ms) = pdf(compile::compile_latex(&ws, &d.id, "paper.tex", None, None).expect("compile"));
     assert!(bytes.starts_with(b"%PDF"), "not a PDF");
     eprintln!("figure: latexmk compile of a one-page article took {ms} ms (machine shared, not quiet)");
     assert_eq!(tree(ws.root()), before, "the draft folder changed");
@@ -74,7 +75,7 @@ fn markdown_exports_with_maths() {
         .create_draft("notes", "notes.md", md, Visibility::Public, None)
         .expect("create");
     let before = tree(ws.root());
-    let (bytes, ms) = pdf(compile::export_pdf(&ws, &d.id, "notes.md", None).expect("export"));
+    let (bytes, ms) = pdf(compile::export_pdf(&ws, &d.id, "notes.md", None, None).expect("export"));
     assert!(bytes.starts_with(b"%PDF"));
     eprintln!("figure: pandoc → xelatex export of a short note took {ms} ms (machine shared, not quiet)");
     assert_eq!(tree(ws.root()), before);
@@ -120,12 +121,12 @@ fn hostile_tex_fails_safely() {
     let before = tree(ws.root());
 
     // \write18: the shell never runs (the document itself may build).
-    let _ = compile::compile_latex(&ws, &d.id, "shell.tex", None).expect("run");
+    let _ = compile::compile_latex(&ws, &d.id, "shell.tex", None, None).expect("run");
     assert!(!marker.exists(), "\\write18 ran a command");
 
     // An existing absolute file is refused, not merely missing.
     assert!(Path::new("/etc/passwd").exists());
-    let (_, log, _) = failed(compile::compile_latex(&ws, &d.id, "passwd.tex", None).expect("run"));
+    let (_, log, _) = failed(compile::compile_latex(&ws, &d.id, "passwd.tex", None, None).expect("run"));
     assert!(!log.contains("root:x:0:0"), "passwd leaked into the log");
     assert!(log.contains("/etc/passwd"), "{log}");
     // kpathsea names the refusal (openin_any = p), not a missing file.
@@ -135,9 +136,9 @@ fn hostile_tex_fails_safely() {
     );
 
     // Writes by absolute path or .. are refused.
-    let r = compile::compile_latex(&ws, &d.id, "write.tex", None).expect("run");
+    let r = compile::compile_latex(&ws, &d.id, "write.tex", None, None).expect("run");
     assert!(!outside.exists(), "wrote outside by absolute path ({r:?})");
-    let r = compile::compile_latex(&ws, &d.id, "up.tex", None).expect("run");
+    let r = compile::compile_latex(&ws, &d.id, "up.tex", None, None).expect("run");
     assert!(
         !ws.root().join(&d.id).parent().expect("p").join("escaped.tex").exists(),
         "wrote via .. ({r:?})"
@@ -145,10 +146,10 @@ fn hostile_tex_fails_safely() {
     assert!(!ws.root().join("escaped.tex").exists());
 
     // draft.json is not in the build copy.
-    failed(compile::compile_latex(&ws, &d.id, "meta.tex", None).expect("run"));
+    failed(compile::compile_latex(&ws, &d.id, "meta.tex", None, None).expect("run"));
 
     // An endless loop is killed at the timeout.
-    let (ending, _, ms) = failed(compile::compile_latex(&ws, &d.id, "loop.tex", None).expect("run"));
+    let (ending, _, ms) = failed(compile::compile_latex(&ws, &d.id, "loop.tex", None, None).expect("run"));
     assert!(ending.contains("stopped after"), "{ending}");
     assert!(ms < 30_000, "the loop ran {ms} ms");
 
@@ -176,7 +177,7 @@ fn raw_tex_in_markdown_is_not_run() {
     let d = ws
         .create_draft("evil md", "evil.md", &md, Visibility::Public, None)
         .expect("create");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "evil.md", None).expect("export"));
+    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "evil.md", None, None).expect("export"));
     assert!(bytes.starts_with(b"%PDF"));
     assert!(!marker.exists());
 }
@@ -187,29 +188,9 @@ fn only_the_right_types_build() {
     let d = ws
         .create_draft("x", "x.md", "x", Visibility::Public, None)
         .expect("create");
-    assert!(compile::compile_latex(&ws, &d.id, "x.md", None).is_err());
-    assert!(compile::compile_latex(&ws, &d.id, "-latex=pdflatex -shell-escape %O %S.tex", None).is_err());
-    assert!(compile::export_pdf(&ws, &d.id, "../x.md", None).is_err());
-}
-
-/// Run a poppler tool (`args`, then the PDF written to a temp file, then
-/// `tail`) and return its stdout.
-fn poppler(tool: &str, args: &[&str], pdf: &[u8], tail: &[&str]) -> String {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("out.pdf");
-    std::fs::write(&file, pdf).expect("write pdf");
-    let out = std::process::Command::new(tool)
-        .args(args)
-        .arg(&file)
-        .args(tail)
-        .output()
-        .unwrap_or_else(|e| panic!("{tool} missing ({e}) — `cargo xtask test` installs poppler-utils"));
-    assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn pdf_text(pdf: &[u8]) -> String {
-    poppler("pdftotext", &["-enc", "UTF-8"], pdf, &["-"])
+    assert!(compile::compile_latex(&ws, &d.id, "x.md", None, None).is_err());
+    assert!(compile::compile_latex(&ws, &d.id, "-latex=pdflatex -shell-escape %O %S.tex", None, None).is_err());
+    assert!(compile::export_pdf(&ws, &d.id, "../x.md", None, None).is_err());
 }
 
 /// The images in a PDF, as `pdfimages -list` rows (width, height).
@@ -275,7 +256,7 @@ fn export_embeds_no_outside_image_and_fetches_nothing() {
     let d = ws
         .create_draft("images", "report.md", &format!("{meta}{md}"), Visibility::Public, None)
         .expect("create");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "report.md", None).expect("export"));
+    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "report.md", None, None).expect("export"));
     assert_eq!(
         hits.load(std::sync::atomic::Ordering::SeqCst),
         0,
@@ -308,7 +289,7 @@ fn utf8_names_export_and_compile_with_the_default_engine() {
             None,
         )
         .expect("create");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "names.md", None).expect("export"));
+    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "names.md", None, None).expect("export"));
     let text = pdf_text(&bytes);
     for name in NAMES {
         assert!(
@@ -324,7 +305,7 @@ fn utf8_names_export_and_compile_with_the_default_engine() {
         ),
     )
     .expect("add");
-    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "names.tex", None).expect("compile"));
+    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "names.tex", None, None).expect("compile"));
     let text = pdf_text(&bytes);
     for name in NAMES {
         assert!(
@@ -347,10 +328,10 @@ fn pdflatex_is_still_selectable() {
     ws.add_draft_file(&d.id, "chapter.tex", "A chapter.\n").expect("add");
     ws.add_draft_file(&d.id, "plain.md", "# Plain\n\nCafé in Zürich.\n")
         .expect("add");
-    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "plain.tex", None).expect("compile"));
+    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "plain.tex", None, None).expect("compile"));
     // pdflatex, not xelatex (xdvipdfmx), made it.
     let info = poppler("pdfinfo", &[], &bytes, &[]);
     assert!(info.contains("pdfTeX"), "not a pdflatex PDF:\n{info}");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "plain.md", None).expect("export"));
+    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "plain.md", None, None).expect("export"));
     assert!(pdf_text(&bytes).contains("Zürich"));
 }

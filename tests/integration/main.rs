@@ -12,6 +12,7 @@ mod chat_drafts;
 mod chat_limits;
 mod chat_privacy;
 mod chat_turns;
+mod citations;
 mod cli_add;
 mod cli_add_remote;
 mod cli_config;

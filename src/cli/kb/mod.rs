@@ -1,6 +1,7 @@
-//! `jarvis kb …`: search, list, stats, schema, set-meta, remove, reindex,
-//! doctor, add, index-vault, eval. One file per kind of work: [`search`]
-//! (search, list), [`info`] (stats, schema), [`edit`] (set-meta, remove),
+//! `jarvis kb …`: search, list, stats, schema, bibtex, set-meta, remove,
+//! reindex, doctor, add, index-vault, eval. One file per kind of work:
+//! [`search`] (search, list), [`info`] (stats, schema), [`bibtex`],
+//! [`edit`] (set-meta, remove),
 //! [`maintain`] (reindex, doctor and the hidden probe doctor runs in a
 //! child process), [`add`], [`vault`], [`eval`], [`sync_status`].
 //!
@@ -16,6 +17,7 @@
 //! both modes print the same.
 
 mod add;
+mod bibtex;
 mod digest;
 mod edit;
 mod eval;
@@ -58,6 +60,11 @@ pub enum KbCmd {
         #[arg(long)]
         json: bool,
     },
+    /// The library's papers as BibTeX, each under its stable citation key (`smith2021protein`).
+    ///
+    /// Cite them in a draft with `\cite{key}` (LaTeX) or `[@key]` (Markdown);
+    /// compiling the draft writes the `.bib` of the keys it uses beside it.
+    Bibtex(bibtex::BibtexArgs),
     /// Correct a paper's title, authors or DOI (metadata only, nothing is re-embedded).
     SetMeta(edit::SetMetaArgs),
     /// Remove one document's database entry. Files on disk are never touched.
@@ -134,6 +141,7 @@ impl KbCmd {
             KbCmd::List(_)
             | KbCmd::Stats { .. }
             | KbCmd::Schema { .. }
+            | KbCmd::Bibtex(_)
             | KbCmd::SetMeta(_)
             | KbCmd::Remove(_)
             | KbCmd::Doctor { .. }
@@ -148,6 +156,7 @@ pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         KbCmd::List(a) => search::list(a, app, t),
         KbCmd::Stats { json } => info::stats(json, app, t),
         KbCmd::Schema { key, json } => info::schema(key, json, app, t),
+        KbCmd::Bibtex(a) => bibtex::bibtex(a, app, t),
         KbCmd::SetMeta(a) => edit::set_meta(a, app, t),
         KbCmd::Remove(a) => edit::remove(a, app, t),
         KbCmd::Reindex { json } => maintain::reindex(json, app, t),

@@ -25,7 +25,7 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::drafts::compile::{self, BuildResult, Toolchain};
+use crate::drafts::compile::{BuildResult, Toolchain};
 use crate::drafts::proposals::Proposal;
 use crate::drafts::{render, retention, versions, DraftsError, DraftsHandle, Visibility};
 use crate::web::error::{ApiError, ApiResult, Body, Query};
@@ -33,6 +33,7 @@ use crate::web::routes::sessions::blocking;
 use crate::web::state::WebState;
 
 crate::web_error_from!(DraftsError);
+crate::web_error_from!(crate::app::cite::DraftBuildError);
 
 pub fn routes() -> Router<Arc<WebState>> {
     Router::new()
@@ -271,9 +272,10 @@ fn pdf_response(d: &DraftsHandle, b: &FileRef, r: BuildResult) -> ApiResult<Resp
 
 async fn compile_tex(State(state): State<Arc<WebState>>, Body(b): Body<FileRef>) -> ApiResult<Response> {
     let shutdown = state.shutdown.clone();
+    let app = Arc::clone(&state.app);
     run(&state, move |d| {
         let stop = move || shutdown.is_cancelled();
-        let r = compile::compile_latex(&d.workspace, &b.draft_id, &b.filename, Some(&stop))?;
+        let r = app.compile_draft(&b.draft_id, &b.filename, Some(&stop))?;
         pdf_response(&d, &b, r)
     })
     .await
@@ -281,9 +283,10 @@ async fn compile_tex(State(state): State<Arc<WebState>>, Body(b): Body<FileRef>)
 
 async fn export_md(State(state): State<Arc<WebState>>, Body(b): Body<FileRef>) -> ApiResult<Response> {
     let shutdown = state.shutdown.clone();
+    let app = Arc::clone(&state.app);
     run(&state, move |d| {
         let stop = move || shutdown.is_cancelled();
-        let r = compile::export_pdf(&d.workspace, &b.draft_id, &b.filename, Some(&stop))?;
+        let r = app.export_draft(&b.draft_id, &b.filename, Some(&stop))?;
         pdf_response(&d, &b, r)
     })
     .await

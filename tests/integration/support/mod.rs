@@ -8,6 +8,7 @@
 //!   guard), waiting until they are ready, stopping them.
 //! - `fs`: the committed fixtures, writing notes, a folder's contents.
 //! - `net`: loopback ports, free or dead.
+//! - `pdf`: poppler's tools reading a PDF a test built.
 //! - `runtime`: the natives unpacked once per test binary and in-process
 //!   configurations that use them.
 //! - `chat`: a real knowledge base over a generated vault, and chat agents
@@ -28,6 +29,7 @@ pub mod fakes;
 pub mod fs;
 pub mod net;
 pub mod owner;
+pub mod pdf;
 pub mod runtime;
 pub mod sandbox;
 pub mod sync_crash_core;

@@ -64,6 +64,12 @@ pub fn config(sb: &Sandbox) -> Config {
     Config::load(&JarvisHome::at(sb.jarvis_home()), &env).expect("config")
 }
 
+/// The knowledge base of `sb`, opened in this process (drop it before a
+/// `jarvis` in `sb` runs: one owner at a time).
+pub fn open_kb(sb: &Sandbox) -> jarvis::kb::Kb {
+    jarvis::app::kb::open_kb(&config(sb)).expect("open kb in-process")
+}
+
 /// A configuration in a fresh temporary home naming the shared PDFium,
 /// with `toml` (whole sections, e.g. `"[pdf]\nocr = false"`) appended.
 pub fn pdf_config(toml: &str) -> (tempfile::TempDir, Config) {
