@@ -13,31 +13,26 @@
 //! is added from (the vault's one rule, [`super::vault::get_visibility`]) —
 //! its text, title and images then never go to a cloud model for metadata,
 //! a summary or captions.
+//! [`add_document`] reads as the list of its steps; each step is a
+//! function in `steps`.
 //! Must not: run PDFium in this process for real ingest — PDF work goes
 //! through a [`PdfTools`] the caller provides (the app's isolated child
 //! process); nor write anything before the final commit.
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
+use self::steps::Duplicates;
 use super::arxiv::{ArxivClient, ArxivError, ArxivId};
 use super::doi::Remote;
-use super::identity::{find_same_paper, Identity};
-use super::metadata::{self, PdfMetadata};
+use super::metadata::PdfMetadata;
 use super::remote::{RemoteError, RemoteSources};
 use crate::cancel::Cancel;
-use crate::doc_type::DocType;
-use crate::kb::change::{content_hash, SourceChange};
-use crate::kb::ops::paper_header;
-use crate::kb::stage::{build_text_documents, Document};
-use crate::kb::{Kb, KbError, ReplaceBy};
-use crate::llm::retry::with_retries_cancellable;
-use crate::llm::{CallError, ChatProvider, ErrorKind, SummarySource};
-
-use crate::pdf::{Annotation, AnnotationKind, Converted, Figure};
+use crate::kb::change::SourceChange;
+use crate::kb::{Kb, KbError};
+use crate::llm::{CallError, ChatProvider};
+use crate::pdf::{Annotation, Converted, Figure};
 use crate::store::Metadata;
-use crate::visibility::{Visibility, PRIVATE_FOLDER_REASON, PRIVATE_REASON_KEY};
+use crate::visibility::Visibility;
 
 /// A summary or caption is tried this many times in all when it fails
 /// transiently (rate limit, overload, timeout, dropped connection).
@@ -278,436 +273,107 @@ fn llm_err(e: CallError) -> AddError {
     }
 }
 
+/// What the first step found: the PDF (empty when none could be found)
+/// and what is known about it before reading it.
+struct Fetched {
+    /// The name messages use: the file name, or `arXiv:<id>v<n>`.
+    name: String,
+    bytes: Vec<u8>,
+    /// Stored as the entry's `source`: `file://…`, the abstract page, …
+    source: String,
+    /// A local PDF's resolved path.
+    file_path: Option<String>,
+    /// Title, authors and DOI known so far.
+    meta: PdfMetadata,
+    /// Bibliographic fields beyond title/authors/DOI (year, venue, arXiv id…).
+    extra: Metadata,
+    /// arXiv's or the DOI record's abstract.
+    abstract_text: Option<String>,
+}
+
+/// The paper as it goes through the steps: what was fetched, where it
+/// belongs, and who may read it.
+struct Paper<'a> {
+    name: String,
+    bytes: Vec<u8>,
+    source: String,
+    file_path: Option<String>,
+    /// Explicit values first, then the source's, then the model's guesses.
+    meta: PdfMetadata,
+    extra: Metadata,
+    abstract_text: Option<String>,
+    visibility: Visibility,
+    /// The provider this paper may be shown to: none for a private paper
+    /// under a cloud model.
+    provider: Option<&'a dyn ChatProvider>,
+    /// The PDF's content hash: change detection and the paper's identity.
+    hash: String,
+}
+
+impl Paper<'_> {
+    fn has_pdf(&self) -> bool {
+        !self.bytes.is_empty()
+    }
+
+    fn private(&self) -> bool {
+        self.visibility.is_private()
+    }
+}
+
+/// What every chunk of the entry carries.
+struct Entry {
+    title: String,
+    authors: String,
+    /// The title-and-authors line each chunk is embedded under.
+    header: String,
+    /// Bibliographic fields (title, authors, DOI and the extra ones).
+    caller: Metadata,
+    /// The entry's own fields (doc_type, visibility, source, hash), which
+    /// win over anything a chunk sets.
+    own: Metadata,
+}
+
 /// Add one paper. Nothing is written until the single commit at the end,
 /// so an error or a stop at any earlier step leaves the knowledge base as
 /// it was.
 pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, AddError> {
     let mut report = AddReport::default();
-    // 1. The PDF and what we know about it before reading it.
-    // Bibliographic fields beyond title/authors/DOI (year, venue, arXiv id…).
-    let mut extra = Metadata::new();
-    let (name, bytes, source, file_path, mut meta, abstract_text) = match &req.input {
-        Input::Local(path) => {
-            let abs = std::fs::canonicalize(path).map_err(|source| AddError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            let bytes = std::fs::read(&abs).map_err(|source| AddError::Read {
-                path: abs.clone(),
-                source,
-            })?;
-            if !bytes.starts_with(b"%PDF") {
-                return Err(AddError::BadInput(abs.display().to_string()));
-            }
-            let name = abs
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let source = format!("file://{}", abs.display());
-            (
-                name,
-                bytes,
-                source,
-                Some(abs.display().to_string()),
-                PdfMetadata::default(),
-                None,
-            )
-        }
-        Input::Arxiv(id) => {
-            (cx.progress)(Stage::Downloading);
-            let paper = cx.arxiv.fetch_metadata(id)?;
-            check(cx.cancel)?;
-            let bytes = cx.arxiv.download_pdf(id)?;
-            let meta = PdfMetadata {
-                title: Some(paper.title.clone()).filter(|t| !t.is_empty()),
-                authors: Some(paper.authors.join(", ")).filter(|a| !a.is_empty()),
-                doi: paper.doi.clone(),
-            };
-            super::remote::arxiv_fields(&paper, &mut extra);
-            (
-                format!("arXiv:{}", id.versioned()),
-                bytes,
-                id.abs_url(),
-                None,
-                meta,
-                Some(paper.summary),
-            )
-        }
-        Input::Remote(r) => {
-            let remote = cx.remote.ok_or(AddError::NoRemote)?;
-            (cx.progress)(Stage::Downloading);
-            let found = remote.fetch(cx.arxiv, r, cx.cancel).map_err(|e| match e {
-                RemoteError::Web(super::web::WebError::Cancelled) => AddError::Cancelled,
-                e => e.into(),
-            })?;
-            report.warnings.extend(found.warnings.iter().cloned());
-            let (meta, abstract_text) = found.record(&mut extra);
-            // No PDF (none open, none served): an empty body, and the
-            // abstract becomes the entry.
-            (
-                found.name,
-                found.pdf.unwrap_or_default(),
-                found.source,
-                None,
-                meta,
-                abstract_text,
-            )
-        }
-    };
+    let fetched = steps::fetch(cx, req, &mut report)?;
     check(cx.cancel)?;
-    let visibility = match &file_path {
-        Some(p) => cx.settings.visibility_of(Path::new(p)),
-        None => Visibility::Public,
-    };
-    let private = visibility.is_private();
-    report.private = private;
-    // Under a cloud model, nothing of a private PDF goes to the provider:
-    // not its first pages for metadata, not its text for a summary, not its
-    // figures for captions.
-    let provider = cx.provider.filter(|_| !(private && cx.settings.provider_is_cloud));
-    let has_pdf = !bytes.is_empty();
-    // Change detection before any PDF or model work: same source and same
-    // bytes is a no-op; changed bytes replace the old entry (no question) —
-    // and so does an entry stored with the wrong visibility (a private
-    // folder's PDF added public before this rule existed).
-    let hash = content_hash(&bytes);
-    let mut change = cx.kb.source_change(&source, &hash)?;
-    if matches!(change, SourceChange::Unchanged) && private {
-        let stored = cx.kb.find_document(&source)?;
-        if !stored.visibility.is_private() {
-            report.warnings.push(
-                "it was stored public before; it is re-added private (it is in the vault's private folder)".into(),
-            );
-            change = SourceChange::Changed {
-                stored_hash: Some(hash.clone()),
-            };
-        }
-    }
-    let changed = match change {
-        SourceChange::Unchanged => {
-            report.skipped = Some(format!(
-                "{source} is unchanged since it was added (same bytes) — nothing to do"
-            ));
-            report.unchanged = true;
-            report.source = source;
-            return Ok(report);
-        }
+    let mut paper = steps::classify(cx, fetched, &mut report);
+    let changed = match steps::detect_change(cx, &paper, &mut report)? {
+        SourceChange::Unchanged => return Ok(report),
         SourceChange::Changed { .. } => true,
         SourceChange::New => false,
     };
-    if private && req.mode == Mode::Summary && provider.is_none() && cx.provider.is_some() {
-        return Err(AddError::PrivateNeedsLocalSummary(name));
-    }
-    // Explicit values always win over arXiv's and inferred ones.
-    meta = PdfMetadata {
-        title: req.explicit.title.clone().or(meta.title),
-        authors: req.explicit.authors.clone().or(meta.authors),
-        doi: req.explicit.doi.clone().or(meta.doi),
-    };
+    steps::refuse_cloud_summary(cx, req, &paper)?;
+    paper.meta = steps::prefer_explicit(&req.explicit, paper.meta);
 
-    // 2. Annotations before the body: a scanned PDF still keeps them.
-    (cx.progress)(Stage::Annotations);
-    let annotations = match cx.pdf.annotations(&name, &bytes) {
-        _ if !has_pdf => Vec::new(),
-        Ok(a) => a,
-        Err(e) => {
-            report.warnings.push(format!("annotations: {e}"));
-            Vec::new()
-        }
-    };
+    let annotations = steps::read_annotations(cx, &paper, &mut report);
     check(cx.cancel)?;
-
-    // 3. The text (needed for full text, metadata inference and non-upload summaries).
-    (cx.progress)(Stage::Converting);
-    let converted = match cx.pdf.convert(&name, &bytes) {
-        _ if !has_pdf => None,
-        Ok(c) => Some(c),
-        Err(e) if e.no_text && !annotations.is_empty() => {
-            report.warnings.push(format!(
-                "{e}; the body could not be converted (a scanned PDF?), so only its annotations are added"
-            ));
-            None
-        }
-        Err(e) if e.no_text && req.mode == Mode::Summary && abstract_text.is_some() => {
-            report
-                .warnings
-                .push(format!("{e}; summarising from the arXiv abstract"));
-            None
-        }
-        Err(e) => return Err(AddError::Pdf(e)),
-    };
-    if let Some(c) = &converted {
-        report.warnings.extend(ocr::warnings(c));
-    }
+    let converted = steps::convert(cx, req, &paper, &annotations, &mut report)?;
     check(cx.cancel)?;
+    steps::infer_metadata(cx, req, &mut paper, converted.as_ref())?;
+    let entry = steps::describe(&paper, converted.as_ref());
 
-    // 4. Metadata for local PDFs: explicit values win; inference fills gaps.
-    if matches!(req.input, Input::Local(_) | Input::Remote(Remote::Url(_))) && !meta.complete() {
-        (cx.progress)(Stage::Metadata);
-        let first_pages: String = converted
-            .as_ref()
-            .map(|c| c.page_texts.iter().take(2).cloned().collect::<Vec<_>>().join("\n"))
-            .unwrap_or_default();
-        meta = metadata::resolve(&meta, || {
-            metadata::infer(&first_pages, provider, &cx.settings.metadata_prompt, Some(cx.cancel))
-        });
-        check(cx.cancel)?;
-    }
-    // No usable title from the caller or the model: the title the layout
-    // shows (the conversion's H1) beats the file name.
-    let title = meta
-        .title
-        .clone()
-        .or_else(|| converted.as_ref().and_then(|c| c.title.clone()))
-        .unwrap_or_else(|| name.trim_end_matches(".pdf").to_string());
-    let authors = meta.authors.clone().unwrap_or_default();
+    let replace = match steps::settle_duplicates(cx, &paper, changed, &entry.title, &mut report)? {
+        Duplicates::Add { replace } => replace,
+        Duplicates::Declined => return Ok(report),
+    };
 
-    // 5. Duplicates: same source → replace after confirmation; same title
-    //    elsewhere → a separate entry after confirmation.
-    let mut replace = None;
-    let identity = Identity {
-        doi: meta.doi.clone(),
-        arxiv_id: extra.get("arxiv_id").and_then(|v| v.as_str()).map(str::to_string),
-        pdf_hash: has_pdf.then(|| hash.clone()),
-    };
-    let same = if changed {
-        None
-    } else {
-        find_same_paper(cx.kb, &source, &identity)?
-    };
-    if let Some(same) = same {
-        let question = format!(
-            "{:?} is already in the knowledge base as {} ({}). Replace it with this copy?",
-            same.title, same.source, same.why
-        );
-        if !(cx.confirm)(&question) {
-            check(cx.cancel)?;
-            report.skipped = Some(format!(
-                "it is already in the knowledge base as {} ({})",
-                same.source, same.why
-            ));
-            report.source = source;
-            report.title = title;
-            return Ok(report);
-        }
-        replace = Some(ReplaceBy::Source(same.source));
-        report.replaced = true;
-    } else if changed {
-        replace = Some(ReplaceBy::Source(source.clone()));
-        report.replaced = true;
-    } else if let Some(why) = cx.kb.paper_exists(&source, &title)? {
-        let same_source = !cx
-            .kb
-            .store()
-            .ids_by(crate::store::LookupField::Source, &source)
-            .map_err(KbError::from)?
-            .is_empty();
-        let question = if same_source {
-            format!("{why}. Replace it (body, annotations and figures)?")
-        } else {
-            format!("{why}. Add this one as a separate entry?")
-        };
-        if !(cx.confirm)(&question) {
-            // A stop while the question was open is a stop, not a "no".
-            check(cx.cancel)?;
-            report.skipped = Some(why);
-            report.source = source;
-            report.title = title;
-            return Ok(report);
-        }
-        if same_source {
-            replace = Some(ReplaceBy::Source(source.clone()));
-            report.replaced = true;
-        }
-    }
-
-    // 6. The body.
-    let mut docs: Vec<Document> = Vec::new();
-    let header = paper_header(&title, &authors);
-    let mut caller = Metadata::new();
-    caller.insert("title".into(), json!(title));
-    caller.insert("authors".into(), json!(authors));
-    if let Some(d) = &meta.doi {
-        caller.insert("doi".into(), json!(d));
-    }
-    for (k, v) in &extra {
-        caller.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    let mut own = Metadata::new();
-    own.insert("doc_type".into(), json!(DocType::Paper.as_str()));
-    own.insert("visibility".into(), json!(visibility.as_str()));
-    if private {
-        own.insert(PRIVATE_REASON_KEY.into(), json!(PRIVATE_FOLDER_REASON));
-    }
-    own.insert("source".into(), json!(source));
-    if let Some(p) = &file_path {
-        own.insert("file_path".into(), json!(p));
-    }
-    own.insert("content_hash".into(), json!(hash));
-    // Annotations first, always: a scanned PDF (no text layer) in summary
-    // mode keeps its highlights too; its body is skipped with the warning
-    // step 3 gave, unless a provider reads the PDF itself.
-    let reads_pdf_itself =
-        matches!(req.input, Input::Local(_)) && provider.is_some_and(|p| p.provider_name() == "anthropic");
-    let body_unavailable =
-        converted.is_none() && abstract_text.is_none() && !annotations.is_empty() && !reads_pdf_itself;
-    let body_text = match req.mode {
-        _ if !has_pdf => Some(super::remote::abstract_body(
-            &title,
-            &authors,
-            &extra,
-            abstract_text.as_deref(),
-        )),
-        Mode::FullText => converted.as_ref().map(|c| c.markdown.clone()),
-        Mode::Summary if body_unavailable => None,
-        Mode::Summary => {
-            let provider = provider.ok_or(AddError::NoProvider)?;
-            (cx.progress)(Stage::Summarising);
-            let src = match (&req.input, provider.provider_name(), &converted, &abstract_text) {
-                // Anthropic reads the PDF itself (a private PDF never gets
-                // here with a cloud provider: see `provider` above).
-                (Input::Local(p), "anthropic", _, _) => SummarySource::Pdf(p.clone()),
-                (_, _, Some(c), _) => SummarySource::Text(c.markdown.clone()),
-                (_, _, None, Some(a)) => SummarySource::Text(a.clone()),
-                (_, _, None, None) => return Err(AddError::Summary("the PDF has no text to summarise".into())),
-            };
-            let summary_prompt = cx.settings.summary_prompt.replace("{title}", &title);
-            let summary = with_retries_cancellable(
-                LLM_ATTEMPTS,
-                cx.settings.llm_retry_backoff,
-                ErrorKind::TRANSIENT,
-                Some(cx.cancel),
-                || provider.summarize(&summary_prompt, &src, 2000, Some(cx.cancel)),
-            )
-            .map_err(llm_err)?;
-            Some(summary)
-        }
-    };
+    let body = steps::write_body(cx, req, &paper, converted.as_ref(), &annotations, &entry)?;
     check(cx.cancel)?;
-    let mut body_caller = caller.clone();
-    body_caller.insert(
-        "storage_mode".into(),
-        json!(if !has_pdf {
-            "abstract"
-        } else if req.mode == Mode::Summary {
-            "summary"
-        } else {
-            "full_text"
-        }),
-    );
-    if let Some(text) = body_text {
-        let mut body = build_text_documents(&text, &body_caller, &own, &header, cx.kb.chunker_config())?;
-        if let Some(c) = converted
-            .as_ref()
-            .filter(|_| !(req.mode == Mode::Summary && reads_pdf_itself))
-        {
-            ocr::mark(&mut body, c, req.mode == Mode::FullText);
-        }
-        report.body_chunks = body.len();
-        docs.extend(body);
-    }
+    let mut docs = steps::body_chunks(cx, req, &paper, body, converted.as_ref(), &entry, &mut report)?;
+    docs.extend(steps::annotation_chunks(&annotations, &entry, &mut report));
+    docs.extend(steps::figure_chunks(cx, req, &paper, &entry, &mut report)?);
+    steps::refuse_empty(&docs, &paper.name)?;
 
-    // 7. Annotation chunks, each its own searchable chunk.
-    for a in &annotations {
-        let mut m = caller.clone();
-        m.insert(
-            "annotation_kind".into(),
-            json!(match a.kind {
-                AnnotationKind::Highlight => "highlight",
-                AnnotationKind::Comment => "comment",
-            }),
-        );
-        m.insert("page".into(), json!(a.page));
-        m.insert("note_text".into(), json!(a.note_text));
-        docs.push(annotation_doc(a.chunk_text(), &header, m, &own));
-        report.annotation_chunks += 1;
-    }
-
-    // 8. Figures, captioned only when enabled and never sent to a cloud
-    //    model from a private document.
-    if has_pdf && (req.figures || cx.settings.figure_captions) {
-        match cx.provider {
-            _ if private && cx.settings.provider_is_cloud => report
-                .warnings
-                .push("figures not captioned: a private document's images never go to a cloud model".into()),
-            None => report
-                .warnings
-                .push("figures not captioned: no vision model is configured".into()),
-            Some(provider) => {
-                let figures = cx
-                    .pdf
-                    .figures(
-                        &name,
-                        &bytes,
-                        cx.settings.figure_max_per_doc,
-                        cx.settings.figure_min_pixels,
-                    )
-                    .unwrap_or_else(|e| {
-                        report.warnings.push(format!("figures: {e}"));
-                        Vec::new()
-                    });
-                for (i, f) in figures.iter().enumerate() {
-                    check(cx.cancel)?;
-                    (cx.progress)(Stage::Figures(i + 1));
-                    let caption = with_retries_cancellable(
-                        LLM_ATTEMPTS,
-                        cx.settings.llm_retry_backoff,
-                        ErrorKind::TRANSIENT,
-                        Some(cx.cancel),
-                        || provider.describe_image(&f.png, &title, Some(cx.cancel)),
-                    );
-                    match caption {
-                        Ok(caption) => {
-                            let mut m = caller.clone();
-                            m.insert("annotation_kind".into(), json!("figure"));
-                            m.insert("page".into(), json!(f.page));
-                            m.insert("note_text".into(), json!(""));
-                            docs.push(annotation_doc(
-                                format!("[FIGURE p.{}] {}", f.page, caption.trim()),
-                                &header,
-                                m,
-                                &own,
-                            ));
-                            report.figure_chunks += 1;
-                        }
-                        Err(CallError::Cancelled(_)) => return Err(AddError::Cancelled),
-                        Err(e) => report.warnings.push(format!("figure on page {} skipped: {e}", f.page)),
-                    }
-                }
-            }
-        }
-    }
-    if docs.is_empty() {
-        return Err(AddError::Pdf(PdfFailure {
-            message: format!("{name}: nothing to add — no text, no annotations"),
-            no_text: true,
-        }));
-    }
-
-    // 9. Embed (stoppable), then the one commit (never stopped).
-    (cx.progress)(Stage::Embedding(docs.len()));
-    let prepared = cx.kb.prepare(docs, cx.cancel).map_err(|e| match e {
-        KbError::Cancelled => AddError::Cancelled,
-        other => other.into(),
-    })?;
-    check(cx.cancel)?;
-    (cx.progress)(Stage::Committing);
-    cx.kb.commit(prepared, replace.as_ref())?;
-    report.source = source;
-    report.title = title;
-    report.authors = authors;
-    report.doi = meta.doi;
+    steps::embed_and_commit(cx, docs, replace.as_ref())?;
+    report.source = paper.source;
+    report.title = entry.title;
+    report.authors = entry.authors;
+    report.doi = paper.meta.doi;
     Ok(report)
-}
-
-fn annotation_doc(text: String, header: &str, mut meta: Metadata, own: &Metadata) -> Document {
-    meta.entry("date_added".to_string())
-        .or_insert_with(|| json!(crate::kb::stage::now_iso()));
-    for (k, v) in own {
-        meta.insert(k.clone(), v.clone());
-    }
-    let embed_text = crate::kb::chunker::compose_embed_text(header, "", &text);
-    Document { text, embed_text, meta }
 }
 
 /// PDF work in this process. Used by the isolated worker itself and by
@@ -740,5 +406,6 @@ impl PdfTools for InProcessPdf {
 }
 
 mod ocr;
+mod steps;
 #[cfg(test)]
 mod tests;

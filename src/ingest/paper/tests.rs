@@ -16,6 +16,7 @@ use crate::kb::search::SearchRequest;
 use crate::kb::KbSettings;
 use crate::llm::provider::{ToolCall, ToolError, ToolOutcome, ToolSpec, TurnEnd, Usage};
 use crate::llm::transcript::Message;
+use crate::llm::SummarySource;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
