@@ -300,56 +300,108 @@ fn check(cancel: &Cancel) -> Result<(), DigestError> {
 /// report and the run goes on; only a run that could do nothing useful
 /// fails.
 pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result<DigestReport, DigestError> {
+    refuse_unless_wanted(deps, &opts)?;
+    let Some(_slot) = RunSlot::take(&deps.state_dir) else {
+        return Err(DigestError::AlreadyRunning);
+    };
+    let mut report = DigestReport {
+        dry_run: opts.dry_run,
+        model: format!("{}:{}", deps.provider.provider_name(), deps.provider.model()),
+        ..DigestReport::default()
+    };
+    let seen = state::SeenSet::load(&deps.state_dir).map_err(|reason| seen_write_error(deps, reason))?;
+    let window = open_window(deps, &seen, &opts, &mut report);
+
+    let fetched = fetch_sources(deps, window, &cancel, &mut report)?;
+    let fresh = drop_known(deps, fetched, &seen, &mut report)?;
+    if fresh.is_empty() {
+        return finish_quiet(deps, &opts, seen, report);
+    }
+    let gated = gate_by_library(deps, fresh, &cancel, &mut report)?;
+    let scoring = score_papers(deps, &gated, &cancel, &mut report)?;
+
+    let tiers = split_tiers(deps, scoring.scored, &mut report);
+    let date = state::day(opts.now);
+    let markdown = render_digest(&date, opts.now, &tiers, &scoring.skipped, &report);
+    if opts.dry_run {
+        say_nothing_written(deps, &report);
+        return Ok(report);
+    }
+    let path = write_digest_file(deps, &date, &markdown, &mut report)?;
+    index::index_digest_file(deps.kb, &path, &date, &markdown, &cancel)?;
+    index_papers(deps, &tiers, &cancel, &mut report);
+    remember(deps, opts.now, seen, &tiers, &gated.dropped)?;
+    Ok(report)
+}
+
+/// A switched-off digest runs only when forced; one with no feeds cannot
+/// run at all.
+fn refuse_unless_wanted(deps: &DigestDeps<'_>, opts: &DigestOptions) -> Result<(), DigestError> {
     if !deps.settings.enabled && !opts.force {
         return Err(DigestError::Disabled);
     }
     if deps.settings.nothing_configured() {
         return Err(DigestError::NothingConfigured);
     }
-    let Some(_slot) = RunSlot::take(&deps.state_dir) else {
-        return Err(DigestError::AlreadyRunning);
-    };
-    let say = deps.progress;
-    let mut report = DigestReport {
-        dry_run: opts.dry_run,
-        model: format!("{}:{}", deps.provider.provider_name(), deps.provider.model()),
-        ..DigestReport::default()
-    };
-    let mut seen = state::SeenSet::load(&deps.state_dir).map_err(|reason| DigestError::Write {
+    Ok(())
+}
+
+fn seen_write_error(deps: &DigestDeps<'_>, reason: String) -> DigestError {
+    DigestError::Write {
         path: state::SeenSet::path(&deps.state_dir),
         reason,
-    })?;
+    }
+}
+
+/// The days to look at (from the last success, so a missed run loses
+/// nothing), said and recorded.
+fn open_window(
+    deps: &DigestDeps<'_>,
+    seen: &state::SeenSet,
+    opts: &DigestOptions,
+    report: &mut DigestReport,
+) -> (OffsetDateTime, OffsetDateTime) {
     let window = state::window(seen.last_success(), opts.now, deps.settings.first_run_days);
     report.window_start = state::day(window.0);
     report.window_end = state::day(window.1);
-    say(&format!(
+    (deps.progress)(&format!(
         "looking for papers from {} to {}",
         report.window_start, report.window_end
     ));
+    window
+}
 
-    // 1. Fetch.
+/// Every configured feed in the window. A feed that fails is recorded
+/// and the run goes on without it; only all of them failing stops it.
+fn fetch_sources(
+    deps: &DigestDeps<'_>,
+    window: (OffsetDateTime, OffsetDateTime),
+    cancel: &Cancel,
+    report: &mut DigestReport,
+) -> Result<Vec<Candidate>, DigestError> {
+    let say = deps.progress;
     let mut all: Vec<Candidate> = Vec::new();
     for (cat, cap) in &deps.settings.arxiv_categories {
-        check(&cancel)?;
+        check(cancel)?;
         say(&format!("fetching arXiv {cat}…"));
-        let (papers, outcome) = arxiv::fetch_category(deps.arxiv, cat, *cap, window.0, &cancel);
+        let (papers, outcome) = arxiv::fetch_category(deps.arxiv, cat, *cap, window.0, cancel);
         all.extend(papers);
         report.sources.push(outcome);
     }
     if !deps.settings.biorxiv_categories.is_empty() || !deps.settings.biorxiv_keywords.is_empty() {
-        check(&cancel)?;
+        check(cancel)?;
         say("fetching bioRxiv…");
         let (papers, outcomes) = biorxiv::fetch(
             &deps.settings.biorxiv,
             &deps.settings.biorxiv_categories,
             &deps.settings.biorxiv_keywords,
             window,
-            &cancel,
+            cancel,
         );
         all.extend(papers);
         report.sources.extend(outcomes);
     }
-    check(&cancel)?;
+    check(cancel)?;
     for s in &report.sources {
         match &s.status {
             SourceStatus::Ok => say(&format!("{}: {} papers in the window", s.name, s.fetched)),
@@ -374,9 +426,18 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
         return Err(DigestError::AllSourcesFailed(why));
     }
     report.fetched = all.len();
+    Ok(all)
+}
 
-    // 2. Deduplicate, drop what was seen or is kept already.
-    let (unique, dups) = state::dedup(all);
+/// Deduplicate across feeds, then drop what was suggested before or is
+/// kept in the knowledge base already.
+fn drop_known(
+    deps: &DigestDeps<'_>,
+    fetched: Vec<Candidate>,
+    seen: &state::SeenSet,
+    report: &mut DigestReport,
+) -> Result<Vec<Candidate>, DigestError> {
+    let (unique, dups) = state::dedup(fetched);
     report.duplicates = dups;
     let mut fresh = Vec::new();
     for c in unique {
@@ -389,30 +450,44 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
         }
     }
     report.candidates = fresh.len();
-    if fresh.is_empty() {
-        report.quiet = true;
-        let why = if report.fetched == 0 {
-            "nothing new was announced in the window (arXiv announces nothing on Friday and Saturday nights or on holidays) — a quiet spell, not a fault".to_string()
-        } else {
-            format!(
-                "all {} papers fetched were suggested before or are already in the knowledge base",
-                report.fetched
-            )
-        };
-        say(&format!("no new papers: {why}"));
-        report.warnings.push(why);
-        if !opts.dry_run {
-            seen.set_last_success(opts.now);
-            seen.save(opts.now).map_err(|reason| DigestError::Write {
-                path: state::SeenSet::path(&deps.state_dir),
-                reason,
-            })?;
-        }
-        return Ok(report);
-    }
+    Ok(fresh)
+}
 
-    // 3. The gate: only the closest to the user's library reach the LLM.
-    say(&format!(
+/// Nothing new: say why (a quiet spell is not a fault) and, unless this is
+/// a dry run, stamp the run a success so the next window starts here.
+fn finish_quiet(
+    deps: &DigestDeps<'_>,
+    opts: &DigestOptions,
+    mut seen: state::SeenSet,
+    mut report: DigestReport,
+) -> Result<DigestReport, DigestError> {
+    report.quiet = true;
+    let why = if report.fetched == 0 {
+        "nothing new was announced in the window (arXiv announces nothing on Friday and Saturday nights or on holidays) — a quiet spell, not a fault".to_string()
+    } else {
+        format!(
+            "all {} papers fetched were suggested before or are already in the knowledge base",
+            report.fetched
+        )
+    };
+    (deps.progress)(&format!("no new papers: {why}"));
+    report.warnings.push(why);
+    if !opts.dry_run {
+        seen.set_last_success(opts.now);
+        seen.save(opts.now).map_err(|reason| seen_write_error(deps, reason))?;
+    }
+    Ok(report)
+}
+
+/// The gate: only the papers closest to the user's library reach the LLM
+/// (its cost and time grow with every paper sent).
+fn gate_by_library(
+    deps: &DigestDeps<'_>,
+    fresh: Vec<Candidate>,
+    cancel: &Cancel,
+    report: &mut DigestReport,
+) -> Result<gate::Gated, DigestError> {
+    (deps.progress)(&format!(
         "ranking {} new papers by similarity to your library…",
         fresh.len()
     ));
@@ -421,11 +496,11 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
         fresh,
         deps.settings.max_candidates,
         deps.provider_is_cloud,
-        &cancel,
+        cancel,
     )?;
     report.gated_out = gated.dropped.len();
     report.gate_without_library = gated.no_library;
-    say(&format!(
+    (deps.progress)(&format!(
         "{} sent to the model, {} gated out by library similarity{}",
         gated.kept.len(),
         gated.dropped.len(),
@@ -435,15 +510,25 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
             ""
         }
     ));
+    Ok(gated)
+}
 
-    // 4. Score.
+/// The model scores the kept papers in batches. A failed batch is
+/// recorded and its papers stay unscored; only every batch failing stops
+/// the run.
+fn score_papers(
+    deps: &DigestDeps<'_>,
+    gated: &gate::Gated,
+    cancel: &Cancel,
+    report: &mut DigestReport,
+) -> Result<score::Scoring, DigestError> {
     let scoring = score::score_all(
         deps.provider,
         &deps.prompt,
         &gated.kept,
         &score::BatchLimits::new(deps.settings.batch_size, deps.settings.context_tokens),
-        say,
-        &cancel,
+        deps.progress,
+        cancel,
     )?;
     report.usage = scoring.usage;
     report.failed_batches = scoring.failed_batches.clone();
@@ -453,7 +538,7 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
         .map(|(c, why)| (c.title.clone(), why.clone()))
         .collect();
     report.scored = scoring.scored.len();
-    say(&format!(
+    (deps.progress)(&format!(
         "scored {} of {} ({} skipped, {} batch{} failed); {}",
         report.scored,
         gated.kept.len(),
@@ -465,36 +550,64 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
     if scoring.scored.is_empty() && !scoring.failed_batches.is_empty() {
         return Err(DigestError::ScoringFailed(scoring.failed_batches.join("; ")));
     }
-    check(&cancel)?;
+    check(cancel)?;
+    Ok(scoring)
+}
 
-    // 5. The digest file and the tiers.
-    let tiers = render::Tiers::split(scoring.scored, deps.settings.max_results);
+/// Must-Read, Worth Reading and Skim, counted in the report.
+fn split_tiers(deps: &DigestDeps<'_>, scored: Vec<score::Scored>, report: &mut DigestReport) -> render::Tiers {
+    let tiers = render::Tiers::split(scored, deps.settings.max_results);
     report.must_read = tiers.must_read.len();
     report.worth_reading = tiers.worth_reading.len();
     report.skim = tiers.skim.len();
-    let date = state::day(opts.now);
-    let markdown = render::render(&render::DigestView {
-        date: &date,
-        now: opts.now,
-        tiers: &tiers,
-        skipped: &scoring.skipped,
+    tiers
+}
+
+/// The digest's Markdown, with the run's sources, model and cost in it.
+fn render_digest(
+    date: &str,
+    now: OffsetDateTime,
+    tiers: &render::Tiers,
+    skipped: &[(Candidate, String)],
+    report: &DigestReport,
+) -> String {
+    render::render(&render::DigestView {
+        date,
+        now,
+        tiers,
+        skipped,
         sources: &report.sources,
         model: &report.model,
         usage: &report.usage,
         gated_out: report.gated_out,
-    });
-    if opts.dry_run {
-        say(&format!(
-            "dry run: nothing written or indexed ({} Must-Read, {} Worth Reading, {} Skim)",
-            report.must_read, report.worth_reading, report.skim
-        ));
-        return Ok(report);
-    }
-    let path = render::write_digest(&deps.settings.output_dir, &date, &markdown)?;
-    say(&format!("wrote {}", path.display()));
+    })
+}
+
+fn say_nothing_written(deps: &DigestDeps<'_>, report: &DigestReport) {
+    (deps.progress)(&format!(
+        "dry run: nothing written or indexed ({} Must-Read, {} Worth Reading, {} Skim)",
+        report.must_read, report.worth_reading, report.skim
+    ));
+}
+
+fn write_digest_file(
+    deps: &DigestDeps<'_>,
+    date: &str,
+    markdown: &str,
+    report: &mut DigestReport,
+) -> Result<PathBuf, DigestError> {
+    let path = render::write_digest(&deps.settings.output_dir, date, markdown)?;
+    (deps.progress)(&format!("wrote {}", path.display()));
     report.digest_file = Some(path.clone());
-    index::index_digest_file(deps.kb, &path, &date, &markdown, &cancel)?;
-    let outcome = index::index_tiers(deps, &tiers, &cancel);
+    Ok(path)
+}
+
+/// The tiers into the knowledge base: full text, a summary fallback, or
+/// the scoring reply's summary. A paper that fails is a warning, not a
+/// failed run.
+fn index_papers(deps: &DigestDeps<'_>, tiers: &render::Tiers, cancel: &Cancel, report: &mut DigestReport) {
+    let say = deps.progress;
+    let outcome = index::index_tiers(deps, tiers, cancel);
     report.indexed_full_text = outcome.full_text;
     report.indexed_summary_fallback = outcome.summary_fallback;
     report.indexed_summaries = outcome.summaries;
@@ -507,22 +620,27 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
         "indexed: {} full text, {} summary fallback, {} summaries, {} skipped",
         report.indexed_full_text, report.indexed_summary_fallback, report.indexed_summaries, report.index_skipped
     ));
-    // Scored papers were suggested; gated-out ones were considered and
-    // judged too far from the library. Neither comes back. Papers left
-    // unscored (a failed batch) are not remembered: the next run's
-    // overlap gives them another chance.
+}
+
+/// Scored papers were suggested; gated-out ones were considered and
+/// judged too far from the library. Neither comes back. Papers left
+/// unscored (a failed batch) are not remembered: the next run's overlap
+/// gives them another chance. The run is stamped a success last.
+fn remember(
+    deps: &DigestDeps<'_>,
+    now: OffsetDateTime,
+    mut seen: state::SeenSet,
+    tiers: &render::Tiers,
+    dropped: &[(Candidate, f32)],
+) -> Result<(), DigestError> {
     for p in tiers.all() {
-        seen.insert(&p.candidate, opts.now);
+        seen.insert(&p.candidate, now);
     }
-    for (c, _) in &gated.dropped {
-        seen.insert(c, opts.now);
+    for (c, _) in dropped {
+        seen.insert(c, now);
     }
-    seen.set_last_success(opts.now);
-    seen.save(opts.now).map_err(|reason| DigestError::Write {
-        path: state::SeenSet::path(&deps.state_dir),
-        reason,
-    })?;
-    Ok(report)
+    seen.set_last_success(now);
+    seen.save(now).map_err(|reason| seen_write_error(deps, reason))
 }
 
 /// `1234 tokens in, 567 out over 3 requests, $0.0123` (cost when known).
