@@ -591,6 +591,10 @@ fn the_library_tools_do_what_they_say() {
         "local sees every category"
     );
     assert!(b[2].contains("Attention Is All You Need"), "list_documents");
+    assert!(
+        b[2].contains("cite key: vaswaniattention"),
+        "a paper row carries what a draft cites it by"
+    );
     assert!(b[3].contains("Updated"), "update_document_metadata");
     assert!(b[4].contains("No file was moved"), "update_file_path");
     assert!(

@@ -29,7 +29,7 @@ pub(super) fn specs() -> Vec<ToolSpec> {
     vec![
         spec(
             "create_draft",
-            "Start a new draft document in the drafts sandbox (never the vault) with one file. Use this to produce a file the user can open, instead of pasting a long document into the chat.",
+            "Start a new draft document in the drafts sandbox (never the vault) with one file. Use this to produce a file the user can open, instead of pasting a long document into the chat. Cite library papers by their cite key — \\cite{key} in a .tex (ending with \\bibliographystyle{plain} and \\bibliography{NAME}, NAME the file name without .tex), [@key] in a .md — never a hand-typed reference: building the draft writes the .bib from the library.",
             json!({"type": "object", "properties": {
                 "title": {"type": "string"}, "filename": file, "content": {"type": "string", "description": "the file's full text"}
             }, "required": ["filename", "content"]}),
@@ -62,7 +62,7 @@ pub(super) fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "propose_draft_edit",
-            "Propose a change to an existing draft file: give its whole new text. Nothing is written; the user reviews each change in the editor and accepts or rejects it.",
+            "Propose a change to an existing draft file: give its whole new text. Nothing is written; the user reviews each change in the editor and accepts or rejects it. Cite library papers by their cite key (\\cite{key} / [@key]), as create_draft says.",
             json!({"type": "object", "properties": {
                 "draft_id": {"type": "string"}, "filename": file, "content": {"type": "string", "description": "the file's complete new text"}
             }, "required": ["draft_id", "filename", "content"]}),

@@ -315,6 +315,10 @@ impl ToolBox<'_> {
                     let _ = write!(out, "; {k}: {v}");
                 }
             }
+            // A paper's citation key: what a draft cites it by.
+            if let Some(k) = d.meta.get(crate::kb::cite::CITE_KEY).and_then(|v| v.as_str()) {
+                let _ = write!(out, "; cite key: {k}");
+            }
             let _ = writeln!(out, "; {} chunks", d.chunks);
         }
         Ok(ToolOutcome::ok(out.trim_end().to_string()))

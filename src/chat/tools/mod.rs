@@ -363,7 +363,7 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
     let mut v = vec![
         spec(
             "search_kb",
-            "Search the knowledge base (notes and papers; chats on request). Each hit is numbered [n] for citing and carries its full passage and section. Use kb_stats first to learn which record categories and statuses exist.",
+            "Search the knowledge base (notes and papers; chats on request). Each hit is numbered [n] for citing in your answer and carries its full passage and section; a paper hit also carries its `cite key`, which a draft cites it by (\\cite{key} in LaTeX, [@key] in Markdown). Use kb_stats first to learn which record categories and statuses exist.",
             json!({"type": "object", "properties": search_props, "required": ["query"]}),
         ),
         spec(
@@ -420,7 +420,7 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
         ),
         spec(
             "list_documents",
-            "List indexed documents (papers, notes, or records filtered by category/status/entity), newest first.",
+            "List indexed documents (papers, notes, or records filtered by category/status/entity), newest first. Each paper row carries its `cite key` for citing it in a draft.",
             json!({"type": "object", "properties": list_props}),
         ),
         spec(

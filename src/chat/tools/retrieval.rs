@@ -99,6 +99,10 @@ fn describe(rec: &ChunkRecord, out: &mut String) {
             if let Some(a) = m("authors") {
                 let _ = writeln!(out, "authors: {a}");
             }
+            // What a draft cites it by: \cite{key} / [@key].
+            if let Some(k) = m(crate::kb::cite::CITE_KEY) {
+                let _ = writeln!(out, "cite key: {k}");
+            }
             if let Some(s) = m("source") {
                 let _ = writeln!(out, "source: {s}");
             }
