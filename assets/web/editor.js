@@ -10,7 +10,8 @@
 //   a refused save leaves the tab dirty and says why. No idle autosave.
 // - A review lives in a Doc of its own (review.js, editor-review.js); saves
 //   read tab.doc only.
-// The preview pane is preview.js; shared state is editor-state.js.
+// The preview pane is preview.js; shared state is editor-state.js; the
+// citation completion is cite.js.
 
 import { $, h, toast, relTime } from './dom.js';
 import { get, post, del, ApiError } from './api.js';
@@ -20,6 +21,7 @@ import { E, el, hooks, modeFor, isMd, isTex, keyOf, isDirty, proposalFor, isWide
 import { clearPreview, renderPreview, measureAnchors, syncScroll } from './preview.js';
 import { build, showPages, showFailed, watchPaneWidth } from './build.js';
 import { openReview, answerAll, discardReview } from './editor-review.js';
+import { attachCitations } from './cite.js';
 
 // ---------- lifecycle ----------
 export function initEditor() {
@@ -95,6 +97,11 @@ function ensureCm() {
   });
   E.cm.on('changes', () => { renderTabs(); updateStatus(); });
   E.cm.on('scroll', syncScroll);
+  // \cite{ in a .tex, [@ in a .md: the library's keys as you type.
+  attachCitations(E.cm, {
+    isTex: () => !!E.current && !E.current.review && isTex(E.current.filename),
+    isMd: () => !!E.current && !E.current.review && isMd(E.current.filename),
+  });
 }
 
 /** Called when the Editor view is shown. */

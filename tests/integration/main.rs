@@ -52,6 +52,7 @@ mod web_drafts;
 mod web_drafts_spy;
 mod web_editor;
 mod web_editor_build;
+mod web_editor_cite;
 mod web_editor_menu;
 mod web_first_run;
 mod web_http;

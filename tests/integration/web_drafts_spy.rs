@@ -427,6 +427,52 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
     assert_eq!(r.status, 200, "{}", r.text());
     let w = spy.inside(&n, "/compile");
     assert!(w.iter().any(|e| e.path.starts_with(&spy.tmp)), "{w:#?}");
+    // A draft citing a library paper: the .bib a build writes lands beside
+    // it, under the name the document gives; a hostile name or a planted
+    // link is refused and the build goes on without it.
+    let kb = s.app.kb().unwrap();
+    let mut own = jarvis::store::Metadata::new();
+    own.insert("doc_type".into(), json!("paper"));
+    own.insert("visibility".into(), json!("public"));
+    own.insert("source".into(), json!("https://example.org/p"));
+    let mut caller = jarvis::store::Metadata::new();
+    caller.insert("title".into(), json!("Spies and their writes"));
+    caller.insert("authors".into(), json!("Ada Lovelace"));
+    caller.insert("year".into(), json!(1843));
+    kb.add_texts("A paper.", &caller, &own, "", None).unwrap();
+    let n_dir = spy.root.join(&n);
+    std::os::unix::fs::symlink(outside.join("target.md"), n_dir.join("linked.bib")).unwrap();
+    for (bib, written) in [
+        ("refs", true),
+        ("../../../../tmp/jarvis-spy-escape", false),
+        ("linked", false),
+    ] {
+        let tex = format!(
+            "\\documentclass{{article}}\\begin{{document}}Hi \\cite{{lovelace1843spies}}.\\bibliographystyle{{plain}}\\bibliography{{{bib}}}\\end{{document}}\n"
+        );
+        let r = s.post(
+            "/drafts/save",
+            &json!({"draft_id": n, "filename": "paper.tex", "text": tex}),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        spy.inside(&n, "/drafts/save of a citing draft");
+        let r = s.post("/compile", &json!({"draft_id": n, "filename": "paper.tex"}));
+        let w = spy.inside(&n, &format!("/compile writing {bib}.bib"));
+        assert_eq!(
+            w.iter().any(|e| e.path == n_dir.join(format!("{bib}.bib"))),
+            written,
+            "{bib}: {w:#?}"
+        );
+        if written {
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.join("target.md")).unwrap(),
+        "not yours\n",
+        "the planted link's target is untouched"
+    );
+    assert!(!std::path::Path::new("/tmp/jarvis-spy-escape.bib").exists());
     let r = s.post("/export", &json!({"draft_id": n, "filename": "notes.md"}));
     assert_eq!(r.status, 200, "{}", r.text());
     spy.inside(&n, "/export");

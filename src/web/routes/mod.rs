@@ -2,6 +2,7 @@
 //! here and one line to [`router`].
 
 pub mod chat;
+pub mod cite;
 pub mod documents;
 pub mod drafts;
 pub mod drafts_pages;
@@ -31,6 +32,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(settings::routes())
         .merge(setup::routes())
         .merge(documents::routes())
+        .merge(cite::routes())
         .merge(drafts::routes())
         .merge(drafts_pages::routes())
         .merge(sessions::routes())
