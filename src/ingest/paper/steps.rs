@@ -211,8 +211,12 @@ pub(super) fn prefer_explicit(explicit: &PdfMetadata, found: PdfMetadata) -> Pdf
 /// here is a warning, not a reason to stop.
 pub(super) fn read_annotations(cx: &AddContext<'_>, paper: &Paper<'_>, report: &mut AddReport) -> Vec<Annotation> {
     (cx.progress)(Stage::Annotations);
+    // Without a PDF (a DOI added as metadata and abstract) there is nothing
+    // to send to the PDF worker.
+    if !paper.has_pdf() {
+        return Vec::new();
+    }
     match cx.pdf.annotations(&paper.name, &paper.bytes) {
-        _ if !paper.has_pdf() => Vec::new(),
         Ok(a) => a,
         Err(e) => {
             report.warnings.push(format!("annotations: {e}"));
@@ -232,8 +236,10 @@ pub(super) fn convert(
     report: &mut AddReport,
 ) -> Result<Option<Converted>, AddError> {
     (cx.progress)(Stage::Converting);
+    if !paper.has_pdf() {
+        return Ok(None);
+    }
     let converted = match cx.pdf.convert(&paper.name, &paper.bytes) {
-        _ if !paper.has_pdf() => None,
         Ok(c) => Some(c),
         Err(e) if e.no_text && !annotations.is_empty() => {
             report.warnings.push(format!(

@@ -620,3 +620,59 @@ fn a_pdf_in_a_private_vault_folder_is_private_and_never_reaches_a_cloud_model() 
     assert!(r.private && r.body_chunks > 0, "{r:?}");
     assert!(!stub.calls.lock().unwrap().is_empty());
 }
+
+/// PDF tools that must not be asked: any call fails the test.
+struct NoPdfCalls;
+
+impl PdfTools for NoPdfCalls {
+    fn convert(&self, name: &str, _: &[u8]) -> Result<Converted, PdfFailure> {
+        panic!("convert({name}) was called for a paper with no PDF")
+    }
+    fn annotations(&self, name: &str, _: &[u8]) -> Result<Vec<Annotation>, PdfFailure> {
+        panic!("annotations({name}) was called for a paper with no PDF")
+    }
+    fn figures(&self, name: &str, _: &[u8], _: usize, _: u64) -> Result<Vec<Figure>, PdfFailure> {
+        panic!("figures({name}) was called for a paper with no PDF")
+    }
+}
+
+#[test]
+fn a_paper_without_a_pdf_never_reaches_the_pdf_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = kb(dir.path());
+    let (arxiv, s, cancel) = (no_arxiv(), settings(), Cancel::new());
+    let cx = AddContext {
+        kb: &kb,
+        pdf: &NoPdfCalls,
+        provider: None,
+        arxiv: &arxiv,
+        remote: None,
+        settings: &s,
+        confirm: &|_| true,
+        progress: &|_| {},
+        cancel: &cancel,
+    };
+    // What a DOI added as metadata and abstract looks like between steps.
+    let paper = Paper {
+        name: "10.1000/none".into(),
+        bytes: Vec::new(),
+        source: "doi:10.1000/none".into(),
+        file_path: None,
+        meta: PdfMetadata::default(),
+        extra: Metadata::new(),
+        abstract_text: Some("An abstract.".into()),
+        visibility: Visibility::Public,
+        provider: None,
+        hash: String::new(),
+    };
+    let req = AddRequest {
+        input: Input::Local(fixture("none.pdf")),
+        mode: Mode::FullText,
+        explicit: PdfMetadata::default(),
+        figures: false,
+    };
+    let mut report = AddReport::default();
+    assert!(steps::read_annotations(&cx, &paper, &mut report).is_empty());
+    assert!(steps::convert(&cx, &req, &paper, &[], &mut report).unwrap().is_none());
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
