@@ -21,7 +21,7 @@
 //! because a hook did (hooks are the caller's code; keep them short).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// The work was stopped on request. Not a failure: callers that save results
 /// (a chat reply, a journal entry) must leave no trace of a stopped run.
@@ -66,7 +66,7 @@ impl Cancel {
         // Flag first, under the hook lock, so a hook registered concurrently
         // either lands in the list we drain or sees the flag and runs itself.
         let hooks = {
-            let mut hooks = self.0.hooks.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut hooks = crate::lock::lock(&self.0.hooks);
             if self.0.cancelled.swap(true, Ordering::SeqCst) {
                 return;
             }
@@ -110,7 +110,7 @@ impl Cancel {
     /// so a finished request's hook never fires.
     pub fn on_cancel(&self, hook: impl FnOnce() + Send + 'static) -> CancelGuard {
         let id = self.0.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut hooks = self.0.hooks.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut hooks = crate::lock::lock(&self.0.hooks);
         if self.0.cancelled.load(Ordering::SeqCst) {
             drop(hooks);
             hook();
@@ -156,7 +156,7 @@ impl std::fmt::Debug for CancelGuard {
 impl Drop for CancelGuard {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.upgrade() {
-            let mut hooks = inner.hooks.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut hooks = crate::lock::lock(&inner.hooks);
             hooks.retain(|(id, _)| *id != self.id);
         }
     }

@@ -9,7 +9,7 @@
 //! a human action.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use crate::llm::spec::{is_cloud_provider, make_provider, resolve_model, ModelSpec};
 use crate::llm::{ChatProvider, LlmError, LlmSettings};
@@ -118,7 +118,7 @@ impl ProviderSource for CachedProviders {
     }
 
     fn provider(&self, spec: &str) -> Result<Arc<dyn ChatProvider>, LlmError> {
-        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cache = crate::lock::lock(&self.cache);
         if let Some(p) = cache.get(spec) {
             return Ok(p.clone());
         }

@@ -84,7 +84,7 @@ impl<'a> Lines<'a> {
     }
 
     fn update(&self, f: impl FnOnce(&mut LineState)) {
-        let mut st = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut st = crate::lock::lock(&self.state);
         f(&mut st);
         let Some(len) = st.len.filter(|&l| l > 0) else { return };
         let tenth = (st.pos.min(len) * 10) / len;

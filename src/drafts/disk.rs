@@ -16,7 +16,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::DraftsError;
 
@@ -60,11 +60,11 @@ impl WriteLog {
 
     /// Everything recorded so far, leaving the log empty.
     pub fn take(&self) -> Vec<WriteEvent> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *crate::lock::lock(&self.0))
     }
 
     fn push(&self, e: WriteEvent) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(e);
+        crate::lock::lock(&self.0).push(e);
     }
 }
 

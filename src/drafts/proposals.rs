@@ -73,7 +73,7 @@ impl Proposals {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Proposal>> {
         // A panic while holding the lock cannot leave the map half-updated
         // (every change is a single insert or remove), so recover it.
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+        crate::lock::lock(&self.pending)
     }
 
     /// Build hunks from the file's current text to `new_text` and hold

@@ -36,7 +36,7 @@ static RUNTIME: Mutex<Option<Loaded>> = Mutex::new(None);
 fn lock() -> std::sync::MutexGuard<'static, Option<Loaded>> {
     // A panic while holding the lock cannot leave `Option<Loaded>` half-written,
     // so a poisoned lock is still safe to use.
-    RUNTIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::lock::lock(&RUNTIME)
 }
 
 /// Loads ONNX Runtime from `dylib` (first call) and returns the process's

@@ -219,7 +219,7 @@ impl ArxivClient {
     /// Run `f` as this process's one arXiv request in flight, at least the
     /// courtesy delay after the previous one finished.
     fn polite<T>(&self, f: impl FnOnce() -> T) -> T {
-        let mut last = LAST_REQUEST.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = crate::lock::lock(&LAST_REQUEST);
         if let Some(t) = *last {
             let gap = t.elapsed();
             if gap < self.settings.courtesy_delay {

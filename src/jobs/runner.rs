@@ -104,15 +104,11 @@ impl Runner {
 
     /// Whether any job is running now.
     pub fn busy(&self) -> bool {
-        self.slots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .any(|s| s.running)
+        crate::lock::lock(&self.slots).values().any(|s| s.running)
     }
 
     fn claim(&self, id: JobId, cause: Cause, queue: bool) -> Option<Ran> {
-        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slots = crate::lock::lock(&self.slots);
         let slot = slots.entry(id).or_default();
         if slot.running {
             if queue {
@@ -127,7 +123,7 @@ impl Runner {
 
     /// Release the slot; the cause of a queued run that should follow.
     fn release(&self, id: JobId) -> Option<Cause> {
-        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slots = crate::lock::lock(&self.slots);
         let slot = slots.entry(id).or_default();
         let again = slot.again.take();
         if again.is_none() {
@@ -161,7 +157,7 @@ impl Runner {
                 Some(next) if !self.shutdown.is_cancelled() => cause = next,
                 _ => {
                     if self.shutdown.is_cancelled() {
-                        self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                        crate::lock::lock(&self.slots).remove(&id);
                     }
                     return Ran::Finished(result);
                 }

@@ -160,7 +160,7 @@ impl StatusStore {
     }
 
     pub fn snapshot(&self) -> StatusDoc {
-        self.doc.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        crate::lock::lock(&self.doc).clone()
     }
 
     pub fn job(&self, id: JobId) -> JobStatus {
@@ -171,7 +171,7 @@ impl StatusStore {
     /// in-memory copy stays right and the next change retries the write).
     pub fn update(&self, f: impl FnOnce(&mut StatusDoc)) {
         let bytes = {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
+            let mut doc = crate::lock::lock(&self.doc);
             f(&mut doc);
             serde_json::to_vec_pretty(&*doc)
         };

@@ -65,7 +65,7 @@ impl Changes {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        crate::lock::lock(&self.0)
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -464,7 +464,7 @@ impl<T: Exchange> ChatProvider for T {
 
     fn pop_usage(&self) -> Option<Usage> {
         let usage = self.usage()?;
-        let mut guard = usage.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = crate::lock::lock(usage);
         if guard.is_empty() {
             None
         } else {
@@ -475,7 +475,7 @@ impl<T: Exchange> ChatProvider for T {
 
 /// Adds one request's reported cost to the per-served-model tally.
 pub(crate) fn record_cost(usage: &Mutex<Usage>, served_model: &str, usd: f64) {
-    let mut guard = usage.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut guard = crate::lock::lock(usage);
     let entry = guard.entry(served_model.to_string()).or_default();
     entry.usd += usd;
     entry.requests += 1;

@@ -55,7 +55,7 @@ impl Standalone {
     /// Drop the knowledge base if no call used it for [`IDLE_RELEASE`]
     /// (a call still running keeps its own handle until it ends).
     pub fn release_if_idle(&self) {
-        let mut slot = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::lock::lock(&self.open);
         if slot.as_ref().is_some_and(|(_, t)| t.elapsed() >= IDLE_RELEASE) {
             tracing::debug!("mcp: idle, closing the knowledge base");
             *slot = None;
@@ -63,7 +63,7 @@ impl Standalone {
     }
 
     fn app(&self) -> Arc<App> {
-        let mut slot = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::lock::lock(&self.open);
         let app = match slot.take() {
             Some((app, _)) => app,
             None => App::from_config(self.config.clone(), crate::config::process_env),
@@ -73,12 +73,12 @@ impl Standalone {
     }
 
     fn forget(&self) {
-        *self.open.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *crate::lock::lock(&self.open) = None;
     }
 
     fn call(&self, scope: Scope, name: &str, args: &Map<String, Value>) -> Result<Value, ToolError> {
         let home = &self.config.home;
-        if self.open.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+        if crate::lock::lock(&self.open).is_none() {
             match client::connect(home) {
                 Ok(Some(conn)) => return via_owner(conn, scope, name, args),
                 Ok(None) => {}

@@ -64,7 +64,7 @@ impl Session {
     /// Send a frame to the client. A client that went away is not an
     /// error here: its hang-up already stopped the command.
     pub fn send(&self, frame: &OwnerFrame) {
-        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = crate::lock::lock(&self.writer);
         if let Err(e) = write_frame(&mut *w, frame) {
             tracing::debug!(error = %e, "owner: client gone while sending");
         }
@@ -74,12 +74,7 @@ impl Session {
     /// client went away).
     pub fn ask(&self) -> Option<String> {
         self.send(&OwnerFrame::Ask);
-        self.answers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .recv()
-            .ok()
-            .flatten()
+        crate::lock::lock(&self.answers).recv().ok().flatten()
     }
 }
 
@@ -178,7 +173,7 @@ impl Owner {
                         continue;
                     }
                 };
-                let open = running.lock().unwrap_or_else(|p| p.into_inner()).len();
+                let open = crate::lock::lock(&running).len();
                 if open >= MAX_CONNECTIONS {
                     refuse(stream, &self.role);
                     continue;
@@ -186,20 +181,14 @@ impl Owner {
                 next_id += 1;
                 let id = next_id;
                 let cancel = Cancel::new();
-                running
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((id, cancel.clone()));
+                crate::lock::lock(&running).push((id, cancel.clone()));
                 let (app, handler, running) = (Arc::clone(&app), Arc::clone(&handler), Arc::clone(&running));
                 let (role, started) = (self.role.clone(), self.started);
                 threads.push(std::thread::spawn(move || {
                     if let Err(e) = connection(stream, &app, &handler, cancel, &role, started) {
                         tracing::warn!(error = %e, "owner: a client connection failed");
                     }
-                    running
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .retain(|(i, _)| *i != id);
+                    crate::lock::lock(&running).retain(|(i, _)| *i != id);
                 }));
                 threads.retain(|t| !t.is_finished());
             }
@@ -209,12 +198,7 @@ impl Owner {
         drop(listener);
         drop(rt);
         // 2. Cancel running work.
-        let active: Vec<Cancel> = running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(_, c)| c.clone())
-            .collect();
+        let active: Vec<Cancel> = crate::lock::lock(&running).iter().map(|(_, c)| c.clone()).collect();
         tracing::info!(running = active.len(), "owner: shutting down");
         for c in &active {
             c.cancel();
