@@ -140,7 +140,7 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 }
 
 #[cfg(test)]
-mod disk_full_tests {
+mod tests {
     #[test]
     fn a_full_disk_is_recognised_through_wrappers_and_text() {
         let full = std::io::Error::from_raw_os_error(28);
@@ -165,10 +165,7 @@ mod disk_full_tests {
             std::io::Error::from_raw_os_error(13).to_string()
         );
     }
-}
 
-#[cfg(test)]
-mod chain_tests {
     #[derive(Debug, thiserror::Error)]
     #[error("cannot read the index")]
     struct Outer(#[source] std::io::Error);

@@ -450,5 +450,4 @@ pub fn nothing_found_message(searched: &[String]) -> String {
 }
 
 #[cfg(test)]
-#[path = "cite_tests.rs"]
 mod tests;

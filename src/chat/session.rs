@@ -533,5 +533,4 @@ impl SessionStore {
 }
 
 #[cfg(test)]
-#[path = "session_tests.rs"]
 mod tests;

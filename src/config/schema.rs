@@ -781,5 +781,4 @@ pub const LEGACY: &[(&str, &str, &str)] = &[("digest", "anthropic_model", "chat.
 pub use super::schema_find::{find, find_dotted, keys_of, suggest};
 
 #[cfg(test)]
-#[path = "schema_tests.rs"]
 mod tests;

@@ -81,7 +81,7 @@ pub fn parse_digest(text: &str) -> Vec<DigestEntry> {
 }
 
 /// What an import did; its JSON is `kb add-digest --json` (pinned in
-/// `cli/kb/json_tests.rs`).
+/// `cli/kb/tests.rs`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ImportReport {
     pub files: usize,

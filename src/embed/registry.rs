@@ -542,5 +542,4 @@ fn fetch_atomic(
 }
 
 #[cfg(test)]
-#[path = "registry_tests.rs"]
 pub(crate) mod tests;

@@ -750,5 +750,4 @@ mod pool;
 use pool::{PoolCache, PoolStatistics};
 
 #[cfg(test)]
-#[path = "bm25_tests.rs"]
 mod tests;

@@ -675,5 +675,4 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "flat_tests.rs"]
 mod tests;

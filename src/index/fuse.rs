@@ -134,50 +134,6 @@ pub fn weighted(legs: &[(Leg<'_>, f32)]) -> Vec<(ChunkId, f32)> {
 }
 
 #[cfg(test)]
-mod weighted_tests {
-    use super::*;
-
-    fn scored(v: &[(u64, f32)]) -> Vec<(ChunkId, f32)> {
-        v.iter().map(|(i, s)| (ChunkId(*i), *s)).collect()
-    }
-
-    #[test]
-    fn scores_are_normalised_per_leg_and_weighted() {
-        let dense = scored(&[(1, 0.9), (2, 0.5), (3, 0.1)]);
-        let bm25 = scored(&[(3, 30.0), (2, 20.0), (4, 10.0)]);
-        let out = weighted(&[(Leg::Scored(&dense), 0.5), (Leg::Scored(&bm25), 0.5)]);
-        let score = |id: u64| out.iter().find(|(c, _)| c.0 == id).map(|x| x.1).unwrap();
-        // 1: 0.5×1 ; 2: 0.5×0.5 + 0.5×0.5 ; 3: 0.5×0 + 0.5×1 ; 4: 0.5×0.
-        assert!((score(1) - 0.5).abs() < 1e-6);
-        assert!((score(2) - 0.5).abs() < 1e-6);
-        assert!((score(3) - 0.5).abs() < 1e-6);
-        assert!(score(4).abs() < 1e-6);
-        // The dense share decides: all on BM25 puts 3 first, all on dense 1.
-        let only_bm25 = weighted(&[(Leg::Scored(&dense), 0.0), (Leg::Scored(&bm25), 1.0)]);
-        assert_eq!(only_bm25[0].0, ChunkId(3));
-        let only_dense = weighted(&[(Leg::Scored(&dense), 1.0), (Leg::Scored(&bm25), 0.0)]);
-        assert_eq!(only_dense[0].0, ChunkId(1));
-    }
-
-    #[test]
-    fn matches_add_their_weight_and_odd_input_is_tolerated() {
-        let dense = scored(&[(1, 0.9), (2, f32::NAN), (2, 0.2), (3, 0.5)]);
-        let names = [ChunkId(3)];
-        let out = weighted(&[
-            (Leg::Scored(&dense), 1.0),
-            (Leg::Matches(&names), 1.0),
-            (Leg::Scored(&[]), f32::NAN),
-        ]);
-        assert_eq!(out[0].0, ChunkId(3), "{out:?}");
-        assert_eq!(out.len(), 3);
-        assert!(out.iter().all(|(_, s)| s.is_finite()));
-        // One candidate, or all equal: full marks, not a division by zero.
-        let one = scored(&[(7, 0.3)]);
-        assert_eq!(weighted(&[(Leg::Scored(&one), 1.0)]), vec![(ChunkId(7), 1.0)]);
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
@@ -296,6 +252,50 @@ mod tests {
             }
             let got: Vec<ChunkId> = out.iter().map(|x| x.0).collect();
             prop_assert_eq!(got, first_seen);
+        }
+    }
+
+    /// Weighted score fusion (`rag.fusion = "weighted"`).
+    mod weighted_fusion {
+        use crate::index::fuse::*;
+
+        fn scored(v: &[(u64, f32)]) -> Vec<(ChunkId, f32)> {
+            v.iter().map(|(i, s)| (ChunkId(*i), *s)).collect()
+        }
+
+        #[test]
+        fn scores_are_normalised_per_leg_and_weighted() {
+            let dense = scored(&[(1, 0.9), (2, 0.5), (3, 0.1)]);
+            let bm25 = scored(&[(3, 30.0), (2, 20.0), (4, 10.0)]);
+            let out = weighted(&[(Leg::Scored(&dense), 0.5), (Leg::Scored(&bm25), 0.5)]);
+            let score = |id: u64| out.iter().find(|(c, _)| c.0 == id).map(|x| x.1).unwrap();
+            // 1: 0.5×1 ; 2: 0.5×0.5 + 0.5×0.5 ; 3: 0.5×0 + 0.5×1 ; 4: 0.5×0.
+            assert!((score(1) - 0.5).abs() < 1e-6);
+            assert!((score(2) - 0.5).abs() < 1e-6);
+            assert!((score(3) - 0.5).abs() < 1e-6);
+            assert!(score(4).abs() < 1e-6);
+            // The dense share decides: all on BM25 puts 3 first, all on dense 1.
+            let only_bm25 = weighted(&[(Leg::Scored(&dense), 0.0), (Leg::Scored(&bm25), 1.0)]);
+            assert_eq!(only_bm25[0].0, ChunkId(3));
+            let only_dense = weighted(&[(Leg::Scored(&dense), 1.0), (Leg::Scored(&bm25), 0.0)]);
+            assert_eq!(only_dense[0].0, ChunkId(1));
+        }
+
+        #[test]
+        fn matches_add_their_weight_and_odd_input_is_tolerated() {
+            let dense = scored(&[(1, 0.9), (2, f32::NAN), (2, 0.2), (3, 0.5)]);
+            let names = [ChunkId(3)];
+            let out = weighted(&[
+                (Leg::Scored(&dense), 1.0),
+                (Leg::Matches(&names), 1.0),
+                (Leg::Scored(&[]), f32::NAN),
+            ]);
+            assert_eq!(out[0].0, ChunkId(3), "{out:?}");
+            assert_eq!(out.len(), 3);
+            assert!(out.iter().all(|(_, s)| s.is_finite()));
+            // One candidate, or all equal: full marks, not a division by zero.
+            let one = scored(&[(7, 0.3)]);
+            assert_eq!(weighted(&[(Leg::Scored(&one), 1.0)]), vec![(ChunkId(7), 1.0)]);
         }
     }
 }

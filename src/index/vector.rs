@@ -618,5 +618,4 @@ impl VectorIndex {
 }
 
 #[cfg(test)]
-#[path = "vector_tests.rs"]
 mod tests;

@@ -206,7 +206,7 @@ pub enum Stage {
 }
 
 /// What one add did; its JSON is `kb add --json` (pinned in
-/// `cli/kb/json_tests.rs`).
+/// `cli/kb/tests.rs`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct AddReport {
     pub source: String,

@@ -83,7 +83,7 @@ pub fn get_visibility(path: &Path, vault_root: &Path, private_dirs: &[String]) -
 }
 
 /// What one refresh did; its JSON is `kb index-vault --json` (pinned in
-/// `cli/kb/json_tests.rs`).
+/// `cli/kb/tests.rs`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct VaultReport {
     pub added: Vec<String>,
@@ -562,7 +562,3 @@ pub use scoped::refresh_vault_paths;
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-#[path = "vault/retrieval_tests.rs"]
-mod retrieval_tests;

@@ -430,131 +430,131 @@ mod tests {
         assert!(!r("text/html", b"%PDF-1.4").is_pdf());
         assert!(r("text/html", b"<html>").describe().contains("not a PDF"));
     }
-}
 
-#[cfg(test)]
-mod gate_tests {
-    use std::io::{BufRead, BufReader, Write};
-    use std::net::TcpListener;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    /// One request at a time per host, with the courtesy gap between them.
+    mod host_gate {
+        use std::io::{BufRead, BufReader, Write};
+        use std::net::TcpListener;
+        use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::*;
+        use crate::ingest::web::*;
 
-    /// Two threads asking one host at once: the second waits for the first
-    /// and for the gap, so the host never sees two requests in flight.
-    #[test]
-    fn one_request_at_a_time_per_host_with_the_gap_between() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/x", listener.local_addr().unwrap());
-        let in_flight = Arc::new(AtomicUsize::new(0));
-        let max = Arc::new(AtomicUsize::new(0));
-        let times = Arc::new(Mutex::new(Vec::new()));
-        let (f, m, t) = (in_flight.clone(), max.clone(), times.clone());
-        std::thread::spawn(move || {
-            for s in listener.incoming() {
-                let Ok(mut s) = s else { break };
-                let (f, m, t) = (f.clone(), m.clone(), t.clone());
-                std::thread::spawn(move || {
+        /// Two threads asking one host at once: the second waits for the first
+        /// and for the gap, so the host never sees two requests in flight.
+        #[test]
+        fn one_request_at_a_time_per_host_with_the_gap_between() {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/x", listener.local_addr().unwrap());
+            let in_flight = Arc::new(AtomicUsize::new(0));
+            let max = Arc::new(AtomicUsize::new(0));
+            let times = Arc::new(Mutex::new(Vec::new()));
+            let (f, m, t) = (in_flight.clone(), max.clone(), times.clone());
+            std::thread::spawn(move || {
+                for s in listener.incoming() {
+                    let Ok(mut s) = s else { break };
+                    let (f, m, t) = (f.clone(), m.clone(), t.clone());
+                    std::thread::spawn(move || {
+                        let mut r = BufReader::new(s.try_clone().unwrap());
+                        let mut line = String::new();
+                        while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                            line.clear();
+                        }
+                        let now = f.fetch_add(1, Ordering::SeqCst) + 1;
+                        m.fetch_max(now, Ordering::SeqCst);
+                        t.lock().unwrap().push(Instant::now());
+                        std::thread::sleep(Duration::from_millis(50));
+                        f.fetch_sub(1, Ordering::SeqCst);
+                        let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+                    });
+                }
+            });
+            let client = Arc::new(WebClient::new(WebSettings {
+                host_delay: Duration::from_millis(200),
+                trusted_hosts: vec!["127.0.0.1".into()],
+                ..WebSettings::default()
+            }));
+            let threads: Vec<_> = (0..2)
+                .map(|_| {
+                    let (c, u) = (client.clone(), url.clone());
+                    std::thread::spawn(move || c.get(&u, "*/*", 1024, &Cancel::new()).unwrap().status)
+                })
+                .collect();
+            for t in threads {
+                assert_eq!(t.join().unwrap(), 200);
+            }
+            assert_eq!(max.load(Ordering::SeqCst), 1);
+            let t = times.lock().unwrap();
+            assert_eq!(t.len(), 2);
+            // 50 ms serving the first plus the 200 ms gap after it finished.
+            assert!(t[1] - t[0] >= Duration::from_millis(240), "{:?}", t[1] - t[0]);
+        }
+    }
+
+    /// What a fetch may reach: never this machine or its network unless allowed.
+    mod reach {
+        use std::io::{BufRead, BufReader, Write};
+        use std::net::TcpListener;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        use crate::ingest::web::*;
+
+        /// A trusted host that redirects to `localhost` (another name for this
+        /// machine): the redirect is refused at resolution, at once (no
+        /// retries), with the error naming the way out, and the local address
+        /// is never asked for anything.
+        #[test]
+        fn a_redirect_to_this_machine_is_refused_without_retrying() {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let hits = Arc::new(AtomicUsize::new(0));
+            let secret = Arc::new(AtomicUsize::new(0));
+            let (h, sec) = (hits.clone(), secret.clone());
+            std::thread::spawn(move || {
+                for s in listener.incoming() {
+                    let Ok(mut s) = s else { break };
                     let mut r = BufReader::new(s.try_clone().unwrap());
+                    let mut first = String::new();
+                    let _ = r.read_line(&mut first);
                     let mut line = String::new();
                     while r.read_line(&mut line).is_ok_and(|n| n > 2) {
                         line.clear();
                     }
-                    let now = f.fetch_add(1, Ordering::SeqCst) + 1;
-                    m.fetch_max(now, Ordering::SeqCst);
-                    t.lock().unwrap().push(Instant::now());
-                    std::thread::sleep(Duration::from_millis(50));
-                    f.fetch_sub(1, Ordering::SeqCst);
-                    let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
-                });
-            }
-        });
-        let client = Arc::new(WebClient::new(WebSettings {
-            host_delay: Duration::from_millis(200),
-            trusted_hosts: vec!["127.0.0.1".into()],
-            ..WebSettings::default()
-        }));
-        let threads: Vec<_> = (0..2)
-            .map(|_| {
-                let (c, u) = (client.clone(), url.clone());
-                std::thread::spawn(move || c.get(&u, "*/*", 1024, &Cancel::new()).unwrap().status)
-            })
-            .collect();
-        for t in threads {
-            assert_eq!(t.join().unwrap(), 200);
+                    h.fetch_add(1, Ordering::SeqCst);
+                    if first.contains("/secret.pdf") {
+                        sec.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let _ = write!(
+                        s,
+                        "HTTP/1.1 302 Found\r\nlocation: http://localhost:{port}/secret.pdf\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    );
+                }
+            });
+            let client = WebClient::new(WebSettings {
+                host_delay: Duration::ZERO,
+                backoff: Duration::from_millis(1),
+                trusted_hosts: vec!["127.0.0.1".into()],
+                ..WebSettings::default()
+            });
+            let err = client
+                .get(&format!("http://127.0.0.1:{port}/paper"), "*/*", 1024, &Cancel::new())
+                .unwrap_err();
+            let msg = err.to_string();
+            assert!(matches!(err, WebError::LocalAddress { .. }), "{msg}");
+            assert!(msg.contains("localhost") && msg.contains("jarvis kb add FILE"), "{msg}");
+            assert_eq!(hits.load(Ordering::SeqCst), 1, "retried a refusal");
+            assert_eq!(secret.load(Ordering::SeqCst), 0);
         }
-        assert_eq!(max.load(Ordering::SeqCst), 1);
-        let t = times.lock().unwrap();
-        assert_eq!(t.len(), 2);
-        // 50 ms serving the first plus the 200 ms gap after it finished.
-        assert!(t[1] - t[0] >= Duration::from_millis(240), "{:?}", t[1] - t[0]);
-    }
-}
 
-#[cfg(test)]
-mod reach_tests {
-    use std::io::{BufRead, BufReader, Write};
-    use std::net::TcpListener;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use super::*;
-
-    /// A trusted host that redirects to `localhost` (another name for this
-    /// machine): the redirect is refused at resolution, at once (no
-    /// retries), with the error naming the way out, and the local address
-    /// is never asked for anything.
-    #[test]
-    fn a_redirect_to_this_machine_is_refused_without_retrying() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let hits = Arc::new(AtomicUsize::new(0));
-        let secret = Arc::new(AtomicUsize::new(0));
-        let (h, sec) = (hits.clone(), secret.clone());
-        std::thread::spawn(move || {
-            for s in listener.incoming() {
-                let Ok(mut s) = s else { break };
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                let mut first = String::new();
-                let _ = r.read_line(&mut first);
-                let mut line = String::new();
-                while r.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
-                h.fetch_add(1, Ordering::SeqCst);
-                if first.contains("/secret.pdf") {
-                    sec.fetch_add(1, Ordering::SeqCst);
-                }
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 302 Found\r\nlocation: http://localhost:{port}/secret.pdf\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                );
-            }
-        });
-        let client = WebClient::new(WebSettings {
-            host_delay: Duration::ZERO,
-            backoff: Duration::from_millis(1),
-            trusted_hosts: vec!["127.0.0.1".into()],
-            ..WebSettings::default()
-        });
-        let err = client
-            .get(&format!("http://127.0.0.1:{port}/paper"), "*/*", 1024, &Cancel::new())
-            .unwrap_err();
-        let msg = err.to_string();
-        assert!(matches!(err, WebError::LocalAddress { .. }), "{msg}");
-        assert!(msg.contains("localhost") && msg.contains("jarvis kb add FILE"), "{msg}");
-        assert_eq!(hits.load(Ordering::SeqCst), 1, "retried a refusal");
-        assert_eq!(secret.load(Ordering::SeqCst), 0);
-    }
-
-    /// An untrusted literal local address is refused before any connection.
-    #[test]
-    fn an_untrusted_local_address_is_never_contacted() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/taxes.pdf", listener.local_addr().unwrap());
-        listener.set_nonblocking(true).unwrap();
-        let client = WebClient::new(WebSettings::default());
-        let err = client.get(&url, "*/*", 1024, &Cancel::new()).unwrap_err();
-        assert!(matches!(err, WebError::LocalAddress { .. }), "{err}");
-        assert!(listener.accept().is_err(), "the local address was contacted");
+        /// An untrusted literal local address is refused before any connection.
+        #[test]
+        fn an_untrusted_local_address_is_never_contacted() {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/taxes.pdf", listener.local_addr().unwrap());
+            listener.set_nonblocking(true).unwrap();
+            let client = WebClient::new(WebSettings::default());
+            let err = client.get(&url, "*/*", 1024, &Cancel::new()).unwrap_err();
+            assert!(matches!(err, WebError::LocalAddress { .. }), "{err}");
+            assert!(listener.accept().is_err(), "the local address was contacted");
+        }
     }
 }

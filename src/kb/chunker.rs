@@ -476,5 +476,4 @@ fn find_overlap_start(chars: &[char], start: usize, cut: usize, overlap: usize) 
 }
 
 #[cfg(test)]
-#[path = "chunker_tests.rs"]
 mod tests;

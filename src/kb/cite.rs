@@ -545,5 +545,4 @@ impl Kb {
 }
 
 #[cfg(test)]
-#[path = "cite_tests.rs"]
 mod tests;

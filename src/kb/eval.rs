@@ -75,7 +75,7 @@ pub struct QueryOutcome {
 }
 
 /// The whole run; its JSON is `kb eval --json` (pinned in
-/// `cli/kb/json_tests.rs`).
+/// `cli/kb/tests.rs`).
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     pub queries: usize,
@@ -349,5 +349,4 @@ fn distinct(keys: Vec<String>) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "eval_tests.rs"]
 mod tests;

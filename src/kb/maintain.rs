@@ -42,7 +42,7 @@ pub(crate) fn remove_stale_generations(kb: &Kb, rag: &Path, current: u32) {
 }
 
 /// What a reindex did; its JSON is `kb reindex --json` (pinned in
-/// `cli/kb/json_tests.rs`).
+/// `cli/kb/tests.rs`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReindexReport {
     pub chunks: usize,
@@ -52,7 +52,7 @@ pub struct ReindexReport {
 }
 
 /// Whether the store and the indexes hold the same chunks; its JSON is the
-/// `agreement` of `kb doctor --json` (pinned in `cli/kb/json_tests.rs`).
+/// `agreement` of `kb doctor --json` (pinned in `cli/kb/tests.rs`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Agreement {
     pub store_seq: u64,
@@ -258,7 +258,7 @@ fn needs_paper_header(rec: &crate::store::ChunkRecord) -> bool {
 
 /// Bytes on disk of the store and the current generation's indexes; its
 /// JSON is the `disk_bytes` of `kb stats --json` (pinned in
-/// `cli/kb/json_tests.rs`).
+/// `cli/kb/tests.rs`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DiskUsage {
     pub store_bytes: u64,

@@ -619,11 +619,3 @@ pub use crate::store::scalar_string;
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-#[path = "write_search_tests.rs"]
-mod write_search_tests;
-
-#[cfg(test)]
-#[path = "dense_tests.rs"]
-mod dense_tests;

@@ -16,7 +16,7 @@ use super::{index_doc, scalar_string, Kb, KbError, Result};
 pub const PAGE_SIZE: usize = 15;
 
 /// One row of [`Kb::list_documents`]. Its JSON is a row of `kb list --json`
-/// (pinned in `cli/kb/json_tests.rs`).
+/// (pinned in `cli/kb/tests.rs`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DocumentSummary {
     /// The key the document is grouped by: `source` for papers and the like,

@@ -761,3 +761,6 @@ fn a_papers_title_is_a_headline_and_a_notes_title_a_name() {
     assert!(note.headlines.is_empty(), "{note:?}");
     assert_eq!(note.titles, ["Graphene under strain", "strain"]);
 }
+
+mod dense;
+mod write_search;

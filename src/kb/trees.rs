@@ -68,7 +68,7 @@ impl Drop for TreeSlot {
 }
 
 /// Which path the dense leg takes, for `kb stats` (its `dense_search`,
-/// pinned in `cli/kb/json_tests.rs`) and the tests.
+/// pinned in `cli/kb/tests.rs`) and the tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DensePath {

@@ -49,7 +49,7 @@ pub struct Tried {
 }
 
 /// What tuning found; its JSON is the `tune` of `kb eval --tune --json`
-/// (pinned in `cli/kb/json_tests.rs`).
+/// (pinned in `cli/kb/tests.rs`).
 #[derive(Debug, Clone, Serialize)]
 pub struct TuneReport {
     pub queries: usize,

@@ -493,8 +493,4 @@ fn bold_name(font: &str) -> bool {
 }
 
 #[cfg(test)]
-mod golden;
-#[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tex_tests;

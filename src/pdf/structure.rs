@@ -735,5 +735,4 @@ fn abstract_label(lns: &[Ln<'_>]) -> Option<(usize, String)> {
 }
 
 #[cfg(test)]
-#[path = "structure_tests.rs"]
 mod tests;

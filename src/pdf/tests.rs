@@ -434,3 +434,6 @@ fn a_pdf_without_an_outline_has_an_empty_one() {
     let bytes = fixture("paper.pdf");
     assert!(outline(engine(), "paper.pdf", &bytes).expect("outline").is_empty());
 }
+
+mod golden;
+mod tex;

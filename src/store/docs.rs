@@ -357,5 +357,4 @@ pub(super) fn encode(key: &str, entry: DocEntry) -> Result<Vec<u8>, StoreError> 
 }
 
 #[cfg(test)]
-#[path = "docs_tests.rs"]
 mod tests;

@@ -6,14 +6,13 @@
 
 use serde_json::{json, Value};
 
-use jarvis::drafts::compile::BuildResult;
 use jarvis::drafts::Visibility;
 use jarvis::kb::Kb;
 use jarvis::store::Metadata;
 
-use crate::support::pdf::pdf_text;
+use crate::support::pdf::{built_pdf, pdf_text};
 use crate::support::runtime::{config, open_kb as open};
-use crate::support::{run, Run, Sandbox};
+use crate::support::Sandbox;
 
 /// The title a hostile PDF could carry: it closes the field's brace and
 /// tries to read a file.
@@ -62,17 +61,11 @@ fn seed(sb: &Sandbox) {
     );
 }
 
-fn kb(sb: &Sandbox, args: &[&str]) -> Run {
-    let mut c = sb.jarvis();
-    c.arg("kb").args(args);
-    run(c)
-}
-
 #[test]
 fn kb_bibtex_lists_stable_keys_and_writes_bibtex() {
     let sb = Sandbox::new();
     seed(&sb);
-    let r = kb(&sb, &["bibtex", "--json"]);
+    let r = sb.kb(&["bibtex", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rows: Vec<Value> = serde_json::from_str(&r.stdout).expect("json");
     let keys: Vec<&str> = rows.iter().map(|r| r["key"].as_str().unwrap()).collect();
@@ -89,7 +82,7 @@ fn kb_bibtex_lists_stable_keys_and_writes_bibtex() {
     );
     assert_eq!(rows[1]["authors"], "Jumper and Evans");
 
-    let r = kb(&sb, &["bibtex"]);
+    let r = sb.kb(&["bibtex"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("@article{jumper2021highly,\n"), "{}", r.stdout);
     assert!(
@@ -102,7 +95,7 @@ fn kb_bibtex_lists_stable_keys_and_writes_bibtex() {
     assert!(!r.stdout.contains("\n@misc{pwned"), "{}", r.stdout);
 
     // A query narrows; -o writes a file relative to the caller's folder.
-    let r = kb(&sb, &["bibtex", "alphafold", "-o", "refs.bib"]);
+    let r = sb.kb(&["bibtex", "alphafold", "-o", "refs.bib"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
     assert!(r.stderr.contains("wrote 1 entry to"), "{}", r.stderr);
@@ -110,10 +103,10 @@ fn kb_bibtex_lists_stable_keys_and_writes_bibtex() {
     assert!(file.starts_with("@article{jumper2021highly,"), "{file}");
     assert_eq!(file.matches('@').count(), 1);
 
-    let r = kb(&sb, &["bibtex", "--kind", "notes"]);
+    let r = sb.kb(&["bibtex", "--kind", "notes"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("only papers have citation keys"), "{}", r.stderr);
-    let r = kb(&sb, &["bibtex", "nothing-like-this"]);
+    let r = sb.kb(&["bibtex", "nothing-like-this"]);
     assert_eq!(r.code, 0);
     assert!(r.stderr.contains("no paper matches"), "{}", r.stderr);
 
@@ -125,7 +118,7 @@ fn kb_bibtex_lists_stable_keys_and_writes_bibtex() {
         json!({"title": "Highly strung", "authors": "Ann Jumper", "year": 2021}),
     );
     drop(kbh);
-    let rows: Vec<Value> = serde_json::from_str(&kb(&sb, &["bibtex", "--json", "jumper"]).stdout).unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&sb.kb(&["bibtex", "--json", "jumper"]).stdout).unwrap();
     let pairs: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r["key"].as_str().unwrap(), r["source"].as_str().unwrap()))
@@ -140,13 +133,6 @@ fn kb_bibtex_lists_stable_keys_and_writes_bibtex() {
     );
 }
 
-fn built(r: BuildResult) -> Vec<u8> {
-    match r {
-        BuildResult::Pdf { pdf, .. } => pdf,
-        BuildResult::Failed { ending, log, .. } => panic!("build failed: {ending}\n{log}"),
-    }
-}
-
 #[test]
 fn a_draft_citing_library_papers_compiles_with_its_bibliography() {
     let sb = Sandbox::new();
@@ -158,7 +144,7 @@ fn a_draft_citing_library_papers_compiles_with_its_bibliography() {
     let meta = ws
         .create_draft("paper", "paper.tex", tex, Visibility::Private, None)
         .unwrap();
-    let pdf = built(app.compile_draft(&meta.id, "paper.tex", None).expect("compile"));
+    let (pdf, _) = built_pdf(app.compile_draft(&meta.id, "paper.tex", None).expect("compile"));
     let text = pdf_text(&pdf);
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     // BibTeX read the .bib: the references are typeset, numbered, with the
@@ -189,7 +175,7 @@ fn a_draft_citing_library_papers_compiles_with_its_bibliography() {
     // A .bib of the user's own under that name is never replaced.
     ws.save_draft_file(&meta.id, "refs.bib", "@misc{jumper2021highly, title = {Mine}}\n", None)
         .unwrap();
-    let pdf = built(app.compile_draft(&meta.id, "paper.tex", None).expect("compile"));
+    let (pdf, _) = built_pdf(app.compile_draft(&meta.id, "paper.tex", None).expect("compile"));
     assert!(pdf_text(&pdf).contains("Mine"));
     assert!(ws
         .read_file(&meta.id, "refs.bib")
@@ -204,7 +190,7 @@ fn a_draft_citing_library_papers_compiles_with_its_bibliography() {
         "# Notes\n\nFolding works [@jumper2021highly, p. 3].\n\n# References\n",
     )
     .unwrap();
-    let pdf = built(app.export_draft(&meta.id, "notes.md", None).expect("export"));
+    let (pdf, _) = built_pdf(app.export_draft(&meta.id, "notes.md", None).expect("export"));
     let flat = pdf_text(&pdf).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("(Jumper and Evans 2021, 3)"), "{flat}");
     assert!(

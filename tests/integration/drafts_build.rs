@@ -13,7 +13,7 @@ use jarvis::drafts::compile::{self, BuildResult, Toolchain};
 use jarvis::drafts::{DraftSettings, Visibility, Workspace};
 
 use crate::support::fs::tree;
-use crate::support::pdf::{pdf_text, poppler};
+use crate::support::pdf::{built_pdf, pdf_text, poppler};
 
 fn ws(timeout: Duration) -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -28,13 +28,6 @@ fn need_tools(ws: &Workspace) {
         t.latex && t.pandoc,
         "latexmk/xelatex/pandoc missing ({t:?}) — `cargo xtask test` installs them"
     );
-}
-
-fn pdf(r: BuildResult) -> (Vec<u8>, u64) {
-    match r {
-        BuildResult::Pdf { pdf, elapsed_ms } => (pdf, elapsed_ms),
-        BuildResult::Failed { ending, log, .. } => panic!("build failed: {ending}\n{log}"),
-    }
 }
 
 fn failed(r: BuildResult) -> (String, String, u64) {
@@ -59,7 +52,7 @@ fn a_normal_tex_compiles_with_its_chapters() {
         .expect("create");
     ws.add_draft_file(&d.id, "chapter.tex", "A chapter.\n").expect("add");
     let before = tree(ws.root());
-    let (bytes, ms) = pdf(compile::compile_latex(&ws, &d.id, "paper.tex", None, None).expect("compile"));
+    let (bytes, ms) = built_pdf(compile::compile_latex(&ws, &d.id, "paper.tex", None, None).expect("compile"));
     assert!(bytes.starts_with(b"%PDF"), "not a PDF");
     eprintln!("figure: latexmk compile of a one-page article took {ms} ms (machine shared, not quiet)");
     assert_eq!(tree(ws.root()), before, "the draft folder changed");
@@ -75,7 +68,7 @@ fn markdown_exports_with_maths() {
         .create_draft("notes", "notes.md", md, Visibility::Public, None)
         .expect("create");
     let before = tree(ws.root());
-    let (bytes, ms) = pdf(compile::export_pdf(&ws, &d.id, "notes.md", None, None).expect("export"));
+    let (bytes, ms) = built_pdf(compile::export_pdf(&ws, &d.id, "notes.md", None, None).expect("export"));
     assert!(bytes.starts_with(b"%PDF"));
     eprintln!("figure: pandoc → xelatex export of a short note took {ms} ms (machine shared, not quiet)");
     assert_eq!(tree(ws.root()), before);
@@ -177,7 +170,7 @@ fn raw_tex_in_markdown_is_not_run() {
     let d = ws
         .create_draft("evil md", "evil.md", &md, Visibility::Public, None)
         .expect("create");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "evil.md", None, None).expect("export"));
+    let (bytes, _) = built_pdf(compile::export_pdf(&ws, &d.id, "evil.md", None, None).expect("export"));
     assert!(bytes.starts_with(b"%PDF"));
     assert!(!marker.exists());
 }
@@ -256,7 +249,7 @@ fn export_embeds_no_outside_image_and_fetches_nothing() {
     let d = ws
         .create_draft("images", "report.md", &format!("{meta}{md}"), Visibility::Public, None)
         .expect("create");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "report.md", None, None).expect("export"));
+    let (bytes, _) = built_pdf(compile::export_pdf(&ws, &d.id, "report.md", None, None).expect("export"));
     assert_eq!(
         hits.load(std::sync::atomic::Ordering::SeqCst),
         0,
@@ -289,7 +282,7 @@ fn utf8_names_export_and_compile_with_the_default_engine() {
             None,
         )
         .expect("create");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "names.md", None, None).expect("export"));
+    let (bytes, _) = built_pdf(compile::export_pdf(&ws, &d.id, "names.md", None, None).expect("export"));
     let text = pdf_text(&bytes);
     for name in NAMES {
         assert!(
@@ -305,7 +298,7 @@ fn utf8_names_export_and_compile_with_the_default_engine() {
         ),
     )
     .expect("add");
-    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "names.tex", None, None).expect("compile"));
+    let (bytes, _) = built_pdf(compile::compile_latex(&ws, &d.id, "names.tex", None, None).expect("compile"));
     let text = pdf_text(&bytes);
     for name in NAMES {
         assert!(
@@ -328,10 +321,10 @@ fn pdflatex_is_still_selectable() {
     ws.add_draft_file(&d.id, "chapter.tex", "A chapter.\n").expect("add");
     ws.add_draft_file(&d.id, "plain.md", "# Plain\n\nCafé in Zürich.\n")
         .expect("add");
-    let (bytes, _) = pdf(compile::compile_latex(&ws, &d.id, "plain.tex", None, None).expect("compile"));
+    let (bytes, _) = built_pdf(compile::compile_latex(&ws, &d.id, "plain.tex", None, None).expect("compile"));
     // pdflatex, not xelatex (xdvipdfmx), made it.
     let info = poppler("pdfinfo", &[], &bytes, &[]);
     assert!(info.contains("pdfTeX"), "not a pdflatex PDF:\n{info}");
-    let (bytes, _) = pdf(compile::export_pdf(&ws, &d.id, "plain.md", None, None).expect("export"));
+    let (bytes, _) = built_pdf(compile::export_pdf(&ws, &d.id, "plain.md", None, None).expect("export"));
     assert!(pdf_text(&bytes).contains("Zürich"));
 }

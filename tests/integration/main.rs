@@ -43,6 +43,7 @@ mod sync_jobs;
 mod tidy;
 mod tidy_layers;
 mod tidy_settings;
+mod tidy_unit_tests;
 mod web_browser;
 mod web_browser_cite;
 mod web_browser_ui;

@@ -13,9 +13,9 @@
 //!
 //! Test code is exempt from the spawning and printing rules (not from the
 //! engine rules): `mod tests { … }` blocks are cut out of each file
-//! (only those blocks — the rest of the file is checked whole), and files
-//! named `*tests.rs` or under `test_support` are skipped for the spawning
-//! and printing rules.
+//! (only those blocks — the rest of the file is checked whole), and test
+//! files (`tests.rs`, anything under a `tests/` folder, `test_support`) are
+//! skipped for the spawning and printing rules.
 
 use crate::support::tidy::{is_test_file, library_code, non_test_code, src_files};
 

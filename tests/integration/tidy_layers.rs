@@ -2,8 +2,8 @@
 //!
 //! The order is written once, as `jarvis::LAYERS` in `src/lib.rs`: a
 //! module may use only the modules after it. Test code (`mod tests`
-//! blocks, `*tests.rs` files, `test_support`) is exempt — a test may set
-//! up its subject with a higher layer's help.
+//! blocks, `tests.rs` files, `tests/` folders, `test_support`) is exempt:
+//! a test may set up its subject with a higher layer's help.
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! child process), [`add`], [`vault`], [`eval`], [`sync_status`].
 //!
 //! `--json` prints the reports the lower layers return, serialised as they
-//! are (no copies field by field); `json_tests` pins each one's exact JSON,
+//! are (no copies field by field); its `tests` pin each one's exact JSON,
 //! so a field renamed in `kb`, `ingest` or `digest` fails a test here
 //! instead of silently changing what scripts read.
 //!
@@ -22,8 +22,6 @@ mod digest;
 mod edit;
 mod eval;
 mod info;
-#[cfg(test)]
-mod json_tests;
 mod maintain;
 mod search;
 mod sync_status;
@@ -259,3 +257,6 @@ pub(crate) fn display_title(title: &str, file_path: Option<&str>, source: &str) 
 pub(crate) fn emit_json(t: &dyn Term, v: &impl serde::Serialize) -> anyhow::Result<()> {
     t.out(&format!("{}\n", serde_json::to_string_pretty(v)?))
 }
+
+#[cfg(test)]
+mod tests;

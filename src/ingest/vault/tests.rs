@@ -474,5 +474,5 @@ fn a_stop_during_a_bulk_refresh_leaves_whole_groups_only() {
     assert_eq!(r.added.len(), 10);
 }
 
-#[path = "scoped_tests.rs"]
-mod scoped_tests;
+mod retrieval;
+mod scoped;

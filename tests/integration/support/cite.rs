@@ -9,6 +9,7 @@ use jarvis::ingest::vault::{refresh_vault, VaultOptions};
 use crate::support::chat::NOTES;
 use crate::support::fakes::llm::Reply;
 use crate::support::fakes::wires::Wire;
+use crate::support::fs::write;
 use crate::support::web::WebServer;
 
 pub const QUESTION: &str = "How long do I boil pasta?";
@@ -22,9 +23,7 @@ pub fn web_with_vault(llm_url: &str) -> (WebServer, tempfile::TempDir) {
     let vault_dir = tempfile::tempdir().unwrap();
     let vault = vault_dir.path().join("vault");
     for (rel, text) in NOTES.iter().filter(|(p, _)| !p.starts_with("private/")) {
-        let p = vault.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
+        write(&vault, rel, text);
     }
     let s = WebServer::with_llm(llm_url, &format!("\n[vault]\npath = \"{}\"\n", vault.display()));
     let opts = VaultOptions {

@@ -4,12 +4,12 @@
 //! rule each one exercises, so a failure says what broke.
 //!
 //! After an intended change of output: `JARVIS_BLESS=1 cargo test --lib
-//! pdf::golden`, then review the diff of the `.md` files.
+//! pdf::tests::golden`, then review the diff of the `.md` files.
 
 use std::path::PathBuf;
 
-use super::tests::{convert, engine, fixture};
-use super::*;
+use super::{convert, engine, fixture};
+use crate::pdf::*;
 
 fn golden(pdf: &str) -> String {
     let md = convert(pdf).markdown;

@@ -6,12 +6,12 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use super::search::SearchRequest;
-use super::trees::DensePath;
-use super::*;
 use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
 use crate::embed::test_support::natives;
 use crate::index::{Filter, Visibility};
+use crate::kb::search::SearchRequest;
+use crate::kb::trees::DensePath;
+use crate::kb::*;
 use crate::store::Metadata;
 
 fn embedder() -> Embedder {

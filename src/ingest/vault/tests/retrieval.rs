@@ -4,11 +4,11 @@
 
 use std::fs;
 
-use super::*;
 use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
 use crate::embed::test_support::natives;
 use crate::embed::Embedder;
 use crate::index::Filter;
+use crate::ingest::vault::*;
 use crate::kb::eval::{parse_known_items, EvalOptions};
 use crate::kb::search::SearchRequest;
 use crate::kb::{Kb, KbSettings};

@@ -5,15 +5,15 @@
 //! the rule each document exercises, so a failure says which rule broke.
 //!
 //! After an intended change of output: `JARVIS_BLESS=1 cargo test --lib
-//! pdf::tex_tests`, then review the diff of the `.md` files.
+//! pdf::tests::tex`, then review the diff of the `.md` files.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::engine;
 use super::golden::{compare_golden, paragraph_with};
-use super::tests::engine;
-use super::*;
+use crate::pdf::*;
 
 fn tex_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf/tex")

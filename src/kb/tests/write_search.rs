@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::search::SearchRequest;
-use super::stage::{build_text_documents, Document};
-use super::*;
 use crate::cancel::Cancel;
 use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
 use crate::embed::test_support::natives;
+use crate::kb::search::SearchRequest;
+use crate::kb::stage::{build_text_documents, Document};
+use crate::kb::*;
 use crate::store::Metadata;
 
 fn open(dir: &Path) -> Kb {
@@ -31,8 +31,8 @@ fn docs(path: &str, text: &str) -> Vec<Document> {
     build_text_documents(text, &Metadata::new(), &own, "", kb_chunking()).unwrap()
 }
 
-fn kb_chunking() -> super::chunker::ChunkerConfig {
-    super::chunker::ChunkerConfig {
+fn kb_chunking() -> crate::kb::chunker::ChunkerConfig {
+    crate::kb::chunker::ChunkerConfig {
         chunk_size: 200,
         chunk_overlap: 20,
     }
