@@ -3,7 +3,8 @@
 //! to end.
 //!
 //! Owns: the tool surface ([`tools`]), one turn ([`ChatAgent::run_turn`])
-//! and its limits ([`runaway`]), chat.log ([`chatlog`]), stop and rollback, the session files ([`session`]), chat history in the
+//! and its limits ([`runaway`]), citations ([`cite`]) and the answer eval
+//! ([`eval`]), chat.log ([`chatlog`]), stop and rollback, the session files ([`session`]), chat history in the
 //! knowledge base ([`history`], indexed after the reply by `indexer`), compaction ([`compact`]), the system
 //! prompt ([`prompt`]) and model-switch validation ([`models`]).
 //! Must not: import `app` (it takes plain dependencies: an `Arc<Kb>`, a
@@ -77,6 +78,7 @@ pub mod agent;
 pub mod chatlog;
 pub mod cite;
 pub mod compact;
+pub mod eval;
 pub mod history;
 mod indexer;
 pub mod lifecycle;

@@ -9,6 +9,7 @@ mod ask_owner;
 mod chat_add_file;
 mod chat_cite;
 mod chat_drafts;
+mod chat_eval;
 mod chat_limits;
 mod chat_privacy;
 mod chat_turns;

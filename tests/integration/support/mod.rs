@@ -19,9 +19,13 @@
 //! - `browser`: Debian's chromium through chromedriver.
 //! - `fakes`: the model servers and web services Jarvis talks to.
 //! - `tidy`: reading `src/` for the architecture checks.
+//! - `answer_standin`: the answer eval's deterministic stand-in model,
+//!   shared with `cargo xtask eval answers` (so it uses nothing else from
+//!   here).
 //! - `sync_crash_core`: the kill -9 campaign against `jarvis sync`, shared
 //!   with `cargo xtask crash sync` (so it uses nothing else from here).
 
+pub mod answer_standin;
 pub mod browser;
 pub mod chat;
 pub mod cite;
