@@ -1,13 +1,15 @@
-//! Writes every edge shares: adding a paper, refreshing the vault and
-//! re-embedding the knowledge base. Each composes the shared `Kb` with the
+//! Writes every edge shares: adding a paper, importing a Zotero library,
+//! refreshing the vault and re-embedding the knowledge base. Each composes the shared `Kb` with the
 //! configuration in effect (providers, the isolated PDF worker, arXiv) and
 //! returns the feature's plain report.
 
 use std::path::Path;
 
 use crate::cancel::Cancel;
+use crate::ingest::paper::Mode;
 use crate::ingest::paper::{add_document, AddContext, AddError, AddReport, AddRequest, Stage};
 use crate::ingest::vault::{refresh_vault, VaultError, VaultOptions, VaultReport};
+use crate::ingest::zotero::{self, ImportOptions, ImportReport, ReadOptions, ZoteroError};
 use crate::kb::maintain::ReindexReport;
 use crate::kb::KbError;
 
@@ -22,6 +24,32 @@ impl Drop for VaultProgressGuard<'_> {
     }
 }
 
+/// What `kb import-zotero` asks for.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    /// Zotero's data directory, its `zotero.sqlite`, or an export file;
+    /// `None`: `~/Zotero`.
+    pub path: Option<std::path::PathBuf>,
+    /// Zotero's base directory for linked files.
+    pub base_dir: Option<std::path::PathBuf>,
+    pub mode: Mode,
+    pub figures: bool,
+    /// Replace a paper stored under another source (same DOI, arXiv id
+    /// or PDF) or add a same-titled one, instead of skipping it.
+    pub replace_duplicates: bool,
+}
+
+/// Where an import is.
+#[derive(Debug, Clone)]
+pub enum ImportProgress<'a> {
+    /// Copying and reading the library.
+    Reading,
+    /// About to add item `done + 1` of `total`.
+    Item { done: usize, total: usize, title: &'a str },
+    /// The add flow's step for the current item.
+    Stage(Stage),
+}
+
 /// Why a write failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -32,6 +60,9 @@ pub enum WriteError {
     /// Adding the paper failed; nothing was added.
     #[error(transparent)]
     Add(#[from] AddError),
+    /// Importing a library failed; every item imported before stays.
+    #[error(transparent)]
+    Import(#[from] ZoteroError),
     /// Refreshing the vault failed; every note finished so far is whole.
     #[error(transparent)]
     Vault(#[from] VaultError),
@@ -58,6 +89,7 @@ impl WriteError {
         match self {
             WriteError::App(e) => e.kind(),
             WriteError::Add(e) => e.kind(),
+            WriteError::Import(e) => e.kind(),
             WriteError::Vault(e) => e.kind(),
             WriteError::Kb(e) => e.kind(),
             WriteError::Cancelled => crate::error_kind::ErrorKind::Cancelled,
@@ -103,6 +135,51 @@ impl App {
             Err(_) if cancel.is_cancelled() => Err(WriteError::Cancelled),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Import a Zotero library (its database or a BibTeX / CSL-JSON
+    /// export): every item through the paper add flow, one commit each, PDF
+    /// work in the isolated worker. Duplicates by another route are
+    /// skipped unless `req.replace_duplicates`.
+    pub fn import_library(
+        &self,
+        req: &ImportRequest,
+        progress: &dyn Fn(ImportProgress<'_>),
+        cancel: &Cancel,
+    ) -> Result<ImportReport, WriteError> {
+        let user_home = (self.env)("HOME").map(std::path::PathBuf::from).or_else(dirs::home_dir);
+        let location = zotero::locate(req.path.as_deref(), user_home.as_deref())?;
+        progress(ImportProgress::Reading);
+        let library = zotero::read(
+            &location,
+            &ReadOptions {
+                base_dir: req.base_dir.clone(),
+            },
+        )?;
+        let cfg = self.config();
+        let kb = self.kb()?;
+        let pdf = super::papers::pdf_tools_with(&cfg, cancel, self.pdf_worker_command());
+        let provider = super::papers::provider(&cfg);
+        let arxiv = super::papers::arxiv_client(&cfg);
+        let settings = super::papers::add_settings(&cfg);
+        let yes = req.replace_duplicates;
+        let cx = AddContext {
+            kb: &kb,
+            pdf: pdf.as_ref(),
+            provider: provider.as_deref(),
+            arxiv: &arxiv,
+            remote: None,
+            settings: &settings,
+            confirm: &|_| yes,
+            progress: &|s| progress(ImportProgress::Stage(s)),
+            cancel,
+        };
+        let opts = ImportOptions {
+            mode: req.mode,
+            figures: req.figures,
+        };
+        let item = |done: usize, total: usize, title: &str| progress(ImportProgress::Item { done, total, title });
+        Ok(zotero::import(&cx, library, &opts, &item)?)
     }
 
     /// Wait for this process's vault refresh in flight, if any, to end

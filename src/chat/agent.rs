@@ -447,11 +447,7 @@ impl ChatAgent {
                 request,
                 allow_duplicate,
             } => {
-                let path = match &request.input {
-                    crate::ingest::paper::Input::Local(p) => p.display().to_string(),
-                    crate::ingest::paper::Input::Arxiv(id) => id.abs_url(),
-                    crate::ingest::paper::Input::Remote(r) => r.label(),
-                };
+                let path = request.input.label();
                 if !confirmed {
                     return Ok(format!("Did not add {path}; the file was not read."));
                 }

@@ -287,7 +287,7 @@ fn aliases_value(items: Vec<String>) -> Value {
 
 /// Tags from lists, comma strings or `#tag` forms → `|a|b|c|` (sorted,
 /// deduplicated, without `#`, inner spaces kept as `-`), or null if none.
-fn tags_value<'a>(items: impl Iterator<Item = &'a str>) -> Value {
+pub(crate) fn tags_value<'a>(items: impl Iterator<Item = &'a str>) -> Value {
     let mut tags: Vec<String> = items
         .map(|t| t.trim().trim_start_matches('#').trim().replace(' ', "-"))
         .filter(|t| !t.is_empty())

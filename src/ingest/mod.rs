@@ -1,7 +1,7 @@
 //! Ingest: turning outside content into knowledge-base documents.
 //!
 //! Owns reading sources (the Obsidian vault, PDFs, papers from arXiv, DOIs
-//! and the web), classifying them (visibility, doc_type), mapping their
+//! and the web, a Zotero library or its export), classifying them (visibility, doc_type), mapping their
 //! metadata, and handing staged documents to `kb` for one atomic commit
 //! per source.
 //! Must not: write to the store or indexes except through `kb`'s commit,
@@ -19,3 +19,4 @@ pub mod remote;
 pub mod scholarly;
 pub mod vault;
 pub mod web;
+pub mod zotero;

@@ -1,5 +1,6 @@
-//! Adding a paper — a local PDF, an arXiv id, a DOI, a bioRxiv/medRxiv page
-//! or a PDF's web address — as one staged, atomic commit: annotations first
+//! Adding a paper — a local PDF, an arXiv id, a DOI, a bioRxiv/medRxiv page,
+//! a PDF's web address, or an item of a Zotero library (`library.rs`) — as
+//! one staged, atomic commit: annotations first
 //! (so a scanned PDF keeps its highlights), then the body (a ~1000-word LLM
 //! summary, or the full converted text; the abstract when no PDF could be
 //! found), then figure captions when asked for, then one `Kb::commit`.
@@ -33,6 +34,7 @@ use crate::llm::{CallError, ChatProvider};
 use crate::pdf::{Annotation, Converted, Figure};
 use crate::store::Metadata;
 use crate::visibility::Visibility;
+pub use library::LibraryItem;
 
 /// A summary or caption is tried this many times in all when it fails
 /// transiently (rate limit, overload, timeout, dropped connection).
@@ -122,6 +124,8 @@ pub enum Input {
     Arxiv(ArxivId),
     /// A DOI, a bioRxiv/medRxiv page or a PDF's web address.
     Remote(Remote),
+    /// An item of a reference library (Zotero), its metadata known.
+    Library(Box<LibraryItem>),
 }
 
 impl Input {
@@ -147,6 +151,17 @@ impl Input {
     /// Something on this machine (the caller's own file), not a download.
     pub fn is_local(&self) -> bool {
         matches!(self, Input::Local(_))
+    }
+
+    /// How a person names it: the path, the arXiv page, the DOI or web
+    /// address, the library item's source.
+    pub fn label(&self) -> String {
+        match self {
+            Input::Local(p) => p.display().to_string(),
+            Input::Arxiv(id) => id.abs_url(),
+            Input::Remote(r) => r.label(),
+            Input::Library(item) => item.source.clone(),
+        }
     }
 }
 
@@ -233,7 +248,7 @@ pub struct AddReport {
     pub warnings: Vec<String>,
 }
 
-fn serialize_visibility<S: serde::Serializer>(private: &bool, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_visibility<S: serde::Serializer>(private: &bool, s: S) -> Result<S::Ok, S::Error> {
     let visibility = if *private {
         Visibility::Private
     } else {
@@ -289,6 +304,9 @@ struct Fetched {
     extra: Metadata,
     /// arXiv's or the DOI record's abstract.
     abstract_text: Option<String>,
+    /// A library item's [`LibraryItem::fingerprint`]: compared with the
+    /// stored one as well as the PDF's hash.
+    fingerprint: Option<String>,
 }
 
 /// The paper as it goes through the steps: what was fetched, where it
@@ -308,6 +326,7 @@ struct Paper<'a> {
     provider: Option<&'a dyn ChatProvider>,
     /// The PDF's content hash: change detection and the paper's identity.
     hash: String,
+    fingerprint: Option<String>,
 }
 
 impl Paper<'_> {
@@ -349,7 +368,10 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     steps::refuse_cloud_summary(cx, req, &paper)?;
     paper.meta = steps::prefer_explicit(&req.explicit, paper.meta);
 
-    let annotations = steps::read_annotations(cx, &paper, &mut report);
+    let mut annotations = steps::read_annotations(cx, &paper, &mut report);
+    if let Input::Library(item) = &req.input {
+        item.merge_annotations(&mut annotations);
+    }
     check(cx.cancel)?;
     let converted = steps::convert(cx, req, &paper, &annotations, &mut report)?;
     check(cx.cancel)?;
@@ -365,6 +387,9 @@ pub fn add_document(cx: &AddContext<'_>, req: &AddRequest) -> Result<AddReport, 
     check(cx.cancel)?;
     let mut docs = steps::body_chunks(cx, req, &paper, body, converted.as_ref(), &entry, &mut report)?;
     docs.extend(steps::annotation_chunks(&annotations, &entry, &mut report));
+    if let Input::Library(item) = &req.input {
+        docs.extend(item.note_chunks(cx, &entry, &mut report)?);
+    }
     docs.extend(steps::figure_chunks(cx, req, &paper, &entry, &mut report)?);
     steps::refuse_empty(&docs, &paper.name)?;
 
@@ -405,6 +430,7 @@ impl PdfTools for InProcessPdf {
     }
 }
 
+pub mod library;
 mod ocr;
 mod steps;
 #[cfg(test)]

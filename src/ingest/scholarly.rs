@@ -346,7 +346,9 @@ pub fn jats_to_text(s: &str) -> String {
     paragraphs[skip..].join("\n\n")
 }
 
-fn decode_entities(s: &str) -> String {
+/// `&amp;`, `&#233;`, `&#xE9;`… decoded once; an unknown or control
+/// character entity stays as written.
+pub(crate) fn decode_entities(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(amp) = rest.find('&') {

@@ -59,3 +59,4 @@ mod web_editor_menu;
 mod web_first_run;
 mod web_http;
 mod web_library;
+mod zotero;

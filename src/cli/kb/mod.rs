@@ -1,9 +1,10 @@
 //! `jarvis kb …`: search, list, stats, schema, bibtex, set-meta, remove,
-//! reindex, doctor, add, index-vault, eval. One file per kind of work:
-//! [`search`] (search, list), [`info`] (stats, schema), [`bibtex`],
-//! [`edit`] (set-meta, remove),
+//! reindex, doctor, add, import-zotero, index-vault, eval. One file per
+//! kind of work: [`search`] (search, list), [`info`] (stats, schema),
+//! [`bibtex`], [`edit`] (set-meta, remove),
 //! [`maintain`] (reindex, doctor and the hidden probe doctor runs in a
-//! child process), [`add`], [`vault`], [`eval`], [`sync_status`].
+//! child process), [`add`], [`zotero`], [`vault`], [`eval`],
+//! [`sync_status`].
 //!
 //! `--json` prints the reports the lower layers return, serialised as they
 //! are (no copies field by field); its `tests` pin each one's exact JSON,
@@ -26,6 +27,7 @@ mod maintain;
 mod search;
 mod sync_status;
 mod vault;
+mod zotero;
 
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -85,6 +87,11 @@ pub enum KbCmd {
     },
     /// Add a paper: a local PDF or an arXiv id/URL, with its highlights, notes and (optionally) figures.
     Add(add::AddArgs),
+    /// Import a Zotero library — its database (read from a copy) or a BibTeX / CSL-JSON export — with PDFs, notes, annotations and collections as tags.
+    ///
+    /// Incremental: a re-run adds only what is new and replaces an item
+    /// whose PDF or record changed. Nothing in Zotero's folder is written.
+    ImportZotero(zotero::ImportZoteroArgs),
     /// Add the Must-Read and Worth Reading papers of digest Markdown files as summary entries (no LLM call).
     AddDigest(digest::AddDigestArgs),
     /// Index the Obsidian vault incrementally: new and changed notes, deletions, visibility changes.
@@ -131,6 +138,7 @@ impl KbCmd {
             // One query each: the search, and doctor's probe child.
             KbCmd::Search(_) | KbCmd::Probe => SessionProfile::QuickStart,
             KbCmd::Add(_)
+            | KbCmd::ImportZotero(_)
             | KbCmd::AddDigest(_)
             | KbCmd::IndexVault(_)
             | KbCmd::Reindex { .. }
@@ -171,6 +179,7 @@ pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         KbCmd::IndexVault(a) => vault::index_vault(a, app, t),
         KbCmd::Add(a) => add::add(a, app, t),
         KbCmd::AddDigest(a) => digest::add_digest(a, app, t),
+        KbCmd::ImportZotero(a) => zotero::import_zotero(a, app, t),
         KbCmd::Eval(a) => eval::eval(a, app, t),
         KbCmd::SyncStatus(a) => sync_status::sync_status(a, app, t),
     }

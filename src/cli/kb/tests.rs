@@ -233,3 +233,61 @@ fn tune_report() {
         format!(r#"{{"queries":4,"metric":"mrr@10","tried":[{one}],"current":{one},"best":{one}}}"#)
     );
 }
+
+/// `kb import-zotero --json`.
+#[test]
+fn zotero_import_report() {
+    use crate::ingest::zotero::{Format, ImportReport as Zotero, Imported, ItemWarning, Skipped};
+    let imported = Imported {
+        key: "PAPERKEY".into(),
+        title: "A paper".into(),
+        source: "zotero://select/library/items/PAPERKEY".into(),
+        body_chunks: 4,
+        annotation_chunks: 2,
+        with_pdf: true,
+        private: false,
+    };
+    let skipped = Skipped {
+        key: "BOOKKEY1".into(),
+        title: "A book".into(),
+        reason: "it is in Zotero's trash".into(),
+    };
+    let report = Zotero {
+        library: "/home/u/Zotero/zotero.sqlite".into(),
+        format: Format::ZoteroSqlite,
+        items: 3,
+        imported: vec![imported.clone()],
+        replaced: vec![Imported {
+            private: true,
+            ..imported
+        }],
+        unchanged: 0,
+        skipped: vec![skipped.clone()],
+        failed: vec![],
+        warnings: vec![ItemWarning {
+            key: "PAPERKEY".into(),
+            warning: "w".into(),
+        }],
+        stopped: false,
+    };
+    let item = |visibility: &str| {
+        format!(
+            r#"{{"key":"PAPERKEY","title":"A paper","source":"zotero://select/library/items/PAPERKEY","body_chunks":4,"annotation_chunks":2,"with_pdf":true,"visibility":"{visibility}"}}"#
+        )
+    };
+    assert_eq!(
+        json(&report),
+        format!(
+            concat!(
+                r#"{{"library":"/home/u/Zotero/zotero.sqlite","format":"zotero-sqlite","items":3,"#,
+                r#""imported":[{}],"replaced":[{}],"unchanged":0,"#,
+                r#""skipped":[{{"key":"BOOKKEY1","title":"A book","reason":"it is in Zotero's trash"}}],"failed":[],"#,
+                r#""warnings":[{{"key":"PAPERKEY","warning":"w"}}],"stopped":false}}"#
+            ),
+            item("public"),
+            item("private")
+        )
+    );
+    assert_eq!(json(&Format::Bibtex), r#""bibtex""#);
+    assert_eq!(json(&Format::CslJson), r#""csl-json""#);
+}

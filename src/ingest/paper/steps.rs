@@ -36,6 +36,7 @@ pub(super) fn fetch(cx: &AddContext<'_>, req: &AddRequest, report: &mut AddRepor
         Input::Local(path) => read_local(path),
         Input::Arxiv(id) => download_arxiv(cx, id),
         Input::Remote(r) => fetch_remote(cx, r, report),
+        Input::Library(item) => item.fetched(),
     }
 }
 
@@ -65,6 +66,7 @@ fn read_local(path: &Path) -> Result<Fetched, AddError> {
         meta: PdfMetadata::default(),
         extra: Metadata::new(),
         abstract_text: None,
+        fingerprint: None,
     })
 }
 
@@ -90,6 +92,7 @@ fn download_arxiv(cx: &AddContext<'_>, id: &ArxivId) -> Result<Fetched, AddError
         meta,
         extra,
         abstract_text: Some(paper.summary),
+        fingerprint: None,
     })
 }
 
@@ -114,6 +117,7 @@ fn fetch_remote(cx: &AddContext<'_>, r: &Remote, report: &mut AddReport) -> Resu
         meta,
         extra,
         abstract_text,
+        fingerprint: None,
     })
 }
 
@@ -131,6 +135,7 @@ pub(super) fn classify<'a>(cx: &AddContext<'a>, fetched: Fetched, report: &mut A
         meta,
         extra,
         abstract_text,
+        fingerprint,
     } = fetched;
     let visibility = match &file_path {
         Some(p) => cx.settings.visibility_of(Path::new(p)),
@@ -151,6 +156,7 @@ pub(super) fn classify<'a>(cx: &AddContext<'a>, fetched: Fetched, report: &mut A
         visibility,
         provider,
         hash,
+        fingerprint,
     }
 }
 
@@ -158,13 +164,19 @@ pub(super) fn classify<'a>(cx: &AddContext<'a>, fetched: Fetched, report: &mut A
 /// bytes is a no-op (the report then says why nothing was added); changed
 /// bytes replace the old entry (no question) — and so does an entry stored
 /// with the wrong visibility (a private folder's PDF added public before
-/// this rule existed).
+/// this rule existed). A library item also compares its fingerprint, so a
+/// new note or tag replaces it while the PDF stays the same.
 pub(super) fn detect_change(
     cx: &AddContext<'_>,
     paper: &Paper<'_>,
     report: &mut AddReport,
 ) -> Result<SourceChange, AddError> {
-    let mut change = cx.kb.source_change(&paper.source, &paper.hash)?;
+    let mut change = match &paper.fingerprint {
+        Some(f) => cx
+            .kb
+            .source_change_with(&paper.source, &paper.hash, (super::library::FINGERPRINT_KEY, f))?,
+        None => cx.kb.source_change(&paper.source, &paper.hash)?,
+    };
     if matches!(change, SourceChange::Unchanged) && paper.private() {
         let stored = cx.kb.find_document(&paper.source)?;
         if !stored.visibility.is_private() {
@@ -315,6 +327,9 @@ pub(super) fn describe(paper: &Paper<'_>, converted: Option<&Converted>) -> Entr
         own.insert("file_path".into(), json!(p));
     }
     own.insert("content_hash".into(), json!(paper.hash));
+    if let Some(f) = &paper.fingerprint {
+        own.insert(super::library::FINGERPRINT_KEY.into(), json!(f));
+    }
     Entry {
         title,
         authors,

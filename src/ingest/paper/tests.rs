@@ -664,6 +664,7 @@ fn a_paper_without_a_pdf_never_reaches_the_pdf_worker() {
         visibility: Visibility::Public,
         provider: None,
         hash: String::new(),
+        fingerprint: None,
     };
     let req = AddRequest {
         input: Input::Local(fixture("none.pdf")),
