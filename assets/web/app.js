@@ -6,6 +6,7 @@ import { $, h, toast, relTime } from './dom.js';
 import { get, post, del, stream, ApiError } from './api.js';
 import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
+import { initViewer } from './viewer.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
 import { initSetup, refresh as refreshSetup, openSetup, searchInstead, searchInline } from './setup.js';
@@ -555,6 +556,7 @@ function wire() {
 async function boot() {
   wire();
   initLibrary();
+  initViewer();
   // The last view comes back at once, before the network answers.
   let view = 'chat';
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }

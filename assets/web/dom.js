@@ -34,6 +34,8 @@ const TAGS = new Set([
 ]);
 const ATTRS = new Set([
   'href', 'title', 'class', 'align', 'start', 'type', 'checked', 'disabled',
+  // The source viewer's block anchors (a number; inert).
+  'data-line',
   'display', 'mathvariant', 'stretchy', 'fence', 'separator', 'lspace', 'rspace', 'accent', 'accentunder',
   'columnalign', 'rowalign', 'columnspacing', 'rowspacing', 'displaystyle', 'scriptlevel', 'linethickness',
   'width', 'height', 'depth', 'voffset', 'encoding', 'form', 'movablelimits', 'symmetric', 'largeop', 'minsize', 'maxsize', 'notation',

@@ -1,9 +1,13 @@
 // The Library: papers (inline metadata edit, two-step removal that states
 // the invariant line) and notes & records (read-only: a note is edited in
-// Obsidian and re-synced). Search is debounced and re-fetches.
+// Obsidian and re-synced). A row's title opens the source viewer. The
+// filter is debounced and re-fetches; the server matches titles, authors
+// and paths, and the text itself (a row found by its text shows the words
+// around the match).
 
 import { $, h, toast, debounce, openModal } from './dom.js';
 import { get, post } from './api.js';
+import { openSource } from './viewer.js';
 
 let kind = 'papers';
 let seq = 0;
@@ -49,13 +53,24 @@ async function load() {
   if (my !== seq) return; // a newer search answered first
   const docs = r.documents || [];
   $('#library-count').textContent = `${docs.length} ${kind === 'papers' ? 'paper' : 'note'}${docs.length === 1 ? '' : 's'}`;
+  const problem = r.text_search ? h('p', { class: 'note' }, `Only titles and paths were searched: ${r.text_search}`) : '';
   if (!docs.length) {
-    body.replaceChildren(h('p', { class: 'empty' }, q ? `Nothing matches “${q}”.` : kind === 'papers'
+    body.replaceChildren(problem, h('p', { class: 'empty' }, q ? `Nothing matches “${q}”.` : kind === 'papers'
       ? 'No papers yet. Add one with `jarvis kb add <arXiv id or PDF>` or ask the assistant.'
       : 'No notes indexed yet. Point `vault.path` at your Obsidian vault and run `jarvis kb index-vault`.'));
     return;
   }
-  body.replaceChildren(kind === 'papers' ? papersTable(docs) : notesTable(docs));
+  body.replaceChildren(problem, kind === 'papers' ? papersTable(docs) : notesTable(docs));
+}
+
+/** The title cell: a button that opens the document in the viewer, and
+ *  the passage that matched a text search. */
+function titleCell(d, sub, extra = []) {
+  const label = d.title || d.file_path || d.source || '(untitled)';
+  const open = h('button', { type: 'button', class: 'open-btn', 'aria-label': `View “${label}”` },
+    h('div', { class: 't' }, label), h('div', { class: 'sub' }, sub));
+  open.addEventListener('click', () => openSource({ key: d.key, kind: d.doc_type, label }, open));
+  return h('td', { class: 't-cell' }, open, extra.flat(Infinity), d.found ? h('div', { class: 'found' }, `…${d.found}…`) : null);
 }
 
 function papersTable(docs) {
@@ -69,7 +84,7 @@ function paperRow(d) {
   const edit = h('button', { type: 'button', class: 'btn small ghost', 'aria-label': `Edit ${d.title}` }, 'Edit');
   const remove = h('button', { type: 'button', class: 'btn small ghost', 'aria-label': `Remove ${d.title}` }, 'Remove');
   const tr = h('tr', { dataset: { source: d.source } },
-    h('td', { class: 't-cell' }, h('div', { class: 't' }, d.title || '(untitled)'), h('div', { class: 'sub' }, d.source)),
+    titleCell(d, d.source),
     h('td', {}, d.authors || '—'),
     h('td', {}, d.doi || '—'),
     h('td', { class: 'sub' }, (d.date_added || '').slice(0, 10)),
@@ -139,10 +154,9 @@ function notesTable(docs) {
   return h('table', { class: 'lib' },
     h('thead', {}, h('tr', {}, h('th', {}, 'Note'), h('th', {}, 'Category'), h('th', {}, 'Status'), h('th', {}, 'Entity'), h('th', {}, 'Date'))),
     h('tbody', {}, docs.map((d) => h('tr', {},
-      h('td', { class: 't-cell' }, h('div', { class: 't' }, d.title || d.file_path),
-        h('div', { class: 'sub' }, d.file_path || ''),
+      titleCell(d, d.file_path || '', [
         d.private ? h('span', { class: 'tag' }, 'private') : null,
-        (d.tags || []).map((t) => h('span', { class: 'tag' }, `#${t}`))),
+        (d.tags || []).map((t) => h('span', { class: 'tag' }, `#${t}`))]),
       h('td', {}, d.category || '—'), h('td', {}, d.status || '—'), h('td', {}, d.entity || '—'),
       h('td', { class: 'sub' }, d.event_date || (d.date_added || '').slice(0, 10))))));
 }

@@ -62,15 +62,27 @@ export function toolLog(tools) {
     h('summary', {}, h('span', { class: 'tools-label' }, `Used ${tools.length} tool${tools.length === 1 ? '' : 's'}`)), ul);
 }
 
-/** Chips for the sources under a reply. */
-export function sourceChips(sources) {
+/** Chips for the sources under a reply: one per document (the server
+ *  groups them). A chip with a document key opens the source viewer on
+ *  it, with the passages the answer cites from it; a chip without one
+ *  (an old session) keeps its link. */
+export function sourceChips(sources, citations) {
   if (!sources || !sources.length) return null;
-  return h('div', { class: 'sources', role: 'list', 'aria-label': 'Sources' }, sources.map((s) => {
-    const kind = s.kind === 'paper' ? 'Paper' : s.kind === 'chat' ? 'Chat' : 'Note';
+  return h('div', { class: 'sources', role: 'list', 'aria-label': 'Sources' }, sources.map((s, i) => {
+    const kind = s.kind === 'paper' ? 'Paper' : s.kind === 'chat' ? 'Chat' : s.kind === 'digest' ? 'Digest' : 'Note';
     const label = s.label || s.title || s.source || s.file_path || 'source';
     const where = s.where || '';
-    const attrs = { class: 'chip', role: 'listitem', title: [label, where].filter(Boolean).join(' — ') };
+    const attrs = { class: 'chip', role: 'listitem', title: [label, ...(s.sections && s.sections.length > 1 ? s.sections : [where])].filter(Boolean).join(' — ') };
     const kids = [h('span', { class: 'k' }, kind), h('span', { class: 't' }, label), where ? h('span', { class: 's' }, where) : null];
+    if (s.key) {
+      const passages = (citations || []).filter((c) => c.chip === i);
+      const b = h('button', { type: 'button', ...attrs, role: null, 'aria-label': `Open ${kind.toLowerCase()} “${label}”${where ? `, ${where}` : ''}` }, kids);
+      b.addEventListener('click', () => b.dispatchEvent(new CustomEvent('cite-open', {
+        bubbles: true, cancelable: true,
+        detail: { key: s.key, kind: s.kind, label, passages, n: passages.length ? passages[0].n : null },
+      })));
+      return h('span', { role: 'listitem', class: 'chip-item' }, b);
+    }
     if (s.href) return h('a', { ...attrs, href: s.href, target: s.href.startsWith('obsidian:') ? null : '_blank', rel: 'noopener noreferrer' }, kids);
     return h('span', attrs, kids);
   }));
@@ -91,12 +103,15 @@ function notFromLibrary(reply) {
   return h('span', { class: 'status-badge not-library', role: 'note', title: 'This answer cites nothing from your notes or papers' }, 'Not from your library');
 }
 
-/** Show where citation `c` points: by default scroll to its source chip
- *  and flash it. A listener may take over (the source viewer) by calling
- *  preventDefault on the `cite-open` event. */
-function openCitation(link, after, c) {
-  const ev = new CustomEvent('cite-open', { bubbles: true, cancelable: true, detail: c });
-  if (!link.dispatchEvent(ev)) return;
+/** Show where citation `c` points: flash its source chip, and open the
+ *  source viewer (the `cite-open` listener) on its document with every
+ *  passage the answer cites from it. */
+function openCitation(link, after, c, citations) {
+  const passages = (citations || []).filter((x) => x.key === c.key);
+  link.dispatchEvent(new CustomEvent('cite-open', {
+    bubbles: true, cancelable: true,
+    detail: { key: c.key, kind: c.kind, label: c.label, passages, n: c.n },
+  }));
   const chip = c.chip != null ? after.querySelectorAll('.sources .chip')[c.chip] : null;
   if (!chip) return;
   chip.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
@@ -116,7 +131,7 @@ function wireCitations(shell, citations) {
     if (!c) { a.replaceWith(document.createTextNode(`[${n}]`)); continue; }
     a.title = [`[${n}]`, c.label, c.where].filter(Boolean).join(' — ');
     a.dataset.cite = n;
-    a.addEventListener('click', (ev) => { ev.preventDefault(); openCitation(a, shell.after, c); });
+    a.addEventListener('click', (ev) => { ev.preventDefault(); openCitation(a, shell.after, c, citations); });
   }
   const chips = shell.after.querySelectorAll('.sources .chip');
   const nums = new Map();
@@ -140,7 +155,7 @@ export function fillReply(shell, reply) {
     shell.tools.open = false;
     shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
   }
-  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources), metaLine(reply)].filter(Boolean));
+  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources, reply.citations), metaLine(reply)].filter(Boolean));
   wireCitations(shell, reply.citations);
 }
 

@@ -26,6 +26,7 @@ pub mod pdf_isolated;
 pub mod pdf_ocr;
 pub mod runtime_check;
 pub mod setup;
+pub mod source;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};

@@ -11,7 +11,7 @@
 //! handlers or `style` attributes.
 
 use crate::chat::cite::{split_markers, Segment};
-use crate::drafts::render::{render, render_with, Piece, RenderOptions};
+use crate::drafts::render::{render, render_with, Images, Piece, RenderOptions};
 
 /// Whether a link target is allowed to stay (the renderer's one policy).
 pub use crate::drafts::render::safe_link as safe_url;
@@ -19,6 +19,37 @@ pub use crate::drafts::render::safe_link as safe_url;
 /// Render Markdown to HTML that is safe to show in the conversation.
 pub fn to_html(text: &str) -> String {
     render(text, &RenderOptions::CHAT)
+}
+
+/// A note for the source viewer: [`to_html`]'s rules, with each top-level
+/// block stamped `data-line` (its 0-based source line) so the viewer can
+/// scroll to a heading and mark a passage by line. Front matter is blanked
+/// line for line (not rendered, not renumbering what follows).
+pub fn to_html_lines(text: &str) -> String {
+    let options = RenderOptions {
+        line_anchors: true,
+        images: Images::Links,
+    };
+    render(&blank_front_matter(text), &options)
+}
+
+/// `text` with a leading `---` … `---` block replaced by as many empty
+/// lines.
+fn blank_front_matter(text: &str) -> String {
+    let mut lines = text.split_inclusive('\n');
+    if lines.next().map(str::trim_end) != Some("---") {
+        return text.to_string();
+    }
+    let Some(end) = text
+        .split_inclusive('\n')
+        .skip(1)
+        .position(|l| matches!(l.trim_end(), "---" | "..."))
+    else {
+        return text.to_string();
+    };
+    let mut out = "\n".repeat(end + 2);
+    out.extend(text.split_inclusive('\n').skip(end + 2));
+    out
 }
 
 /// [`to_html`] for an answer whose `[n]` markers name the passages in
@@ -121,6 +152,17 @@ mod tests {
         );
         assert_eq!(h.matches("class=\"cite\"").count(), 3, "{h}");
         assert_eq!(to_html_cited("plain [1]", &[]), to_html("plain [1]"));
+    }
+
+    #[test]
+    fn a_viewed_note_keeps_its_line_numbers_and_hides_its_front_matter() {
+        let h = to_html_lines("---\ntags: [a]\n---\n# Pasta\n\nBoil <b>it</b>.\n\n![x](https://t.example/p.png)\n");
+        assert!(!h.contains("tags"), "{h}");
+        assert!(h.contains("<h1 data-line=\"3\">Pasta</h1>"), "{h}");
+        assert!(h.contains("<p data-line=\"5\">Boil &lt;b&gt;it&lt;/b&gt;.</p>"), "{h}");
+        assert!(!h.contains("<img"), "{h}");
+        assert_eq!(blank_front_matter("---\nno end"), "---\nno end");
+        assert_eq!(blank_front_matter("# a\n---\n"), "# a\n---\n");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Citations in a real browser: a valid `[n]` is a small link (the made-up
 //! one is gone), it is reachable by keyboard, and following it flashes the
-//! source chip it names — live, after a reload and at phone width; an
-//! answer citing nothing after a search carries "Not from your library".
+//! source chip it names and opens the source viewer — live, after a reload
+//! and at phone width; an answer citing nothing after a search carries
+//! "Not from your library".
 //! Screenshots land in `target/screenshots/`.
 
 use serde_json::json;
@@ -33,6 +34,14 @@ fn follow_first_cite(b: &Browser, how: &str) {
         json!(""),
         "following a citation does not navigate"
     );
+    // It also opens the source viewer on the cited note (its own test is
+    // web_browser_viewer); Escape closes it.
+    b.wait(
+        "the source viewer",
+        "return document.querySelector('#viewer').open && document.querySelector('#viewer-title').textContent === 'Pasta'",
+    );
+    b.keys("\u{E00C}");
+    b.wait("the viewer to close", "return !document.querySelector('#viewer').open");
 }
 
 #[test]

@@ -62,6 +62,10 @@ pub struct DocumentRow {
     pub entity: String,
     pub event_date: String,
     pub tags: Vec<String>,
+    /// Where the filter's words occur in the document's text, when the row
+    /// was found by its text rather than its title or path.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub found: String,
 }
 
 fn meta_str(d: &DocumentSummary, k: &str) -> String {
@@ -86,6 +90,7 @@ impl From<DocumentSummary> for DocumentRow {
             entity: meta_str(&d, "entity"),
             event_date: meta_str(&d, "event_date"),
             tags,
+            found: String::new(),
             private: d.visibility.is_private(),
             key: d.key,
             title: d.title,
@@ -102,6 +107,53 @@ impl From<DocumentSummary> for DocumentRow {
 pub struct DocumentList {
     pub kind: &'static str,
     pub documents: Vec<DocumentRow>,
+    /// Why the text itself could not be searched (the titles still were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_search: Option<String>,
+}
+
+/// How many passages the text filter looks through.
+const TEXT_HITS: usize = 60;
+
+/// Documents whose text holds `needle` (case-insensitive), with the words
+/// around it: the search's passages, kept only where the words really
+/// occur (a semantic neighbour is not a filter match).
+fn text_matches(app: &crate::app::App, needle: &str) -> Result<std::collections::HashMap<String, String>, String> {
+    let mut out = std::collections::HashMap::new();
+    if needle.chars().count() < 2 {
+        return Ok(out);
+    }
+    let hits = app
+        .search(&crate::kb::search::SearchRequest::new(needle, TEXT_HITS))
+        .map_err(|e| e.to_string())?;
+    let lower = needle.to_lowercase();
+    for h in hits {
+        let key = crate::kb::search::doc_key(&h.record).to_string();
+        if out.contains_key(&key) {
+            continue;
+        }
+        if let Some(around) = around(&h.record.text, &lower, 90) {
+            out.insert(key, around);
+        }
+    }
+    Ok(out)
+}
+
+/// The words around the first occurrence of `lower` in `text`, on one line.
+fn around(text: &str, lower: &str, reach: usize) -> Option<String> {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let chars: Vec<char> = flat.chars().collect();
+    let low: Vec<char> = flat.to_lowercase().chars().collect();
+    let needle: Vec<char> = lower.chars().collect();
+    // Lower-casing can change a string's length (rare letters): search
+    // only when it did not, so positions line up.
+    if low.len() != chars.len() || needle.is_empty() {
+        return None;
+    }
+    let at = low.windows(needle.len()).position(|w| w == needle.as_slice())?;
+    let start = at.saturating_sub(reach);
+    let end = (at + needle.len() + reach).min(chars.len());
+    Some(chars[start..end].iter().collect())
 }
 
 /// At most this many rows per listing (a Library of thousands of papers
@@ -147,17 +199,32 @@ async fn list(State(state): State<Arc<WebState>>, Query(q): Query<ListQuery>) ->
         ..Filter::default()
     };
     let needle = q.q.unwrap_or_default().trim().to_string();
-    let documents = blocking(move || {
+    let (documents, text_search) = blocking(move || {
         let docs = app.list(&filter, usize::MAX)?;
-        Ok(docs
+        let (found, problem) = match text_matches(&app, &needle) {
+            Ok(f) => (f, None),
+            Err(e) => (Default::default(), Some(e)),
+        };
+        let rows = docs
             .into_iter()
             .map(DocumentRow::from)
-            .filter(|r| matches(r, &needle))
+            .filter_map(|mut r| {
+                if let Some(f) = found.get(&r.key) {
+                    r.found = f.clone();
+                    return Some(r);
+                }
+                matches(&r, &needle).then_some(r)
+            })
             .take(LIST_LIMIT)
-            .collect())
+            .collect();
+        Ok((rows, problem))
     })
     .await?;
-    Ok(Json(DocumentList { kind, documents }))
+    Ok(Json(DocumentList {
+        kind,
+        documents,
+        text_search,
+    }))
 }
 
 #[derive(Deserialize)]

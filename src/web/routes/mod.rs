@@ -13,6 +13,7 @@ pub mod prompts;
 pub mod sessions;
 pub mod settings;
 pub mod setup;
+pub mod source;
 pub mod wire;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(setup::routes())
         .merge(documents::routes())
         .merge(cite::routes())
+        .merge(source::routes())
         .merge(drafts::routes())
         .merge(drafts_pages::routes())
         .merge(sessions::routes())

@@ -14,15 +14,21 @@ use crate::chat::{ChatEvent, Reply, SourceRef, ToolLogEntry, TurnState};
 use crate::llm::transcript::Role;
 use crate::web::markdown::to_html_cited;
 
-/// One source chip.
+/// One source chip: one per document (a note found by eight of its
+/// sections is one chip, its sections listed in `sections`).
 #[derive(Serialize)]
 pub struct SourceDto {
     /// `note`, `paper`, `digest` or `chat`.
     pub kind: String,
+    /// The document key the source viewer opens (`GET /source?key=`): a
+    /// note's vault path, otherwise its source.
+    pub key: String,
     pub label: String,
-    /// Section and/or page.
+    /// Section and/or page, or how many sections were found.
     #[serde(rename = "where")]
     pub where_: String,
+    /// Every section and/or page of the document the turn found.
+    pub sections: Vec<String>,
     /// `obsidian://open?…` for a vault note, the URL of a paper with one.
     pub href: Option<String>,
 }
@@ -52,17 +58,33 @@ fn where_of(section: &str, page: Option<i64>) -> String {
     where_
 }
 
-/// Where a document opens: a vault note in Obsidian, a paper at its URL.
-fn href_of(kind: &str, location: &str, vault: Option<&Path>) -> Option<String> {
+/// `obsidian://open?vault=…&file=…` for the vault note at `file`
+/// (vault-relative), at `heading` when given (`file=note%23Heading`, the
+/// form Obsidian's `open` action reads as a link to a heading).
+pub fn obsidian_href(vault: &Path, file: &str, heading: Option<&str>) -> Option<String> {
+    let name = vault.file_name()?;
+    let file = file.strip_suffix(".md").unwrap_or(file);
+    let target = match heading.map(str::trim).filter(|h| !h.is_empty()) {
+        Some(h) => format!("{file}#{h}"),
+        None => file.to_string(),
+    };
+    Some(format!(
+        "obsidian://open?vault={}&file={}",
+        url_encode(&name.to_string_lossy()),
+        url_encode(&target)
+    ))
+}
+
+/// The heading a breadcrumb ends in (`Setup › Install` → `Install`).
+fn last_heading(section: &str) -> Option<&str> {
+    section.rsplit(crate::kb::chunker::SECTION_SEPARATOR).next()
+}
+
+/// Where a document opens: a vault note in Obsidian (at `heading`), a
+/// paper at its URL.
+fn href_of(kind: &str, location: &str, heading: Option<&str>, vault: Option<&Path>) -> Option<String> {
     match kind {
-        "note" => vault.and_then(|v| v.file_name()).map(|name| {
-            let file = location.strip_suffix(".md").unwrap_or(location);
-            format!(
-                "obsidian://open?vault={}&file={}",
-                url_encode(&name.to_string_lossy()),
-                url_encode(file)
-            )
-        }),
+        "note" => vault.and_then(|v| obsidian_href(v, location, heading)),
         _ if location.starts_with("https://") || location.starts_with("http://") => Some(location.to_string()),
         _ => None,
     }
@@ -77,12 +99,42 @@ fn label_of(title: &str, location: &str) -> String {
 }
 
 pub fn source_dto(s: &SourceRef, vault: Option<&Path>) -> SourceDto {
+    let where_ = where_of(&s.section, s.page);
     SourceDto {
         kind: s.kind.clone(),
+        key: s.location.clone(),
         label: label_of(&s.title, &s.location),
-        where_: where_of(&s.section, s.page),
-        href: href_of(&s.kind, &s.location, vault),
+        sections: if where_.is_empty() {
+            Vec::new()
+        } else {
+            vec![where_.clone()]
+        },
+        where_,
+        href: href_of(&s.kind, &s.location, None, vault),
     }
+}
+
+/// One chip per document, in the order the documents were first found;
+/// a document found by several sections lists them and says how many.
+pub fn source_dtos(sources: &[SourceRef], vault: Option<&Path>) -> Vec<SourceDto> {
+    let mut out: Vec<SourceDto> = Vec::new();
+    for s in sources {
+        let d = source_dto(s, vault);
+        match out.iter_mut().find(|o| o.key == d.key && o.kind == d.kind) {
+            Some(o) => {
+                for w in d.sections {
+                    if !o.sections.contains(&w) {
+                        o.sections.push(w);
+                    }
+                }
+                if o.sections.len() > 1 {
+                    o.where_ = format!("{} sections", o.sections.len());
+                }
+            }
+            None => out.push(d),
+        }
+    }
+    out
 }
 
 /// One citation of an answer: the passage `[n]` names, everything the
@@ -97,27 +149,21 @@ pub struct CitationDto {
     #[serde(rename = "where")]
     pub where_: String,
     pub href: Option<String>,
-    /// Index of the source chip of the same document (and section, when a
-    /// chip has it) under the answer.
+    /// Index of the source chip of the same document under the answer
+    /// (chips are one per document, see [`source_dtos`]).
     pub chip: Option<usize>,
 }
 
 pub fn citation_dtos(citations: &[Citation], sources: &[SourceRef], vault: Option<&Path>) -> Vec<CitationDto> {
+    let chips = source_dtos(sources, vault);
     citations
         .iter()
-        .map(|c| {
-            let same_doc = |s: &&SourceRef| s.location == c.key;
-            let chip = sources
-                .iter()
-                .position(|s| same_doc(&s) && s.section == c.section && s.page == c.page)
-                .or_else(|| sources.iter().position(|s| same_doc(&s)));
-            CitationDto {
-                citation: c.clone(),
-                label: label_of(&c.title, &c.key),
-                where_: where_of(&c.section, c.page),
-                href: href_of(&c.kind, &c.key, vault),
-                chip,
-            }
+        .map(|c| CitationDto {
+            citation: c.clone(),
+            label: label_of(&c.title, &c.key),
+            where_: where_of(&c.section, c.page),
+            href: href_of(&c.kind, &c.key, last_heading(&c.section), vault),
+            chip: chips.iter().position(|s| s.key == c.key),
         })
         .collect()
 }
@@ -150,7 +196,7 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
         role: if user { "user" } else { "assistant" },
         text: e.text.clone(),
         html: (!user).then(|| answer_html(&e.text, &e.citations)),
-        sources: e.sources.iter().map(|s| source_dto(s, vault)).collect(),
+        sources: source_dtos(&e.sources, vault),
         tools: e.tools.clone(),
         error: e.error,
         at: e.at.clone(),
@@ -167,8 +213,7 @@ fn reply_json(r: &Reply, vault: Option<&Path>) -> Value {
         o.insert("html".into(), json!(answer_html(&r.text, &r.citations)));
         o.insert(
             "sources".into(),
-            serde_json::to_value(r.sources.iter().map(|s| source_dto(s, vault)).collect::<Vec<_>>())
-                .unwrap_or_else(|_| json!([])),
+            serde_json::to_value(source_dtos(&r.sources, vault)).unwrap_or_else(|_| json!([])),
         );
         // The chips the citations point at are the ones sent here; the
         // display entry is saved with every source, so a reload matches.
@@ -266,5 +311,53 @@ mod tests {
             ..paper
         };
         assert_eq!(source_dto(&local, None).href, None);
+    }
+
+    #[test]
+    fn one_chip_per_document_and_citations_open_notes_at_their_heading() {
+        let sec = |section: &str| SourceRef {
+            kind: "note".into(),
+            title: "Risotto".into(),
+            location: "cooking/risotto.md".into(),
+            section: section.into(),
+            page: None,
+        };
+        let other = SourceRef {
+            location: "cooking/pasta.md".into(),
+            title: "Pasta".into(),
+            ..sec("Pasta")
+        };
+        let sources = [
+            sec("Risotto › Stock"),
+            other,
+            sec("Risotto › Resting"),
+            sec("Risotto › Stock"),
+        ];
+        let vault = Path::new("/v/vault");
+        let chips = source_dtos(&sources, Some(vault));
+        assert_eq!(chips.len(), 2);
+        assert_eq!(chips[0].key, "cooking/risotto.md");
+        assert_eq!(chips[0].sections, ["Risotto › Stock", "Risotto › Resting"]);
+        assert_eq!(chips[0].where_, "2 sections");
+        assert_eq!(chips[1].where_, "Pasta");
+        let c = Citation {
+            n: 3,
+            key: "cooking/risotto.md".into(),
+            kind: "note".into(),
+            title: "Risotto".into(),
+            source: "local".into(),
+            path: Some("cooking/risotto.md".into()),
+            section: "Risotto › Resting".into(),
+            page: None,
+            annotation: None,
+            text: "Off the heat.".into(),
+            chunk_id: Some(9),
+        };
+        let d = &citation_dtos(&[c], &sources, Some(vault))[0];
+        assert_eq!(d.chip, Some(0));
+        assert_eq!(
+            d.href.as_deref(),
+            Some("obsidian://open?vault=vault&file=cooking%2Frisotto%23Resting")
+        );
     }
 }
