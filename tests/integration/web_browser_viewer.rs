@@ -199,6 +199,11 @@ fn the_viewer_shows_a_note_heading_a_pdf_page_and_a_chat_exchange() {
         json!("cooking/risotto.md"),
         "found by its text, not its title or path"
     );
+    assert_eq!(
+        b.js("return document.querySelector('#library-body .found').textContent.startsWith('…Rice Use carnaroli')"),
+        json!(true),
+        "the words around the match, without Markdown marks"
+    );
     b.js("document.querySelector('#library-body .open-btn').click()");
     b.wait(
         "the note from the Library",

@@ -139,9 +139,15 @@ fn text_matches(app: &crate::app::App, needle: &str) -> Result<std::collections:
     Ok(out)
 }
 
-/// The words around the first occurrence of `lower` in `text`, on one line.
+/// The words around the first occurrence of `lower` in `text`, on one
+/// line, Markdown heading marks dropped.
 fn around(text: &str, lower: &str, reach: usize) -> Option<String> {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = text
+        .lines()
+        .map(|l| l.trim_start().trim_start_matches('#'))
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ");
     let chars: Vec<char> = flat.chars().collect();
     let low: Vec<char> = flat.to_lowercase().chars().collect();
     let needle: Vec<char> = lower.chars().collect();
