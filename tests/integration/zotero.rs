@@ -138,12 +138,15 @@ fn a_zotero_library_comes_in_once_and_a_rerun_takes_only_what_changed() {
     assert_eq!(m["url"], "https://example.org/reading-order");
     assert_eq!(m["publication_type"], "journalArticle");
     assert_eq!(m["zotero_key"], "PAPERKEY");
+    // A citation key from the first author's family name, as for any paper.
+    assert_eq!(m["cite_key"], "example2021reading", "{m}");
     assert_eq!(
         m["tags"], "|Layout/Reading-order|to-read|",
         "collections and tags; not the automatic tag"
     );
     let book = docs.iter().find(|d| d["title"] == "A Book Without a PDF").unwrap();
     assert_eq!(book["meta"]["authors"], "World Health Organization");
+    assert_eq!(book["meta"]["cite_key"], "worldhealthorganization1999book", "{book}");
     assert_eq!(book["meta"]["storage_mode"], "abstract");
 
     // A re-run imports nothing.

@@ -451,7 +451,9 @@ fn to_raw(e: BibEntry, file: &Path) -> RawItem {
 
 /// `author = {Last, First and First Last and {Corporate Name} and others}`.
 fn names(value: &str, kind: &str) -> Vec<Creator> {
-    split_depth0(value, " and ")
+    // One space between words, so `and` on a new line still separates.
+    let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    split_depth0(&value, " and ")
         .into_iter()
         .map(str::trim)
         .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case("others"))
@@ -460,7 +462,7 @@ fn names(value: &str, kind: &str) -> Vec<Creator> {
             let (first, last) = match parts.as_slice() {
                 [last, jr, first] => (first.to_string(), format!("{last}, {jr}")),
                 [last, first] => (first.to_string(), last.to_string()),
-                _ => (String::new(), n.to_string()),
+                _ => first_last(n),
             };
             Creator {
                 first: super::latex::to_text(&first),
@@ -469,6 +471,21 @@ fn names(value: &str, kind: &str) -> Vec<Creator> {
             }
         })
         .collect()
+}
+
+/// `First von Last`: the last word is the family name, with the lower-case
+/// words before it (`van`, `de la`); a name that is one braced group
+/// (`{World Health Organization}`) is a family name alone.
+fn first_last(n: &str) -> (String, String) {
+    let words: Vec<&str> = split_depth0(n, " ").into_iter().filter(|w| !w.is_empty()).collect();
+    if words.len() < 2 {
+        return (String::new(), n.to_string());
+    }
+    let mut split = words.len() - 1;
+    while split > 1 && words[split - 1].starts_with(char::is_lowercase) {
+        split -= 1;
+    }
+    (words[..split].join(" "), words[split..].join(" "))
 }
 
 /// `s` split at `sep` (ASCII, matched case-insensitively) outside braces.

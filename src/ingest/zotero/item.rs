@@ -169,17 +169,18 @@ pub(crate) fn to_entry(raw: RawItem, resolver: &Resolver) -> Result<Entry, Skipp
         }));
     }
 
-    let authors: Vec<String> = {
+    let chosen: Vec<&Creator> = {
         let named: Vec<&Creator> = raw.creators.iter().filter(|c| c.kind == "author").collect();
         // No creator marked as author (an edited book, an export that does
         // not say): every creator, in order.
-        let chosen: Vec<&Creator> = if named.is_empty() {
+        if named.is_empty() {
             raw.creators.iter().collect()
         } else {
             named
-        };
-        chosen.iter().map(|c| c.display()).filter(|a| !a.is_empty()).collect()
+        }
     };
+    let chosen: Vec<&Creator> = chosen.into_iter().filter(|c| !c.display().is_empty()).collect();
+    let authors: Vec<String> = chosen.iter().map(|c| c.display()).collect();
     let extra = field("extra").unwrap_or("");
     let doi = field("DOI")
         .map(str::to_string)
@@ -220,8 +221,14 @@ pub(crate) fn to_entry(raw: RawItem, resolver: &Resolver) -> Result<Entry, Skipp
     if let Some(a) = arxiv_id {
         fields.insert("arxiv_id".into(), json!(a));
     }
-    if !authors.is_empty() {
-        fields.insert("author_list".into(), json!(authors));
+    if !chosen.is_empty() {
+        // The shape a DOI record's authors are stored in, which citation
+        // keys and BibTeX read the family name from.
+        let people: Vec<serde_json::Value> = chosen
+            .iter()
+            .map(|c| json!({"given": c.first.trim(), "family": c.last.trim()}))
+            .collect();
+        fields.insert("author_list".into(), json!(people));
     }
     if let Some(key) = &raw.zotero_key {
         fields.insert("zotero_key".into(), json!(key));

@@ -78,6 +78,27 @@ fn bibtex_reads_every_good_entry_and_names_the_broken_one() {
 }
 
 #[test]
+fn bibtex_names_in_every_written_form() {
+    let src =
+        "@misc{n, author = {Ada Example and Ludwig van Beethoven and\n  Hopper, Grace and {Layout Group}}, title={T}}";
+    let (items, _) = bibtex::read(src, Path::new("/x.bib"));
+    let names: Vec<(&str, &str)> = items[0]
+        .creators
+        .iter()
+        .map(|c| (c.first.as_str(), c.last.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("Ada", "Example"),
+            ("Ludwig", "van Beethoven"),
+            ("Grace", "Hopper"),
+            ("", "Layout Group")
+        ]
+    );
+}
+
+#[test]
 fn bibtex_survives_hostile_shapes() {
     // Nothing but junk, a lone `@`, an entry that never closes at the end.
     for src in [
@@ -169,6 +190,11 @@ fn zotero_fields_become_the_papers_metadata() {
         e.item.authors,
         ["Ada Example"],
         "editors are not authors when authors exist"
+    );
+    assert_eq!(
+        f["author_list"],
+        serde_json::json!([{"given": "Ada", "family": "Example"}]),
+        "the shape citation keys read"
     );
     assert_eq!(
         e.item.doi.as_deref(),
