@@ -315,20 +315,32 @@ fn hostile_libraries_are_refused_or_skipped_with_a_reason() {
         &format!(
             "INSERT INTO items (itemID, itemTypeID, libraryID, key) VALUES
                  (40, 22, 1, 'UPUPUP01'), (41, 3, 1, 'ESCAPE01'), (42, 22, 1, 'LINKED01'), (43, 3, 1, 'SYMLINK1'),
-                 (44, 22, 1, 'PRIVATE1'), (45, 3, 1, 'PRIVATT1');
+                 (44, 22, 1, 'PRIVATE1'), (45, 3, 1, 'PRIVATT1'), (46, 22, 1, 'NOTAPDF1'), (47, 3, 1, 'FAKEPDF1');
              INSERT INTO itemDataValues (valueID, value) VALUES
-                 (40, 'Escapes by dots'), (41, 'Escapes by a link'), (42, 'Kept in a private folder');
-             INSERT INTO itemData (itemID, fieldID, valueID) VALUES (40, 1, 40), (42, 1, 41), (44, 1, 42);
+                 (40, 'Escapes by dots'), (41, 'Escapes by a link'), (42, 'Kept in a private folder'),
+                 (43, 'Text pretending to be a PDF');
+             INSERT INTO itemData (itemID, fieldID, valueID) VALUES (40, 1, 40), (42, 1, 41), (44, 1, 42), (46, 1, 43);
              INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) VALUES
                  (41, 40, 0, 'application/pdf', 'storage:../../secret.pdf'),
                  (43, 42, 0, 'application/pdf', 'storage:paper.pdf'),
-                 (45, 44, 2, 'application/pdf', '{}');",
+                 (45, 44, 2, 'application/pdf', '{}'),
+                 (47, 46, 0, 'application/pdf', 'storage:fake.pdf');",
             private.display()
         ),
     );
     std::fs::create_dir_all(z.join("storage/SYMLINK1")).unwrap();
     std::os::unix::fs::symlink(&secret, z.join("storage/SYMLINK1/paper.pdf")).unwrap();
-    let v = import(&sb, &z, &[]);
+    std::fs::create_dir_all(z.join("storage/FAKEPDF1")).unwrap();
+    std::fs::write(z.join("storage/FAKEPDF1/fake.pdf"), "plain text, not a PDF").unwrap();
+    let r = sb.run(&["kb", "import-zotero", z.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 1, "an item that failed makes the exit code 1: {}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    // The item whose file is not a PDF failed, named; the others came in.
+    assert_eq!(keys(&v, "failed"), ["NOTAPDF1"], "{v}");
+    assert!(
+        v["failed"][0]["reason"].as_str().unwrap().contains("is not a PDF file"),
+        "{v}"
+    );
     assert_eq!(
         keys(&v, "imported"),
         ["PAPERKEY", "BOOKKEY1", "UPUPUP01", "LINKED01", "PRIVATE1"],
@@ -392,4 +404,44 @@ fn the_import_runs_in_a_running_owner_as_it_does_alone() {
         assert!(start.elapsed() < Duration::from_secs(60), "the owner did not stop");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn a_stop_keeps_what_came_in_and_the_next_run_takes_the_rest() {
+    let sb = Sandbox::new();
+    config(&sb);
+    let mut many = String::new();
+    for n in 0..120 {
+        let id = 100 + n;
+        many.push_str(&format!(
+            "INSERT INTO items (itemID, itemTypeID, libraryID, key) VALUES ({id}, 22, 1, 'MANY{n:04}');
+             INSERT INTO itemDataValues (valueID, value) VALUES ({id}, 'Paper number {n} of many');
+             INSERT INTO itemData (itemID, fieldID, valueID) VALUES ({id}, 1, {id});"
+        ));
+    }
+    let z = zotero(&sb, &many);
+    let mut c = sb.jarvis();
+    c.args(["kb", "import-zotero", z.to_str().unwrap()]);
+    let mut job = crate::support::Owned::spawn(c);
+    // Off a terminal the bar speaks at each tenth: stop after the first.
+    let tenth = job.line_matching(Duration::from_secs(240), |l| {
+        (l.starts_with("importing: ") && !l.starts_with("importing: 0/")).then_some(())
+    });
+    assert!(tenth.is_some(), "{}", job.stderr());
+    signal(job.id(), "-INT");
+    let status = job.wait().unwrap();
+    // The pipe is closed; let the reader take its last bytes.
+    std::thread::sleep(Duration::from_millis(300));
+    let err = job.stderr();
+    assert_eq!(status.code(), Some(130), "{err}");
+    let done: usize = err
+        .split("stopped: ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!((10..122).contains(&done), "{err}");
+    let v = import(&sb, &z, &[]);
+    assert_eq!(v["unchanged"], done, "{v}");
+    assert_eq!(v["imported"].as_array().unwrap().len(), 122 - done, "{v}");
 }
