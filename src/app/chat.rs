@@ -36,7 +36,13 @@ struct ConfigPapers {
 }
 
 impl PaperAdder for ConfigPapers {
-    fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &Cancel) -> Result<AddReport, AddError> {
+    fn add(
+        &self,
+        req: &AddRequest,
+        allow_duplicate: bool,
+        actor: &crate::kb::Actor,
+        cancel: &Cancel,
+    ) -> Result<AddReport, AddError> {
         let pdf = super::papers::pdf_tools_with(&self.cfg, cancel, self.worker.clone());
         let provider = super::papers::provider(&self.cfg);
         let arxiv = super::papers::arxiv_client(&self.cfg);
@@ -53,6 +59,7 @@ impl PaperAdder for ConfigPapers {
             confirm: &confirm,
             progress: &|_| {},
             cancel,
+            actor,
         };
         add_document(&cx, req)
     }

@@ -173,8 +173,8 @@ impl App {
 
     /// `kb add-digest`: add the top-tier papers of digest files as summary
     /// entries (no LLM call).
-    pub fn add_digest(&self, files: &[PathBuf]) -> Result<ImportReport, DigestOpError> {
+    pub fn add_digest(&self, files: &[PathBuf], actor: &crate::kb::Actor) -> Result<ImportReport, DigestOpError> {
         let kb = self.kb()?;
-        Ok(import_files(&kb, files)?)
+        Ok(import_files(&kb, files, actor)?)
     }
 }

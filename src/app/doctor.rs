@@ -88,6 +88,8 @@ pub struct Diagnosis {
     /// `Err` with the reason when opening failed.
     pub store: Option<Result<StoreCheck, String>>,
     pub agreement: Option<AgreementCheck>,
+    /// The event log replayed against the store (when the store opened).
+    pub audit: Option<crate::store::AuditReport>,
     pub legacy_private_papers: Vec<String>,
     /// Each names the problem and the fix, reported once.
     pub problems: Vec<String>,
@@ -124,6 +126,7 @@ impl App {
             probe,
             store: None,
             agreement: None,
+            audit: None,
             legacy_private_papers: Vec::new(),
             problems: Vec::new(),
         };
@@ -170,6 +173,11 @@ impl App {
                         d.agreement = Some(AgreementCheck::Checked(a));
                     }
                 }
+                let audit = kb.audit()?;
+                if !audit.ok() {
+                    d.problems.push(super::history::audit_problem(&audit));
+                }
+                d.audit = Some(audit);
                 d.legacy_private_papers = kb.legacy_private_papers()?;
             }
         }

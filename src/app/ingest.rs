@@ -11,7 +11,7 @@ use crate::ingest::paper::{add_document, AddContext, AddError, AddReport, AddReq
 use crate::ingest::vault::{refresh_vault, VaultError, VaultOptions, VaultReport};
 use crate::ingest::zotero::{self, ImportOptions, ImportReport, ReadOptions, ZoteroError};
 use crate::kb::maintain::ReindexReport;
-use crate::kb::KbError;
+use crate::kb::{Actor, KbError};
 
 use super::{App, AppError, VaultProgress};
 
@@ -106,6 +106,7 @@ impl App {
     pub fn add_paper(
         &self,
         req: &AddRequest,
+        actor: &Actor,
         confirm: &dyn Fn(&str) -> bool,
         progress: &dyn Fn(Stage),
         cancel: &Cancel,
@@ -127,6 +128,7 @@ impl App {
             confirm,
             progress,
             cancel,
+            actor,
         };
         match add_document(&cx, req) {
             Ok(r) => Ok(r),
@@ -144,6 +146,7 @@ impl App {
     pub fn import_library(
         &self,
         req: &ImportRequest,
+        actor: &Actor,
         progress: &dyn Fn(ImportProgress<'_>),
         cancel: &Cancel,
     ) -> Result<ImportReport, WriteError> {
@@ -173,6 +176,7 @@ impl App {
             confirm: &|_| yes,
             progress: &|s| progress(ImportProgress::Stage(s)),
             cancel,
+            actor,
         };
         let opts = ImportOptions {
             mode: req.mode,
@@ -209,6 +213,7 @@ impl App {
         &self,
         root: Option<&Path>,
         force: bool,
+        actor: &Actor,
         progress: &dyn Fn(usize, usize),
         cancel: &Cancel,
     ) -> Result<(std::path::PathBuf, VaultReport), WriteError> {
@@ -221,6 +226,7 @@ impl App {
         let opts = VaultOptions {
             private_dirs: cfg.list("vault.private_dirs"),
             force,
+            actor: actor.clone(),
         };
         let _turn = self.vault_turn(cancel)?;
         // Told to whoever asks the App (the web app's status line), whichever
@@ -248,9 +254,11 @@ impl App {
         let cfg = self.config();
         let root = cfg.path("vault.path").unwrap_or_default();
         let kb = self.kb()?;
+        // Only the owner's watcher refreshes single paths.
         let opts = VaultOptions {
             private_dirs: cfg.list("vault.private_dirs"),
             force: false,
+            actor: Actor::job("vault_watch"),
         };
         let _turn = self.vault_turn(cancel)?;
         match crate::ingest::vault::refresh_vault_paths(&kb, &root, &opts, changed, cancel) {

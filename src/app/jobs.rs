@@ -13,6 +13,7 @@ use crate::error_kind::ErrorKind;
 use crate::ingest::metadata::PdfMetadata;
 use crate::ingest::paper::{AddRequest, Input, Mode};
 use crate::jobs::{DepError, DigestBody, InboxPaper, JobDeps, JobError, JobId, JobSettings, ProviderInfo, VaultCounts};
+use crate::kb::Actor;
 use crate::llm::spec::{is_cloud_provider, resolve_model, ModelSpec};
 use crate::paths::Dir;
 
@@ -107,7 +108,7 @@ impl JobDeps for AppJobs {
     fn refresh_vault(&self, cancel: &Cancel) -> Result<VaultCounts, DepError> {
         let (_, r) = self
             .app
-            .refresh_vault(None, false, &|_, _| {}, cancel)
+            .refresh_vault(None, false, &Actor::job("vault_refresh"), &|_, _| {}, cancel)
             .map_err(|e| dep(e.kind(), e))?;
         for (path, why) in &r.skipped {
             tracing::debug!(note = %path, "vault: skipped: {why}");
@@ -142,7 +143,7 @@ impl JobDeps for AppJobs {
         // user's highlights.
         let r = self
             .app
-            .add_paper(&req, &|_| true, &|_| {}, cancel)
+            .add_paper(&req, &Actor::job("pdf_scan"), &|_| true, &|_| {}, cancel)
             .map_err(|e| dep(e.kind(), e))?;
         Ok(InboxPaper {
             title: r.title,

@@ -59,6 +59,7 @@ pub fn kb_settings(cfg: &Config) -> KbSettings {
         chunk_size: cfg.int("rag.chunk_size") as usize,
         chunk_overlap: cfg.int("rag.chunk_overlap") as usize,
         max_note_bytes: u64::try_from(cfg.int("vault.max_note_bytes")).unwrap_or(crate::kb::MAX_NOTE_BYTES),
+        keep_days: u32::try_from(cfg.int("history.keep_days")).unwrap_or(crate::kb::KEEP_DAYS),
         ..KbSettings::default()
     }
 }

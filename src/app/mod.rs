@@ -15,6 +15,7 @@ pub mod cite;
 pub mod convert_pdf;
 pub mod digest;
 pub mod doctor;
+pub mod history;
 pub mod ingest;
 pub mod jobs;
 pub mod kb;

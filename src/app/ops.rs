@@ -11,7 +11,7 @@ use crate::kb::eval::{EvalOptions, EvalReport, EvalSet};
 use crate::kb::maintain::DiskUsage;
 use crate::kb::ops::{DocumentPage, DocumentRef, DocumentSummary};
 use crate::kb::search::{DocHit, Hit, SearchRequest};
-use crate::kb::KbError;
+use crate::kb::{Actor, KbError};
 
 use super::{App, AppError};
 
@@ -67,6 +67,8 @@ pub struct Stats {
     pub usage: DiskUsage,
     /// How the dense leg searches right now (exact scan or arroy's trees).
     pub dense: crate::kb::trees::DensePath,
+    /// The event log: its events and the removed chunks kept for undo.
+    pub history: crate::store::LogSize,
 }
 
 /// What doctor's search probe saw.
@@ -207,6 +209,7 @@ impl App {
             mismatch: kb.check_model().err().map(|e| e.to_string()),
             usage: kb.disk_usage()?,
             dense: kb.dense_path(),
+            history: kb.log_size()?,
         })
     }
 
@@ -245,12 +248,13 @@ impl App {
         title: Option<&str>,
         authors: Option<&str>,
         doi: Option<&str>,
+        actor: &Actor,
     ) -> Result<usize, OpError> {
         let kb = self.kb()?;
         // Resolve the key first: notes all share `source = "local"`, and a
         // note's title comes from the note itself (`Kb::own_entry`).
         kb.own_entry(source)?;
-        Ok(kb.update_paper_metadata(source, title, authors, doi)?)
+        Ok(kb.update_paper_metadata(source, title, authors, doi, actor)?)
     }
 
     /// The listing row of the one document whose source is `source`.
@@ -270,10 +274,10 @@ impl App {
     /// Remove a paper's or digest's entry from the Library (the web's
     /// removal, scoped like corrections by `Kb::own_entry`): database
     /// entries only, the local file is never touched.
-    pub fn remove_own_entry(&self, source: &str) -> Result<Removed, OpError> {
+    pub fn remove_own_entry(&self, source: &str, actor: &Actor) -> Result<Removed, OpError> {
         let kb = self.kb()?;
         let doc = kb.own_entry(source)?;
-        let chunks = kb.remove_document(&doc)?;
+        let chunks = kb.remove_document(&doc, actor)?;
         Ok(Removed { doc, chunks })
     }
 
@@ -289,8 +293,8 @@ impl App {
     }
 
     /// Remove one document's database entry; returns the chunks removed.
-    pub fn remove(&self, doc: &DocumentRef) -> Result<usize, OpError> {
-        Ok(self.kb()?.remove_document(doc)?)
+    pub fn remove(&self, doc: &DocumentRef, actor: &Actor) -> Result<usize, OpError> {
+        Ok(self.kb()?.remove_document(doc, actor)?)
     }
 
     /// The local file a document came from, as a full path: notes store a

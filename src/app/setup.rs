@@ -620,9 +620,11 @@ impl App {
         let progress = Arc::clone(&self.setup.index);
         let spawned = std::thread::Builder::new().name("first-index".into()).spawn(move || {
             let cancel: Cancel = app.shutdown().clone();
+            // The first run is the user's, started in the web app.
             let report = app.refresh_vault(
                 None,
                 false,
+                &crate::kb::Actor::Web,
                 &|done, total| {
                     let mut p = lock(&progress);
                     p.done = done;

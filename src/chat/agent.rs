@@ -432,12 +432,17 @@ impl ChatAgent {
         let Some(p) = lock(&self.pending).remove(token) else {
             return Err(ChatError::UnknownToken);
         };
+        // The change is the agent's, made after this human confirmation.
+        let actor = crate::kb::Actor::Agent {
+            session: p.session_id.clone(),
+            token: Some(token.to_string()),
+        };
         match p.kind {
             PendingKind::Remove(doc) => {
                 if !confirmed {
                     return Ok(format!("Kept \"{}\"; nothing was removed.", doc.title));
                 }
-                let n = self.kb().remove_document(&doc)?;
+                let n = self.kb().remove_document(&doc, &actor)?;
                 Ok(format!(
                     "Removed {} chunks of \"{}\" from the knowledge base. No files were touched.",
                     n, doc.title
@@ -457,7 +462,7 @@ impl ChatAgent {
                     ))));
                 };
                 let r = papers
-                    .add(&request, allow_duplicate, &crate::cancel::Cancel::new())
+                    .add(&request, allow_duplicate, &actor, &crate::cancel::Cancel::new())
                     .map_err(ChatError::Add)?;
                 Ok(match &r.skipped {
                     Some(why) => format!("Not added: {why}."),

@@ -112,7 +112,7 @@ pub fn index_pending(kb: &Kb, session: &Session, cancel: &crate::cancel::Cancel)
     let prepared = kb.prepare(docs, cancel)?;
     // A flip replaces every earlier chunk of the session in the same commit.
     let replace = flip.then(|| ReplaceBy::Source(source.clone()));
-    kb.commit(prepared, replace.as_ref())?;
+    kb.commit(prepared, replace.as_ref(), &indexer())?;
     Ok(n)
 }
 
@@ -130,7 +130,7 @@ pub fn mark_private(kb: &Kb, session_id: &str) -> Result<usize, KbError> {
 
 /// Remove a session's chat chunks.
 pub fn delete_chunks(kb: &Kb, session_id: &str) -> Result<usize, KbError> {
-    kb.delete_by_metadata("source", &source_of(session_id))
+    kb.delete_by_metadata("source", &source_of(session_id), &indexer())
 }
 
 /// New title on a session's indexed chunks, metadata only.
@@ -146,5 +146,11 @@ fn set_on_chunks(kb: &Kb, session_id: &str, key: &str, value: &str) -> Result<us
     }
     let mut f = Metadata::new();
     f.insert(key.into(), value.into());
-    kb.update_chunks_metadata(&ids, &f)
+    kb.update_chunks_metadata(&ids, &f, &indexer())
+}
+
+/// Who the chat index's writes are by: Jarvis's upkeep of entries derived
+/// from session files (the session's own events say who changed it).
+fn indexer() -> crate::kb::Actor {
+    crate::kb::Actor::job("chat_index")
 }

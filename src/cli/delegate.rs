@@ -1,5 +1,5 @@
-//! `jarvis kb …`, `jarvis ask` and `jarvis run-digest` through a running
-//! owner, both sides.
+//! `jarvis kb …`, `jarvis ask`, `jarvis undo`, `jarvis log` and `jarvis
+//! run-digest` through a running owner, both sides.
 //!
 //! Client: [`run_kb`] goes to the owner when one is alive (stale sockets
 //! are removed, see `app::owner::client`), else runs the command in this
@@ -43,6 +43,14 @@ pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
 pub fn run_ask(args: super::ask_cmd::AskArgs, config: Config) -> anyhow::Result<u8> {
     here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
         super::ask_cmd::run(args, app, term, None)
+    })
+}
+
+/// `jarvis undo` and `jarvis log`, the same way: the log is in the store
+/// the owner holds.
+pub fn run_history(cmd: super::history_cmd::HistoryCmd, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
+        super::history_cmd::run(cmd, app, term)
     })
 }
 
@@ -211,6 +219,20 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
                 Err(e) => super::report_error(&e, &t),
             },
             Ok(Cli {
+                command: Command::Undo(args),
+                ..
+            }) => match super::history_cmd::run(super::history_cmd::HistoryCmd::Undo(args), app, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
+            Ok(Cli {
+                command: Command::Log(args),
+                ..
+            }) => match super::history_cmd::run(super::history_cmd::HistoryCmd::Log(args), app, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
+            Ok(Cli {
                 command: Command::RunDigest(args),
                 ..
             }) => match super::digest_cmd::run_digest(args, app, &t) {
@@ -230,7 +252,7 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
             },
             Ok(_) => {
                 t.err(
-                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n",
+                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis undo`, `jarvis log`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n",
                 );
                 2
             }

@@ -10,6 +10,7 @@ mod ask_cmd;
 mod config_cmd;
 mod delegate;
 mod digest_cmd;
+mod history_cmd;
 mod kb;
 mod mcp_cmd;
 mod models_cmd;
@@ -50,6 +51,10 @@ pub enum Command {
     /// Search and maintain the knowledge base.
     #[command(subcommand)]
     Kb(kb::KbCmd),
+    /// Undo a change to the knowledge base: the event's document goes back to what it was (a removed paper's chunks and vectors are restored, nothing is re-embedded). The undo is itself logged.
+    Undo(history_cmd::UndoArgs),
+    /// Every change to the knowledge base, newest first, grouped by day: what, to which document, by whom (you, the agent after your confirmation, a job), and whether it can be undone.
+    Log(history_cmd::LogArgs),
     /// Ask the chat agent one question (the same turn the web app runs); the answer goes to stdout, tool lines to stderr.
     Ask(ask_cmd::AskArgs),
     /// List the switchable LLMs from config, each marked local or cloud.
@@ -213,6 +218,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sync(a) => Ok(ExitCode::from(sync_cmd::run(a, &config)?)),
         Command::Mcp => Ok(ExitCode::from(mcp_cmd::run(config)?)),
         Command::Ask(a) => Ok(ExitCode::from(delegate::run_ask(a, config)?)),
+        Command::Undo(a) => Ok(ExitCode::from(delegate::run_history(
+            history_cmd::HistoryCmd::Undo(a),
+            config,
+        )?)),
+        Command::Log(a) => Ok(ExitCode::from(delegate::run_history(
+            history_cmd::HistoryCmd::Log(a),
+            config,
+        )?)),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),

@@ -36,6 +36,7 @@ pub const SECTIONS: &[&str] = &[
     "pdf",
     "digest",
     "drafts",
+    "history",
     "web",
     "mcp",
     "runtime",
@@ -631,6 +632,15 @@ pub const FIELDS: &[Field] = &[
         "hour of the day the digest runs"
     ),
     // [drafts]
+    // [history]
+    field!(
+        "history",
+        "keep_days",
+        None,
+        Kind::Int { min: 0, max: 3650 },
+        Default::Int(30),
+        "days a removed or replaced paper's chunks and vectors are kept so `jarvis undo` can restore them (0 keeps none)"
+    ),
     // [web]
     field!(
         "web",

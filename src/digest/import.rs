@@ -118,7 +118,7 @@ impl ImportError {
 
 /// Import every file; all are read and parsed before anything is added, so
 /// a wrong path adds nothing.
-pub fn import_files(kb: &Kb, files: &[PathBuf]) -> Result<ImportReport, ImportError> {
+pub fn import_files(kb: &Kb, files: &[PathBuf], actor: &crate::kb::Actor) -> Result<ImportReport, ImportError> {
     let mut parsed: Vec<(PathBuf, Vec<DigestEntry>)> = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(f).map_err(|e| ImportError::Read {
@@ -155,7 +155,7 @@ pub fn import_files(kb: &Kb, files: &[PathBuf]) -> Result<ImportReport, ImportEr
                 score: e.score,
                 track: e.track.clone(),
             };
-            match kb.add_paper(&paper, &body)? {
+            match kb.add_paper(&paper, &body, actor)? {
                 PaperAdd::Added(_) => report.added.push(e.title),
                 PaperAdd::Skipped { reason } => report.skipped.push((e.title, reason)),
             }

@@ -53,7 +53,7 @@ pub fn index_digest_file(kb: &Kb, path: &Path, date: &str, markdown: &str, cance
         crate::kb::KbError::Cancelled => DigestError::Cancelled,
         other => other.into(),
     })?;
-    kb.commit(prepared, Some(&ReplaceBy::Source(source)))?;
+    kb.commit(prepared, Some(&ReplaceBy::Source(source)), &digest_job())?;
     Ok(())
 }
 
@@ -89,7 +89,7 @@ fn paper_of(s: &Scored) -> Paper {
 /// present.
 pub fn add_summary(kb: &Kb, s: &Scored) -> Result<bool, crate::kb::KbError> {
     Ok(matches!(
-        kb.add_paper(&paper_of(s), &summary_text(s))?,
+        kb.add_paper(&paper_of(s), &summary_text(s), &digest_job())?,
         PaperAdd::Added(_)
     ))
 }
@@ -110,6 +110,7 @@ fn full_text(deps: &DigestDeps<'_>, s: &Scored, cancel: &Cancel) -> Result<bool,
         confirm: &|_| false,
         progress: &|_| {},
         cancel,
+        actor: &digest_job(),
     };
     let req = AddRequest {
         input: Input::Arxiv(id),
@@ -135,7 +136,7 @@ fn full_text(deps: &DigestDeps<'_>, s: &Scored, cancel: &Cancel) -> Result<bool,
         if !s.track.is_empty() {
             fields.insert("track".into(), json!(s.track));
         }
-        if let Err(e) = deps.kb.update_chunks_metadata(&ids, &fields) {
+        if let Err(e) = deps.kb.update_chunks_metadata(&ids, &fields, &digest_job()) {
             tracing::warn!(error = %e, source = %report.source, "could not record the digest score on the paper");
         }
     }
@@ -182,4 +183,10 @@ pub fn index_tiers(deps: &DigestDeps<'_>, tiers: &Tiers, cancel: &Cancel) -> Ind
         }
     }
     out
+}
+
+/// Who the digest's writes are by: the digest job, whether the schedule or
+/// `jarvis run-digest` started it.
+fn digest_job() -> crate::kb::Actor {
+    crate::kb::Actor::job("digest")
 }

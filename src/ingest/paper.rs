@@ -271,6 +271,8 @@ pub struct AddContext<'a> {
     pub confirm: &'a dyn Fn(&str) -> bool,
     pub progress: &'a dyn Fn(Stage),
     pub cancel: &'a Cancel,
+    /// Who adds: the paper's event names them.
+    pub actor: &'a crate::kb::Actor,
 }
 
 fn check(cancel: &Cancel) -> Result<(), AddError> {

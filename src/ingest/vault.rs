@@ -27,7 +27,7 @@ use crate::kb::stage::build_text_documents;
 /// next refresh: schema 4 put the note's title in front of every chunk's
 /// embedded text.
 pub const EMBED_SCHEMA: i64 = 4;
-use crate::kb::{Kb, KbError, ReplaceBy};
+use crate::kb::{Actor, Kb, KbError, ReplaceBy};
 use crate::store::Metadata;
 
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +106,8 @@ pub struct VaultOptions {
     pub private_dirs: Vec<String>,
     /// Clean rebuild: remove every indexed note first, then index all.
     pub force: bool,
+    /// Who asked for the refresh: every note's event names them.
+    pub actor: Actor,
 }
 
 /// What the index holds for one note (from its first chunk).
@@ -217,13 +219,14 @@ pub fn index_vault_file(
     path: &Path,
     visibility: Visibility,
     report: &mut VaultReport,
+    actor: &Actor,
 ) -> Result<usize, VaultError> {
     let Some(docs) = stage_vault_file(kb, rel, path, visibility, report)? else {
         return Ok(0); // An empty note that was never indexed: nothing to do.
     };
     let n = docs.len();
     let prepared = kb.prepare(docs, &Cancel::new())?;
-    kb.commit(prepared, Some(&ReplaceBy::FilePath(rel.to_string())))?;
+    kb.commit(prepared, Some(&ReplaceBy::FilePath(rel.to_string())), actor)?;
     Ok(n)
 }
 
@@ -353,7 +356,13 @@ impl Group {
     /// Embed every staged note in one pass and commit them all in ONE
     /// commit, each replacing its old chunks: a crash leaves the whole
     /// group or none of it, so every note is whole either way.
-    fn flush(&mut self, kb: &Kb, report: &mut VaultReport, cancel: &Cancel) -> Result<(), VaultError> {
+    fn flush(
+        &mut self,
+        kb: &Kb,
+        opts: &VaultOptions,
+        report: &mut VaultReport,
+        cancel: &Cancel,
+    ) -> Result<(), VaultError> {
         if self.notes.is_empty() {
             return Ok(());
         }
@@ -374,7 +383,7 @@ impl Group {
             .zip(&outcomes)
             .map(|(p, (rel, _, _))| (p, Some(ReplaceBy::FilePath(rel.clone()))))
             .collect();
-        kb.commit_many(items)?;
+        kb.commit_many(items, &opts.actor)?;
         for (rel, was_indexed, n) in outcomes {
             match (was_indexed, n) {
                 (false, _) => report.added.push(rel),
@@ -414,7 +423,7 @@ pub fn refresh_vault(
     if opts.force {
         // The clean rebuild must not build on top of what it was asked to
         // remove: clear first, and fail loudly if that does not work.
-        kb.delete_by_metadata("doc_type", DocType::Note.as_str())?;
+        kb.delete_by_metadata("doc_type", DocType::Note.as_str(), &opts.actor)?;
     }
     let indexed = indexed_notes(kb)?;
     let present: BTreeSet<&str> = files.iter().map(|(r, _)| r.as_str()).collect();
@@ -426,22 +435,22 @@ pub fn refresh_vault(
         }
         progress(i, total);
         if group.full() {
-            group.flush(kb, &mut report, cancel)?;
+            group.flush(kb, opts, &mut report, cancel)?;
         }
         decide(kb, root, opts, rel, path, indexed.get(rel), &mut group, &mut report)?;
     }
     if cancel.is_cancelled() {
         return Err(VaultError::Cancelled);
     }
-    group.flush(kb, &mut report, cancel)?;
+    group.flush(kb, opts, &mut report, cancel)?;
     let gone: Vec<&String> = indexed.keys().filter(|k| !present.contains(k.as_str())).collect();
-    remove_notes(kb, &gone, &mut report)?;
+    remove_notes(kb, &gone, opts, &mut report)?;
     progress(total, total);
     Ok(report)
 }
 
 /// Remove deleted notes: one commit per group of whole notes.
-fn remove_notes(kb: &Kb, gone: &[&String], report: &mut VaultReport) -> Result<(), VaultError> {
+fn remove_notes(kb: &Kb, gone: &[&String], opts: &VaultOptions, report: &mut VaultReport) -> Result<(), VaultError> {
     for chunk in gone.chunks(GROUP_NOTES) {
         let items = chunk
             .iter()
@@ -452,7 +461,7 @@ fn remove_notes(kb: &Kb, gone: &[&String], report: &mut VaultReport) -> Result<(
                 )
             })
             .collect();
-        kb.commit_many(items)?;
+        kb.commit_many(items, &opts.actor)?;
         report.deleted.extend(chunk.iter().map(|r| (*r).clone()));
     }
     Ok(())
@@ -515,6 +524,7 @@ fn decide(
                 kb.commit(
                     crate::kb::stage::Prepared::default(),
                     Some(&ReplaceBy::FilePath(rel.to_string())),
+                    &opts.actor,
                 )?;
                 skip_too_large(report, rel, &e, " (its old entry was removed)");
             }
@@ -540,7 +550,7 @@ fn decide(
     if fields.is_empty() {
         report.unchanged += 1;
     } else {
-        kb.update_metadata_fields(rel, &fields)?;
+        kb.update_metadata_fields(rel, &fields, &opts.actor)?;
     }
     Ok(())
 }

@@ -438,7 +438,8 @@ impl Kb {
             groups.push((ours, f));
         }
         let refs: Vec<(&[u64], &Metadata)> = groups.iter().map(|(i, f)| (i.as_slice(), f)).collect();
-        self.update_metadata_locked(&refs)?;
+        // Jarvis's own upkeep, logged like any other metadata edit.
+        self.update_metadata_locked(&refs, &self.cause(&crate::store::Actor::Jarvis))?;
         tracing::info!(
             papers = missing.len(),
             "gave the papers stored before citation keys existed their keys"

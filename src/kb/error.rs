@@ -50,6 +50,12 @@ pub enum KbError {
     /// the next sync would undo the change.
     #[error("{key} is a {doc_type}; its entry comes from its own file and the next sync would undo a change made here — edit the {doc_type} itself instead")]
     FromItsFile { key: String, doc_type: String },
+    /// An undo that cannot be done, with the reason (nothing was changed).
+    #[error("cannot undo event {id}: {reason}")]
+    UndoRefused { id: u64, reason: String },
+    /// A bare undo found nothing of the user's it could undo.
+    #[error("{0}")]
+    NothingToUndo(String),
 }
 
 impl KbError {
@@ -67,6 +73,7 @@ impl KbError {
             KbError::Cancelled => ErrorKind::Cancelled,
             KbError::Invalid(_) | KbError::FromItsFile { .. } => ErrorKind::User,
             KbError::NotFound(_) => ErrorKind::NotFound,
+            KbError::UndoRefused { .. } | KbError::NothingToUndo(_) => ErrorKind::Conflict,
             KbError::NoVisibility { .. } => ErrorKind::Internal,
             KbError::EmbedderLoad(_) | KbError::RerankerLoad(_) => ErrorKind::Unavailable,
         }

@@ -31,6 +31,7 @@ pub mod search;
 pub mod stage;
 pub mod trees;
 pub mod tune;
+pub mod undo;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -47,6 +48,7 @@ use crate::store::{JournalEntry, Seq, Store};
 /// A stored chunk, as searches and listings hand it out.
 pub use crate::store::ChunkRecord;
 
+pub use crate::store::{Actor, AuditReport, DocState, Event, EventId, EventKind, Kept, LogSize, Mismatch, Prior};
 pub use error::{KbError, Result};
 pub use stage::{Document, ReplaceBy};
 
@@ -93,7 +95,13 @@ pub struct KbSettings {
     /// few chunks on a small machine, and a pasted log of megabytes would
     /// keep the index busy for many minutes while adding nothing findable.
     pub max_note_bytes: u64,
+    /// How long a removed or replaced document's chunks are kept so that
+    /// undo can restore them (`history.keep_days`; 0 keeps none).
+    pub keep_days: u32,
 }
+
+/// The default of [`KbSettings::keep_days`].
+pub const KEEP_DAYS: u32 = 30;
 
 /// The default of [`KbSettings::max_note_bytes`].
 pub const MAX_NOTE_BYTES: u64 = 2_000_000;
@@ -115,6 +123,7 @@ impl Default for KbSettings {
             fusion: search::Fusion::default(),
             store: crate::store::StoreOptions::default(),
             max_note_bytes: MAX_NOTE_BYTES,
+            keep_days: KEEP_DAYS,
         }
     }
 }
@@ -262,6 +271,11 @@ impl Kb {
         kb.catch_up()?;
         maintain::remove_stale_generations(&kb, rag_dir, gen);
         kb.backfill_once();
+        // Retention is enforced on open (every command opens) and after
+        // each undo; a failure only delays it.
+        if let Err(e) = kb.store.drop_expired_copies(kb.settings.keep_days) {
+            tracing::warn!(error = %e, "could not drop kept copies past history.keep_days yet");
+        }
         Ok(kb)
     }
 
@@ -426,6 +440,11 @@ impl Kb {
     /// Whether a configured re-ranker has been loaded yet.
     pub fn reranker_loaded(&self) -> bool {
         self.reranker.as_ref().is_some_and(|s| lock(s).model.is_some())
+    }
+
+    /// The store's cause for a write by `actor`.
+    pub(crate) fn cause(&self, actor: &Actor) -> crate::store::Cause {
+        crate::store::Cause::new(actor.clone(), self.settings.keep_days > 0)
     }
 
     pub(crate) fn write_lock(&self) -> std::sync::MutexGuard<'_, ()> {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::cancel::Cancel;
 use crate::doc_type::{DocKind, DocType};
 use crate::index::{ChunkId, Visibility};
-use crate::store::{ChunkRecord, DocTotals, LookupField, Metadata};
+use crate::store::{Actor, Cause, ChunkRecord, DocTotals, LookupField, Metadata};
 
 use super::stage::{build_text_documents, ReplaceBy};
 use super::{index_doc, scalar_string, Kb, KbError, Result};
@@ -127,41 +127,42 @@ impl Kb {
 
     /// Delete every chunk whose `key` equals `value`. Database entries only:
     /// no file anywhere is touched. Returns how many chunks went.
-    pub fn delete_by_metadata(&self, key: &str, value: &str) -> Result<usize> {
+    pub fn delete_by_metadata(&self, key: &str, value: &str, actor: &Actor) -> Result<usize> {
         self.check_model()?;
         let _w = self.write_lock();
         let ids = self.ids_where(key, value)?;
         if ids.is_empty() {
             return Ok(0);
         }
-        self.commit_ids(super::stage::Prepared(Vec::new()), &ids)?;
+        self.commit_ids(super::stage::Prepared(Vec::new()), &ids, actor)?;
         Ok(ids.len())
     }
 
     /// Metadata-only change of the given chunks: the store and the BM25
     /// filter fields change; text and vectors do not (nothing re-embeds).
-    pub fn update_chunks_metadata(&self, ids: &[u64], fields: &Metadata) -> Result<usize> {
+    pub fn update_chunks_metadata(&self, ids: &[u64], fields: &Metadata, actor: &Actor) -> Result<usize> {
         self.check_model()?;
         let _w = self.write_lock();
         if ids.is_empty() {
             return Ok(0);
         }
-        self.update_metadata_locked(&[(ids, fields)])?;
+        self.update_metadata_locked(&[(ids, fields)], &self.cause(actor))?;
         Ok(ids.len())
     }
 
     /// [`Kb::update_chunks_metadata`] for several groups of chunks, each
-    /// with its own fields, as one store commit and one BM25 commit. The
-    /// caller holds the write lock and has checked the model.
-    pub(crate) fn update_metadata_locked(&self, groups: &[(&[u64], &Metadata)]) -> Result<()> {
+    /// with its own fields, as one store commit (its events in the same
+    /// batch, by `cause`) and one BM25 commit. The caller holds the write
+    /// lock and has checked the model.
+    pub(crate) fn update_metadata_locked(&self, groups: &[(&[u64], &Metadata)], cause: &Cause) -> Result<()> {
         for (_, fields) in groups {
             if fields.contains_key("visibility") {
                 super::stage::check_visibility(fields)?;
             }
         }
-        self.settle_locked()?;
-        let seq = self.store.update_metadata_many(groups)?;
         let ids: Vec<u64> = groups.iter().flat_map(|(ids, _)| ids.iter().copied()).collect();
+        self.settle_locked()?;
+        let seq = self.store.update_metadata_many(groups, cause)?;
         // A read error is returned, not taken for "absent": BM25 must not be
         // stamped with `seq` while missing a document (the catch-up replays
         // the journal instead).
@@ -194,27 +195,27 @@ impl Kb {
     }
 
     /// The seed's `update_metadata_fields(file_path, fields)`.
-    pub fn update_metadata_fields(&self, file_path: &str, fields: &Metadata) -> Result<usize> {
+    pub fn update_metadata_fields(&self, file_path: &str, fields: &Metadata, actor: &Actor) -> Result<usize> {
         let ids = self.store.ids_by(LookupField::FilePath, file_path)?;
-        self.update_chunks_metadata(&ids, fields)
+        self.update_chunks_metadata(&ids, fields, actor)
     }
 
-    pub fn update_visibility(&self, file_path: &str, visibility: Visibility) -> Result<usize> {
+    pub fn update_visibility(&self, file_path: &str, visibility: Visibility, actor: &Actor) -> Result<usize> {
         let mut f = Metadata::new();
         f.insert("visibility".into(), visibility.as_str().into());
-        self.update_metadata_fields(file_path, &f)
+        self.update_metadata_fields(file_path, &f, actor)
     }
 
     /// Point every chunk of `source` at `new_path` (and a matching
     /// `file://` source when the old source was one).
-    pub fn update_file_path(&self, source: &str, new_path: &str) -> Result<usize> {
+    pub fn update_file_path(&self, source: &str, new_path: &str, actor: &Actor) -> Result<usize> {
         let ids = self.store.ids_by(LookupField::Source, source)?;
         let mut f = Metadata::new();
         f.insert("file_path".into(), new_path.into());
         if source.starts_with("file://") {
             f.insert("source".into(), format!("file://{new_path}").into());
         }
-        self.update_chunks_metadata(&ids, &f)
+        self.update_chunks_metadata(&ids, &f, actor)
     }
 
     /// Metadata-only correction of a paper's title/authors/doi.
@@ -224,6 +225,7 @@ impl Kb {
         title: Option<&str>,
         authors: Option<&str>,
         doi: Option<&str>,
+        actor: &Actor,
     ) -> Result<usize> {
         let ids = self.store.ids_by(LookupField::Source, source)?;
         if ids.is_empty() {
@@ -237,7 +239,7 @@ impl Kb {
                 f.insert(k.into(), v.into());
             }
         }
-        self.update_chunks_metadata(&ids, &f)
+        self.update_chunks_metadata(&ids, &f, actor)
     }
 
     pub fn count(&self) -> Result<usize> {
@@ -385,7 +387,7 @@ impl Kb {
     /// Add a paper summary (always public), idempotent by source URL and by
     /// normalised title. The embedded text of every chunk carries
     /// `title — authors` so an author-name query matches any chunk.
-    pub fn add_paper(&self, paper: &Paper, summary: &str) -> Result<PaperAdd> {
+    pub fn add_paper(&self, paper: &Paper, summary: &str, actor: &Actor) -> Result<PaperAdd> {
         if let Some(reason) = self.paper_exists(&paper.source, &paper.title)? {
             return Ok(PaperAdd::Skipped { reason });
         }
@@ -415,9 +417,11 @@ impl Kb {
         };
         let docs = build_text_documents(&content, &caller, &own, &header, self.chunker_config())?;
         let prepared = self.prepare(docs, &Cancel::new())?;
-        Ok(PaperAdd::Added(
-            self.commit(prepared, Some(&ReplaceBy::Source(paper.source.clone())))?,
-        ))
+        Ok(PaperAdd::Added(self.commit(
+            prepared,
+            Some(&ReplaceBy::Source(paper.source.clone())),
+            actor,
+        )?))
     }
 }
 
@@ -520,7 +524,7 @@ impl Kb {
 
     /// Remove the document a preview describes: database entries only, no
     /// file anywhere is touched. Returns how many chunks went.
-    pub fn remove_document(&self, preview: &DocumentRef) -> Result<usize> {
-        self.delete_by_metadata(preview.by, &preview.key)
+    pub fn remove_document(&self, preview: &DocumentRef, actor: &Actor) -> Result<usize> {
+        self.delete_by_metadata(preview.by, &preview.key, actor)
     }
 }

@@ -7,7 +7,7 @@
 use crate::cancel::Cancel;
 use crate::index::{ChunkId, Visibility};
 use crate::kb::chunker::{Chunker, ChunkerConfig};
-use crate::store::{LookupField, Metadata, NewChunk};
+use crate::store::{Actor, LookupField, Metadata, NewChunk};
 
 use super::{index_doc, Kb, KbError, Result};
 
@@ -197,7 +197,7 @@ impl Kb {
     /// the store (one durable batch) and then in both indexes, all stamped
     /// with the same sequence number. An empty `prepared` with `replace`
     /// still supersedes the old entry. Returns the new chunk ids.
-    pub fn commit(&self, prepared: Prepared, replace: Option<&ReplaceBy>) -> Result<Vec<ChunkId>> {
+    pub fn commit(&self, prepared: Prepared, replace: Option<&ReplaceBy>, actor: &Actor) -> Result<Vec<ChunkId>> {
         self.check_model()?;
         let _w = self.write_lock();
         let delete = match replace {
@@ -205,7 +205,7 @@ impl Kb {
             Some(ReplaceBy::Source(s)) => self.store.ids_by(LookupField::Source, s)?,
             Some(ReplaceBy::FilePath(p)) => self.store.ids_by(LookupField::FilePath, p)?,
         };
-        self.commit_ids(prepared, &delete)
+        self.commit_ids(prepared, &delete, actor)
     }
 
     /// Embed several files' documents in one pass (one embedder call, so
@@ -231,7 +231,7 @@ impl Kb {
     /// Two items may not replace the same key: the old chunks are looked up
     /// before anything is written, so the first item's chunks would survive
     /// the second's replace.
-    pub fn commit_many(&self, items: Vec<(Prepared, Option<ReplaceBy>)>) -> Result<Vec<Vec<ChunkId>>> {
+    pub fn commit_many(&self, items: Vec<(Prepared, Option<ReplaceBy>)>, actor: &Actor) -> Result<Vec<Vec<ChunkId>>> {
         self.check_model()?;
         let mut seen = std::collections::BTreeSet::new();
         for (_, r) in &items {
@@ -258,14 +258,14 @@ impl Kb {
         }
         delete.sort_unstable();
         delete.dedup();
-        let ids = self.commit_ids(Prepared(chunks), &delete)?;
+        let ids = self.commit_ids(Prepared(chunks), &delete, actor)?;
         let mut ids = ids.into_iter();
         Ok(sizes.into_iter().map(|n| ids.by_ref().take(n).collect()).collect())
     }
 
     /// Store-then-indexes commit of explicit deletions and additions. The
     /// caller holds the write lock.
-    pub(crate) fn commit_ids(&self, mut prepared: Prepared, delete: &[u64]) -> Result<Vec<ChunkId>> {
+    pub(crate) fn commit_ids(&self, mut prepared: Prepared, delete: &[u64], actor: &Actor) -> Result<Vec<ChunkId>> {
         // A new paper's citation key goes in with it (or the key of the
         // entry it replaces): one batch, never a second write.
         self.stamp_cite_keys(&mut prepared.0, delete)?;
@@ -280,22 +280,39 @@ impl Kb {
             .map(|c| (c.text.clone(), c.embed_text.clone(), c.meta.clone()))
             .collect();
         self.settle_locked()?;
-        let (seq, ids) = self.store.commit(prepared.0, delete)?;
+        let (seq, ids) = self.store.commit(prepared.0, delete, &self.cause(actor))?;
         crate::kb::failpoint("after_store_commit");
-        let mut ix = self.indexes();
-        let deleted: Vec<ChunkId> = delete.iter().map(|&i| ChunkId(i)).collect();
-        let docs: Vec<_> = ids
+        let added = ids
             .iter()
             .zip(staged)
-            .map(|(&id, (text, embed_text, meta))| {
-                index_doc(&crate::store::ChunkRecord {
+            .zip(vectors)
+            .map(|((&id, (text, embed_text, meta)), v)| {
+                let rec = crate::store::ChunkRecord {
                     id,
                     text,
                     embed_text,
                     meta,
-                })
+                };
+                (rec, v)
             })
             .collect();
+        self.apply_to_indexes(seq, delete, added)?;
+        Ok(ids.into_iter().map(ChunkId).collect())
+    }
+
+    /// Bring the indexes to store commit `seq`, which deleted `delete` and
+    /// added `added` (records with their vectors). The caller holds the
+    /// write lock.
+    pub(crate) fn apply_to_indexes(
+        &self,
+        seq: crate::store::Seq,
+        delete: &[u64],
+        added: Vec<(crate::store::ChunkRecord, Vec<f32>)>,
+    ) -> Result<()> {
+        let mut ix = self.indexes();
+        let deleted: Vec<ChunkId> = delete.iter().map(|&i| ChunkId(i)).collect();
+        let docs: Vec<_> = added.iter().map(|(rec, _)| index_doc(rec)).collect();
+        let items: Vec<_> = added.into_iter().map(|(rec, v)| (ChunkId(rec.id), v)).collect();
         // Finished trees join before this change, so it reaches them too.
         if let Err(e) = self.install_trees(&mut ix, true) {
             tracing::warn!(error = %e, "cannot install the vector trees yet; the exact scan keeps answering");
@@ -305,7 +322,6 @@ impl Kb {
             ix.bm25.add(&docs)?;
             ix.bm25.commit(seq)?;
             crate::kb::failpoint("after_bm25_commit");
-            let items: Vec<_> = ids.iter().map(|&id| ChunkId(id)).zip(vectors).collect();
             if let Some(f) = ix.flat.as_mut() {
                 f.delete(&deleted);
                 f.add(&items)?;
@@ -326,8 +342,7 @@ impl Kb {
             return Err(e);
         }
         self.maybe_start_trees(&ix);
-        drop(ix);
-        Ok(ids.into_iter().map(ChunkId).collect())
+        Ok(())
     }
 
     /// Build + prepare + commit for plain text (the seed's `add_texts`).
@@ -338,9 +353,10 @@ impl Kb {
         own_meta: &Metadata,
         embed_header: &str,
         replace: Option<&ReplaceBy>,
+        actor: &Actor,
     ) -> Result<Vec<ChunkId>> {
         let docs = build_text_documents(content, caller_meta, own_meta, embed_header, self.chunker_config())?;
         let prepared = self.prepare(docs, &Cancel::new())?;
-        self.commit(prepared, replace)
+        self.commit(prepared, replace, actor)
     }
 }

@@ -50,6 +50,7 @@ fn note(kb: &Kb, path: &str, visibility: &str, text: &str) -> Vec<ChunkId> {
         &own("note", visibility, "local", Some(path)),
         "",
         Some(&ReplaceBy::FilePath(path.into())),
+        &Actor::Cli,
     )
     .unwrap()
 }
@@ -196,6 +197,7 @@ fn filters_narrow_records_and_tags_match_exactly() {
             &own("note", "public", "local", Some(path)),
             "",
             None,
+            &Actor::Cli,
         )
         .unwrap();
     };
@@ -226,7 +228,10 @@ fn replace_delete_and_metadata_only_updates() {
     let seq = kb.store().seq().unwrap();
 
     // Metadata-only: same ids, same vectors, a meta_updated journal entry.
-    assert_eq!(kb.update_visibility("n.md", Visibility::Private).unwrap(), 1);
+    assert_eq!(
+        kb.update_visibility("n.md", Visibility::Private, &Actor::Cli).unwrap(),
+        1
+    );
     assert_eq!(kb.store().vector(new[0].0).unwrap().unwrap(), before_vec);
     let j = kb.store().journal_since(seq).unwrap();
     assert_eq!(j.len(), 1, "one metadata-only journal entry");
@@ -238,13 +243,13 @@ fn replace_delete_and_metadata_only_updates() {
         kb.search(&req).unwrap().is_empty(),
         "reclassified note must leave public searches"
     );
-    assert_eq!(kb.update_file_path("local", "moved.md").unwrap(), 1);
+    assert_eq!(kb.update_file_path("local", "moved.md", &Actor::Cli).unwrap(), 1);
     assert_eq!(
         kb.store().get(new[0].0).unwrap().unwrap().meta_str("file_path"),
         Some("moved.md")
     );
 
-    assert_eq!(kb.delete_by_metadata("file_path", "moved.md").unwrap(), 1);
+    assert_eq!(kb.delete_by_metadata("file_path", "moved.md", &Actor::Cli).unwrap(), 1);
     assert_eq!(kb.count().unwrap(), 0);
     assert!(kb.agreement().unwrap().ok());
 }
@@ -260,11 +265,12 @@ fn papers_are_idempotent_by_source_and_title_and_carry_their_header() {
         ..Default::default()
     };
     assert!(matches!(
-        kb.add_paper(&p, "Transformers replace recurrence.").unwrap(),
+        kb.add_paper(&p, "Transformers replace recurrence.", &Actor::Cli)
+            .unwrap(),
         ops::PaperAdd::Added(_)
     ));
     assert!(matches!(
-        kb.add_paper(&p, "again").unwrap(),
+        kb.add_paper(&p, "again", &Actor::Cli).unwrap(),
         ops::PaperAdd::Skipped { .. }
     ));
     let other = ops::Paper {
@@ -273,7 +279,7 @@ fn papers_are_idempotent_by_source_and_title_and_carry_their_header() {
         ..p.clone()
     };
     assert!(matches!(
-        kb.add_paper(&other, "dup").unwrap(),
+        kb.add_paper(&other, "dup", &Actor::Cli).unwrap(),
         ops::PaperAdd::Skipped { .. }
     ));
     let rec = kb.store().iter_chunks().next().unwrap().unwrap();
@@ -287,7 +293,7 @@ fn papers_are_idempotent_by_source_and_title_and_carry_their_header() {
     assert!(!rec.text.starts_with("Attention Is All"));
     let hits = kb.search(&SearchRequest::new("Shazeer", 1)).unwrap();
     assert_eq!(hits.len(), 1);
-    kb.update_paper_metadata(&p.source, Some("Attention!"), None, Some("10.1/x"))
+    kb.update_paper_metadata(&p.source, Some("Attention!"), None, Some("10.1/x"), &Actor::Cli)
         .unwrap();
     let docs = kb.list_documents(&Filter::default(), 10).unwrap();
     assert_eq!(docs.len(), 1);
@@ -316,6 +322,7 @@ fn the_model_guard_refuses_until_reindex() {
             &own("note", "public", "local", Some("b.md")),
             "",
             None,
+            &Actor::Cli,
         )
         .unwrap_err()
         .to_string();
@@ -347,6 +354,7 @@ fn reindex_adds_missing_paper_headers_idempotently() {
         &own("paper", "public", "https://x/old", None),
         "",
         None,
+        &Actor::Cli,
     )
     .unwrap();
     assert_eq!(kb.reindex(&|_, _| {}, &Cancel::new()).unwrap().headers_added, 1);
@@ -413,7 +421,7 @@ fn a_missing_or_unknown_visibility_is_private_everywhere() {
             vector: v,
         });
     }
-    kb.store().commit(chunks, &[]).unwrap();
+    kb.store().commit(chunks, &[], &kb.cause(&Actor::Cli)).unwrap();
     drop(kb);
     // Reopening replays the journal into both indexes.
     let kb = open(t.path(), false);
@@ -460,7 +468,7 @@ fn a_document_without_a_valid_visibility_is_refused() {
         m
     }] {
         let err = kb
-            .add_texts("some text", &Metadata::new(), &own_meta, "", None)
+            .add_texts("some text", &Metadata::new(), &own_meta, "", None, &Actor::Cli)
             .unwrap_err();
         assert!(matches!(err, KbError::NoVisibility { .. }), "{err}");
         // Built by hand, past build_text_documents: prepare refuses too.
@@ -484,13 +492,13 @@ fn a_document_without_a_valid_visibility_is_refused() {
     caller.insert("visibility".into(), json!("public"));
     let mut no_vis = own("note", "public", "local", Some("a.md"));
     no_vis.remove("visibility");
-    assert!(kb.add_texts("text", &caller, &no_vis, "", None).is_err());
+    assert!(kb.add_texts("text", &caller, &no_vis, "", None, &Actor::Cli).is_err());
     // Metadata-only updates cannot write an unknown value.
     note(&kb, "b.md", "public", "text");
     let mut f = Metadata::new();
     f.insert("visibility".into(), json!("publik"));
     assert!(matches!(
-        kb.update_metadata_fields("b.md", &f),
+        kb.update_metadata_fields("b.md", &f, &Actor::Cli),
         Err(KbError::NoVisibility { .. })
     ));
     assert_eq!(kb.count().unwrap(), 1);
@@ -508,7 +516,7 @@ fn a_store_read_error_in_a_metadata_update_is_returned_and_repaired_on_open() {
     f.insert("status".into(), json!("archived"));
     {
         let _fp = crate::failpoint::arm_for_thread("store_get");
-        assert!(kb.update_metadata_fields("n.md", &f).is_err());
+        assert!(kb.update_metadata_fields("n.md", &f, &Actor::Cli).is_err());
     }
     let seq = kb.store().seq().unwrap();
     assert!(kb.indexes().bm25.committed_seq().unwrap().unwrap_or(0) < seq);
@@ -536,6 +544,7 @@ fn an_index_that_ran_out_of_disk_catches_up_before_the_next_write_or_search() {
             &own("note", "public", "local", Some(path)),
             "",
             Some(&ReplaceBy::FilePath(path.into())),
+            &Actor::Cli,
         )
     };
     {
@@ -580,6 +589,7 @@ fn a_commit_indexes_what_it_committed_even_if_reads_fail() {
             &own("note", "public", "local", Some("p.md")),
             "",
             None,
+            &Actor::Cli,
         )
         .unwrap();
     }

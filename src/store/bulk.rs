@@ -30,7 +30,8 @@ impl Store {
     pub(super) fn repair_unfinished_commit(&self) -> Result<(), StoreError> {
         self.drop_unfinished_commit()?;
         self.ensure_files_map()?;
-        self.ensure_docs_map()
+        self.ensure_docs_map()?;
+        self.ensure_log()
     }
 
     /// Delete the ingested records of a bulk commit that did not finish
@@ -70,9 +71,16 @@ impl Store {
                 lookups += 1;
             }
         }
+        // Its events, ingested after the records (so never without them),
+        // and the log's running state, overwritten in place like the maps.
+        let next_event = self.meta_u64(super::events::NEXT_EVENT)?.max(1);
+        for g in h.events.range(be(next_event)..) {
+            b.remove(&h.events, g.key()?);
+        }
         // In the same batch: a crash after it must still rebuild the maps.
         b.remove(&h.meta, super::files::FILES_MAP);
         b.remove(&h.meta, super::docs::DOCS_MAP);
+        b.remove(&h.meta, super::history::LOGSTATE);
         b.commit()?;
         tracing::warn!(
             records,

@@ -20,10 +20,13 @@
 //! - `docs`:    document key → JSON [`DocEntry`] (chunk counts and what
 //!   `kb stats` tallies per document; see [`docs`])
 //! - `meta`:    "seq", "next_id", "gen", "embed_model", … → bytes
+//! - `events`, `kept`, `logstate`: the event log (see [`events`]): every
+//!   change to a document as one event, the removed chunks undo restores,
+//!   and what the log says each document holds.
 //!
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
-//! vectors, lookups, the per-file map, the journal entry and the new
-//! sequence number land together or not at all (a bulk commit keeps the
+//! vectors, lookups, the per-file map, the journal entry, the events and
+//! the new sequence number land together or not at all (a bulk commit keeps the
 //! same promise another way, below).
 //!
 //! A bulk commit (at least [`StoreOptions::bulk_write_bytes`] of new
@@ -44,9 +47,12 @@
 mod bulk;
 pub mod docs;
 mod error;
+pub mod events;
 pub mod files;
+mod history;
 pub mod lock;
 mod recover;
+mod update;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,7 +62,9 @@ use serde::{Deserialize, Serialize};
 
 pub use docs::{doc_key, scalar_string, DocEntry, DocTotals};
 pub use error::StoreError;
+pub use events::{Actor, Cause, DocState, Event, EventId, EventKind, Kept, KeptChunk, Prior};
 pub use files::FileEntry;
+pub use history::{AuditReport, LogSize, Mismatch};
 pub use lock::{Holder, LockError, OwnerLock};
 
 /// A chunk's identity. Allocated by the store from a counter that never
@@ -254,6 +262,7 @@ impl Store {
         store.drop_unfinished_commit()?;
         store.ensure_files_map()?;
         store.ensure_docs_map()?;
+        store.ensure_log()?;
         Ok(store)
     }
 
@@ -306,6 +315,20 @@ impl Store {
             rec.embed_text = text;
         }
         Ok(Some(rec))
+    }
+
+    /// A chunk's stored bytes (what the event log digests and keeps) and
+    /// its record.
+    fn get_raw(&self, id: ChunkId) -> Result<Option<(Vec<u8>, ChunkRecord)>, StoreError> {
+        let h = self.h()?;
+        let Some(v) = h.chunks.get(be(id))? else {
+            return Ok(None);
+        };
+        let rec = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
+            id: id.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some((v.to_vec(), rec)))
     }
 
     fn get_bare(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
@@ -538,9 +561,15 @@ impl Store {
     }
 
     /// The only write of chunks: delete `delete` and add `add` in one atomic,
-    /// durable batch together with its journal entry. Returns the new seq and
-    /// the ids given to the added chunks (in order).
-    pub fn commit(&self, add: Vec<NewChunk>, delete: &[ChunkId]) -> Result<(Seq, Vec<ChunkId>), StoreError> {
+    /// durable batch together with its journal entry and its events (one
+    /// per document changed, see [`events`]). Returns the new seq and the
+    /// ids given to the added chunks (in order).
+    pub fn commit(
+        &self,
+        add: Vec<NewChunk>,
+        delete: &[ChunkId],
+        cause: &Cause,
+    ) -> Result<(Seq, Vec<ChunkId>), StoreError> {
         self.writing(|| {
             let h = self.h()?;
             for c in &add {
@@ -550,20 +579,10 @@ impl Store {
             let gen = self.generation()?;
             let mut next = self.meta_u64(NEXT_ID)?.max(1);
             let mut b = h.db.batch().durability(Some(PersistMode::SyncAll));
-            let mut deleted = Vec::new();
             let mut files = files::FileChanges::default();
             let mut docs = docs::DocChanges::default();
-            for &id in delete {
-                let Some(old) = self.get_bare(id)? else { continue };
-                files.leave(id, &old.meta, None);
-                docs.change(id, Some(&old.meta), None);
-                b.remove(&h.chunks, be(id));
-                b.remove(&h.embeds, embed_key(gen, id));
-                for (field, value) in lookups(&old.meta) {
-                    b.remove(&h.by_key, lookup_key(field.tag(), &value, id));
-                }
-                deleted.push(id);
-            }
+            let mut log = events::LogBatch::new(cause);
+            let deleted = self.delete_in(&mut b, delete, (&mut files, &mut docs, &mut log))?;
             let mut added = Vec::with_capacity(add.len());
             let new_bytes: usize = add
                 .iter()
@@ -597,6 +616,7 @@ impl Store {
                 }
                 files.write(&rec.meta);
                 docs.change(id, None, Some(&rec.meta));
+                log.add(&json, &rec.meta);
                 let embed = encode_embed(&c.embed_text, &c.vector);
                 if bulk {
                     bulk_chunks.push((be(id).to_vec(), json));
@@ -616,8 +636,10 @@ impl Store {
             let file_puts = self.apply_file_changes(&mut b, files)?;
             let doc_puts = self.apply_doc_changes(&mut b, docs)?;
             self.put_journal(&mut b, &entry)?;
+            let log_puts = self.write_log(&mut b, log, seq)?;
             b.insert(&h.meta, NEXT_ID, be(next).as_slice());
             if !bulk {
+                log_puts.insert(&mut b, &h);
                 for (k, v) in file_puts {
                     b.insert(&h.files, k, v);
                 }
@@ -643,6 +665,10 @@ impl Store {
                 .and_then(|()| self.ingest(&h.by_key, bulk_lookups))
                 .and_then(|()| self.ingest(&h.files, file_puts))
                 .and_then(|()| self.ingest(&h.docs, doc_puts))
+                // The events too: ids at or above `next_event` are an
+                // unfinished commit's, like records above `next_id`.
+                .and_then(|()| self.ingest(&h.events, log_puts.events))
+                .and_then(|()| self.ingest(&h.logstate, log_puts.states))
                 .and_then(|()| {
                     crate::failpoint::abort_at("store_ingested");
                     if crate::failpoint::hit("store_bulk_batch") {
@@ -660,68 +686,6 @@ impl Store {
                 return Err(e);
             }
             Ok((seq, added))
-        })
-    }
-
-    /// Metadata-only update of existing chunks (no new text or vector).
-    /// `fields` with a `null` value remove that key.
-    pub fn update_metadata(&self, ids: &[ChunkId], fields: &Metadata) -> Result<Seq, StoreError> {
-        self.update_metadata_many(&[(ids, fields)])
-    }
-
-    /// Several metadata-only updates, each its own fields, in ONE batch and
-    /// one journal entry (a backfill of many documents costs one commit).
-    /// An id belongs to one group: each is read from the store, not the batch.
-    pub fn update_metadata_many(&self, groups: &[(&[ChunkId], &Metadata)]) -> Result<Seq, StoreError> {
-        self.writing(|| {
-            let h = self.h()?;
-            let seq = self.seq()? + 1;
-            let mut b = h.db.batch().durability(Some(PersistMode::SyncAll));
-            let mut touched = Vec::new();
-            let mut files = files::FileChanges::default();
-            let mut docs = docs::DocChanges::default();
-            for (&id, fields) in groups.iter().flat_map(|(ids, f)| ids.iter().map(move |id| (id, *f))) {
-                let Some(mut rec) = self.get_bare(id)? else { continue };
-                for (field, value) in lookups(&rec.meta) {
-                    b.remove(&h.by_key, lookup_key(field.tag(), &value, id));
-                }
-                let old = rec.meta.clone();
-                for (k, v) in fields {
-                    if v.is_null() {
-                        rec.meta.remove(k);
-                    } else {
-                        rec.meta.insert(k.clone(), v.clone());
-                    }
-                }
-                check_lookups(&rec.meta)?;
-                files.leave(id, &old, Some(&rec.meta));
-                files.write(&rec.meta);
-                docs.change(id, Some(&old), Some(&rec.meta));
-                for (field, value) in lookups(&rec.meta) {
-                    b.insert(&h.by_key, lookup_key(field.tag(), &value, id), b"".as_slice());
-                }
-                let json = serde_json::to_vec(&rec).map_err(|e| StoreError::Corrupt {
-                    id: id.to_string(),
-                    reason: e.to_string(),
-                })?;
-                b.insert(&h.chunks, be(id), json);
-                touched.push(id);
-            }
-            let entry = JournalEntry {
-                seq,
-                added: vec![],
-                deleted: vec![],
-                meta_updated: touched,
-            };
-            for (k, v) in self.apply_file_changes(&mut b, files)? {
-                b.insert(&h.files, k, v);
-            }
-            for (k, v) in self.apply_doc_changes(&mut b, docs)? {
-                b.insert(&h.docs, k, v);
-            }
-            self.put_journal(&mut b, &entry)?;
-            b.commit()?;
-            Ok(seq)
         })
     }
 

@@ -39,6 +39,9 @@ pub(super) struct Handles {
     pub(super) files: Keyspace,
     pub(super) docs: Keyspace,
     pub(super) meta: Keyspace,
+    pub(super) events: Keyspace,
+    pub(super) kept: Keyspace,
+    pub(super) logstate: Keyspace,
 }
 
 impl Handles {
@@ -72,6 +75,9 @@ impl Handles {
             files: ks("files")?,
             docs: ks("docs")?,
             meta: ks("meta")?,
+            events: ks("events")?,
+            kept: ks("kept")?,
+            logstate: ks("logstate")?,
             db,
         })
     }

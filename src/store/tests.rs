@@ -1,6 +1,11 @@
 use super::*;
 use serde_json::json;
 
+/// A write by the user at the command line, keeping removed chunks.
+fn cause() -> Cause {
+    Cause::new(Actor::Cli, true)
+}
+
 fn chunk(text: &str, source: &str, file: Option<&str>) -> NewChunk {
     let mut meta = Metadata::new();
     meta.insert("source".into(), json!(source));
@@ -25,6 +30,7 @@ fn commit_assigns_ids_journals_and_reads_back() {
         .commit(
             vec![chunk("a", "local", Some("n/a.md")), chunk("b", "local", Some("n/b.md"))],
             &[],
+            &cause(),
         )
         .unwrap();
     assert_eq!(seq, 1);
@@ -37,7 +43,9 @@ fn commit_assigns_ids_journals_and_reads_back() {
     assert_eq!(s.ids_by(LookupField::Source, "local").unwrap(), ids);
 
     // Replace: delete + add in one commit; ids are never reused.
-    let (seq, new) = s.commit(vec![chunk("a2", "local", Some("n/a.md"))], &[ids[0]]).unwrap();
+    let (seq, new) = s
+        .commit(vec![chunk("a2", "local", Some("n/a.md"))], &[ids[0]], &cause())
+        .unwrap();
     assert_eq!(seq, 2);
     assert!(new[0] > ids[1]);
     assert!(s.get(ids[0]).unwrap().is_none());
@@ -60,11 +68,13 @@ fn commit_assigns_ids_journals_and_reads_back() {
 fn metadata_updates_move_lookups_and_keep_vectors() {
     let t = tempfile::tempdir().unwrap();
     let s = Store::open(t.path()).unwrap();
-    let (_, ids) = s.commit(vec![chunk("a", "local", Some("old.md"))], &[]).unwrap();
+    let (_, ids) = s
+        .commit(vec![chunk("a", "local", Some("old.md"))], &[], &cause())
+        .unwrap();
     let mut f = Metadata::new();
     f.insert("file_path".into(), json!("new.md"));
     f.insert("visibility".into(), json!("private"));
-    let seq = s.update_metadata(&ids, &f).unwrap();
+    let seq = s.update_metadata(&ids, &f, &cause()).unwrap();
     assert!(s.ids_by(LookupField::FilePath, "old.md").unwrap().is_empty());
     assert_eq!(s.ids_by(LookupField::FilePath, "new.md").unwrap(), ids);
     let r = s.get(ids[0]).unwrap().unwrap();
@@ -78,8 +88,8 @@ fn survives_reopen_and_prunes_journal() {
     let t = tempfile::tempdir().unwrap();
     {
         let s = Store::open(t.path()).unwrap();
-        s.commit(vec![chunk("a", "x", None)], &[]).unwrap();
-        s.commit(vec![chunk("b", "y", None)], &[]).unwrap();
+        s.commit(vec![chunk("a", "x", None)], &[], &cause()).unwrap();
+        s.commit(vec![chunk("b", "y", None)], &[], &cause()).unwrap();
         s.set_meta_string("embed_model", "m").unwrap();
     }
     let s = Store::open(t.path()).unwrap();
@@ -107,7 +117,7 @@ fn a_second_owner_is_refused_with_the_holder_named() {
 fn generations_switch_atomically() {
     let t = tempfile::tempdir().unwrap();
     let s = Store::open(t.path()).unwrap();
-    let (_, ids) = s.commit(vec![chunk("a", "x", None)], &[]).unwrap();
+    let (_, ids) = s.commit(vec![chunk("a", "x", None)], &[], &cause()).unwrap();
     assert_eq!(s.generation().unwrap(), 0);
     s.put_embeddings(1, &[(ids[0], "new header\na".into(), vec![9.0])])
         .unwrap();
@@ -122,7 +132,7 @@ fn generations_switch_atomically() {
     s.drop_generation(0).unwrap();
     assert_eq!(s.generations_present().unwrap(), vec![1]);
     // New commits land in the current generation.
-    let (_, more) = s.commit(vec![chunk("b", "y", None)], &[]).unwrap();
+    let (_, more) = s.commit(vec![chunk("b", "y", None)], &[], &cause()).unwrap();
     assert_eq!(s.embedding(1, more[0]).unwrap().unwrap().0, "H\nb");
 }
 
@@ -158,6 +168,7 @@ fn the_per_file_map_follows_every_commit_in_the_same_batch() {
                 chunk("p", "paper", None),
             ],
             &[],
+            &cause(),
         )
         .unwrap();
     assert_eq!(
@@ -175,24 +186,24 @@ fn the_per_file_map_follows_every_commit_in_the_same_batch() {
     );
 
     // Deleting one chunk of a.md keeps its entry; deleting the last drops it.
-    s.commit(vec![], &[a[0]]).unwrap();
+    s.commit(vec![], &[a[0]], &cause()).unwrap();
     assert!(s.file("a.md").unwrap().is_some());
-    s.commit(vec![], &[a[1]]).unwrap();
+    s.commit(vec![], &[a[1]], &cause()).unwrap();
     assert!(s.file("a.md").unwrap().is_none());
 
     // Replace in one commit: the entry is the new version's.
-    s.commit(vec![noted("b0'", "b.md", "h3")], &[a[2]]).unwrap();
+    s.commit(vec![noted("b0'", "b.md", "h3")], &[a[2]], &cause()).unwrap();
     assert_eq!(paths(&s), vec![("b.md".into(), Some("h3".into()))]);
 
     // A metadata update rewrites the entry; a move renames it.
     let ids = s.ids_by(LookupField::FilePath, "b.md").unwrap();
     let mut f = Metadata::new();
     f.insert("visibility".into(), json!("private"));
-    s.update_metadata(&ids, &f).unwrap();
+    s.update_metadata(&ids, &f, &cause()).unwrap();
     assert_eq!(s.file("b.md").unwrap().unwrap().visibility.as_deref(), Some("private"));
     let mut f = Metadata::new();
     f.insert("file_path".into(), json!("c.md"));
-    s.update_metadata(&ids, &f).unwrap();
+    s.update_metadata(&ids, &f, &cause()).unwrap();
     assert_eq!(paths(&s), vec![("c.md".into(), Some("h3".into()))]);
 }
 
@@ -201,8 +212,12 @@ fn a_store_without_the_map_gets_it_built_once_on_open() {
     let t = tempfile::tempdir().unwrap();
     {
         let s = Store::open(t.path()).unwrap();
-        s.commit(vec![noted("a0", "a.md", "h1"), noted("b0", "b.md", "h2")], &[])
-            .unwrap();
+        s.commit(
+            vec![noted("a0", "a.md", "h1"), noted("b0", "b.md", "h2")],
+            &[],
+            &cause(),
+        )
+        .unwrap();
         // What a store from before the map looks like: no entries, no mark.
         let mut b = s.h().unwrap().db.batch();
         b.remove(&s.h().unwrap().files, "a.md");
@@ -254,9 +269,9 @@ fn a_bulk_commit_keeps_its_records_and_vectors_out_of_the_journal() {
         bulk_write_bytes: usize::MAX,
     };
     let plain = Store::open_with(t1.path(), never).unwrap();
-    plain.commit(batch.clone(), &[]).unwrap();
+    plain.commit(batch.clone(), &[], &cause()).unwrap();
     let bulk = bulk_store(t2.path());
-    let (_, ids) = bulk.commit(batch.clone(), &[]).unwrap();
+    let (_, ids) = bulk.commit(batch.clone(), &[], &cause()).unwrap();
     // A journal in use is preallocated; the replay on open cuts it to what
     // it holds (what the next open reads again).
     drop((plain, bulk));
@@ -278,7 +293,7 @@ fn a_bulk_commit_keeps_its_records_and_vectors_out_of_the_journal() {
     assert_eq!(bulk.docs().unwrap().len(), 50);
     assert_eq!(bulk.journal_since(0).unwrap()[0].added, ids);
     // Replacing one note deletes through the batch and adds through ingestion.
-    let (_, new) = bulk.commit(vec![big(1000, "n1.md")], &ids[4..8]).unwrap();
+    let (_, new) = bulk.commit(vec![big(1000, "n1.md")], &ids[4..8], &cause()).unwrap();
     assert!(bulk.get(ids[4]).unwrap().is_none());
     assert_eq!(bulk.ids_by(LookupField::FilePath, "n1.md").unwrap(), new);
     assert_eq!(bulk.count().unwrap(), 197);
@@ -289,7 +304,7 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
     let t = tempfile::tempdir().unwrap();
     let kept = {
         let s = bulk_store(t.path());
-        let (_, kept) = s.commit(vec![big(0, "a.md")], &[]).unwrap();
+        let (_, kept) = s.commit(vec![big(0, "a.md")], &[], &cause()).unwrap();
         // What a crash between the ingestion and the batch leaves: records
         // and vectors at and above next_id, nothing else.
         let next = s.meta_u64(NEXT_ID).unwrap();
@@ -376,7 +391,7 @@ fn the_records_of_an_unfinished_bulk_commit_are_invisible_and_removed_on_open() 
         "orphan lookups removed"
     );
     // Their ids are given out again, to a commit that finishes.
-    let (_, ids) = s.commit(vec![big(1, "b.md")], &[]).unwrap();
+    let (_, ids) = s.commit(vec![big(1, "b.md")], &[], &cause()).unwrap();
     assert_eq!(ids, vec![next]);
     assert_eq!(s.get(next).unwrap().unwrap().text, big(1, "b.md").text);
     assert_eq!(s.all_ids().unwrap(), vec![kept[0], next]);
@@ -391,7 +406,7 @@ fn small_keyspaces_reach_tables_long_before_fjall_s_default_memtable_size() {
         let batch = (0..64)
             .map(|i| noted("x", &format!("{round}/{i}/{}.md", "p".repeat(900)), "h"))
             .collect();
-        s.commit(batch, &[]).unwrap();
+        s.commit(batch, &[], &cause()).unwrap();
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while s.h().unwrap().files.disk_space() == 0 || s.h().unwrap().by_key.disk_space() == 0 {
@@ -409,7 +424,11 @@ fn a_source_or_path_too_long_for_a_key_is_refused_and_nothing_is_written() {
     let s = Store::open(t.path()).unwrap();
     let long = "x".repeat(70_000);
     let err = s
-        .commit(vec![chunk("a", "local", Some("ok.md")), chunk("b", &long, None)], &[])
+        .commit(
+            vec![chunk("a", "local", Some("ok.md")), chunk("b", &long, None)],
+            &[],
+            &cause(),
+        )
         .unwrap_err();
     assert!(
         matches!(
@@ -424,11 +443,13 @@ fn a_source_or_path_too_long_for_a_key_is_refused_and_nothing_is_written() {
     assert!(err.to_string().contains("shorten it"));
     assert_eq!(s.count().unwrap(), 0);
     assert_eq!(s.seq().unwrap(), 0);
-    let (_, ids) = s.commit(vec![chunk("a", "local", Some("ok.md"))], &[]).unwrap();
+    let (_, ids) = s
+        .commit(vec![chunk("a", "local", Some("ok.md"))], &[], &cause())
+        .unwrap();
     let mut f = Metadata::new();
     f.insert("file_path".into(), json!(long));
     assert!(matches!(
-        s.update_metadata(&ids, &f),
+        s.update_metadata(&ids, &f, &cause()),
         Err(StoreError::LookupTooLong { field: "file_path", .. })
     ));
     assert_eq!(s.ids_by(LookupField::FilePath, "ok.md").unwrap(), ids);
@@ -459,9 +480,9 @@ fn a_bulk_commit_keeps_its_per_file_and_per_document_entries_out_of_the_journal(
         bulk_write_bytes: usize::MAX,
     };
     let plain = Store::open_with(t1.path(), never).unwrap();
-    plain.commit(batch.clone(), &[]).unwrap();
+    plain.commit(batch.clone(), &[], &cause()).unwrap();
     let bulk = bulk_store(t2.path());
-    bulk.commit(batch.clone(), &[]).unwrap();
+    bulk.commit(batch.clone(), &[], &cause()).unwrap();
     drop((plain, bulk));
     let plain = Store::open_with(t1.path(), never).unwrap();
     let bulk = bulk_store(t2.path());
@@ -478,7 +499,7 @@ fn a_bulk_commit_keeps_its_per_file_and_per_document_entries_out_of_the_journal(
 fn a_bulk_commit_that_fails_before_its_batch_leaves_the_maps_as_they_were() {
     let t = tempfile::tempdir().unwrap();
     let s = bulk_store(t.path());
-    let (_, a) = s.commit(vec![big(0, "a.md"), big(1, "a.md")], &[]).unwrap();
+    let (_, a) = s.commit(vec![big(0, "a.md"), big(1, "a.md")], &[], &cause()).unwrap();
     let before = (
         paths(&s),
         s.docs().unwrap(),
@@ -491,7 +512,7 @@ fn a_bulk_commit_that_fails_before_its_batch_leaves_the_maps_as_they_were() {
     a2.meta.insert("content_hash".into(), json!("h2"));
     let err = {
         let _armed = crate::failpoint::arm_for_thread("store_bulk_batch");
-        s.commit(vec![a2.clone(), big(3, "b.md")], &a).unwrap_err()
+        s.commit(vec![a2.clone(), big(3, "b.md")], &a, &cause()).unwrap_err()
     };
     assert!(err.to_string().contains("store_bulk_batch"), "{err}");
     let after = (
@@ -505,7 +526,7 @@ fn a_bulk_commit_that_fails_before_its_batch_leaves_the_maps_as_they_were() {
         "nothing of the failed commit is visible, in this process"
     );
     // The same commit then lands whole, on the same ids.
-    let (_, ids) = s.commit(vec![a2, big(3, "b.md")], &a).unwrap();
+    let (_, ids) = s.commit(vec![a2, big(3, "b.md")], &a, &cause()).unwrap();
     assert_eq!(ids, vec![a[1] + 1, a[1] + 2]);
     assert_eq!(
         paths(&s),

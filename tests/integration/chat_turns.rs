@@ -139,6 +139,7 @@ fn an_injected_note_yields_only_pending_confirmations() {
                     ..Paper::default()
                 },
                 "A paper summary about transformers.",
+                &jarvis::kb::Actor::Cli,
             )
             .unwrap();
     }
@@ -540,6 +541,7 @@ fn the_library_tools_do_what_they_say() {
                 ..Paper::default()
             },
             "Transformers replace recurrence with attention.",
+            &jarvis::kb::Actor::Cli,
         )
         .unwrap();
     std::fs::write(

@@ -24,7 +24,7 @@ fn paper(kb: &Kb, source: &str, fields: Value) {
     own.insert("visibility".into(), json!("public"));
     own.insert("source".into(), json!(source));
     let caller: Metadata = fields.as_object().unwrap().clone().into_iter().collect();
-    kb.add_texts("A paper's summary.", &caller, &own, "", None)
+    kb.add_texts("A paper's summary.", &caller, &own, "", None, &jarvis::kb::Actor::Cli)
         .expect("add paper");
 }
 

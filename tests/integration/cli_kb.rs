@@ -31,7 +31,8 @@ fn note(kb: &Kb, path: &str, visibility: &str, text: &str, caller: &[(&str, &str
         ("source", "local"),
         ("file_path", path),
     ]);
-    kb.add_texts(text, &meta(caller), &own, "", None).expect("add note");
+    kb.add_texts(text, &meta(caller), &own, "", None, &jarvis::kb::Actor::Cli)
+        .expect("add note");
 }
 
 /// Two papers, two public notes (one a record, one with a typo'd key) and
@@ -45,7 +46,7 @@ fn seed(sb: &Sandbox) {
             source: source.into(),
             ..Paper::default()
         };
-        kb.add_paper(&p, summary).expect("add paper");
+        kb.add_paper(&p, summary, &jarvis::kb::Actor::Cli).expect("add paper");
     };
     paper(
         "Attention Is All You Need",
@@ -282,8 +283,15 @@ fn legacy_private_papers_are_warned_about() {
             ("visibility", "private"),
             ("source", "https://old"),
         ]);
-        kb.add_texts("An old private paper.", &meta(&[("title", "Old")]), &own, "", None)
-            .unwrap();
+        kb.add_texts(
+            "An old private paper.",
+            &meta(&[("title", "Old")]),
+            &own,
+            "",
+            None,
+            &jarvis::kb::Actor::Cli,
+        )
+        .unwrap();
     }
     let r = sb.kb(&["stats"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -605,4 +613,95 @@ fn one_shot_search_loads_the_model_for_a_quick_start_bulk_commands_do_not() {
     // Commands that embed nothing load no model at all.
     step(&["stats"], &[]);
     step(&["list"], &[]);
+}
+
+/// `jarvis kb remove`, `jarvis log`, `jarvis undo`, `jarvis kb audit`: the
+/// removed paper comes back, its chunks and vectors as they were, without a
+/// single request to the model or paper services (stand-ins for all of them
+/// see nothing); the undo is an event of its own, and a second undo of the
+/// same removal is refused with the reason.
+#[test]
+fn remove_log_undo_and_audit() {
+    use crate::support::fakes::stand::{Answer, Stand};
+    let sb = Sandbox::new();
+    let stand = Stand::start(|_, _| Answer::status(500, "a stand-in: no request expected"));
+    let u = &stand.url;
+    sb.write_config(&format!(
+        "[chat]\nollama_host = \"{u}\"\n[papers]\narxiv_api_url = \"{u}\"\narxiv_pdf_url = \"{u}\"\ncrossref_url = \"{u}\"\nunpaywall_url = \"{u}\"\n"
+    ));
+    seed(&sb);
+    let ids = |sb: &Sandbox| {
+        let kb = open(sb);
+        let mut ids = kb.store().doc_ids(ATTENTION).expect("ids");
+        ids.sort_unstable();
+        ids.iter()
+            .map(|&i| (i, kb.store().vector(i).expect("vector")))
+            .collect::<Vec<_>>()
+    };
+    let before = ids(&sb);
+    assert!(!before.is_empty());
+    let r = sb.kb(&["remove", ATTENTION, "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    let mut c = sb.jarvis();
+    c.args(["log", "--json", "--actor", "user"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: Value = serde_json::from_str(&r.stdout).expect("log json");
+    let removal = &rows[0];
+    assert_eq!(removal["kind"], "removed", "{rows}");
+    assert_eq!(removal["key"], ATTENTION);
+    assert_eq!(removal["actor"]["by"], "cli");
+    assert_eq!(removal["kept"]["state"], "copies");
+    assert_eq!(removal["undoable"], true);
+    let id = removal["id"].as_u64().expect("id");
+
+    let mut c = sb.jarvis();
+    c.arg("undo");
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with(&format!("undid event {id} (removed \"Attention Is All You Need\"")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("nothing re-embedded"), "{}", r.stdout);
+    assert_eq!(ids(&sb), before, "the same chunks with the same vectors");
+    let hits = results(&kb_json(&sb, &["search", "transformer attention recurrence"]));
+    assert_eq!(field(&hits, "source")[0], ATTENTION);
+
+    let mut c = sb.jarvis();
+    c.args(["undo", &id.to_string()]);
+    let r = run(c);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains(&format!("cannot undo event {id}")) && r.stderr.contains("added again"),
+        "{}",
+        r.stderr
+    );
+
+    let mut c = sb.jarvis();
+    c.args(["log", "--kind", "undo"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!("undo of #{id}: added \"Attention Is All You Need\"")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("by you (command line)"), "{}", r.stdout);
+
+    let audit = kb_json(&sb, &["audit"]);
+    assert_eq!(audit["missing"], serde_json::json!([]), "{audit}");
+    assert_eq!(audit["differing"], serde_json::json!([]), "{audit}");
+    let stats = kb_json(&sb, &["stats"]);
+    assert!(stats["history"]["events"].as_u64().unwrap() >= 7, "{stats}");
+    assert_eq!(stats["history"]["kept_events"], 1, "the removal's copies are kept");
+    assert!(
+        stand.seen().is_empty(),
+        "no model or network request: {:?}",
+        stand.seen().len()
+    );
 }

@@ -402,7 +402,10 @@ fn full_disk_child() {
         model_dir().display()
     );
     let s = WebServer::start_in(sb, &config);
-    let refresh = || s.app.refresh_vault(None, false, &|_, _| {}, &Cancel::new());
+    let refresh = || {
+        s.app
+            .refresh_vault(None, false, &jarvis::kb::Actor::Cli, &|_, _| {}, &Cancel::new())
+    };
     refresh().expect("the first index, with room to spare");
     check_index(&s, &vault, &[], true);
     println!("disk_full: first index done, {} bytes free", disk.free());

@@ -4,8 +4,10 @@
 //! that streams commits — adds, replaces by source, deletes, and
 //! multi-document commits (`Kb::prepare_groups` + `Kb::commit_many`, what
 //! bulk vault ingest uses: several whole files in one commit, some of them
-//! replaced by nothing) — appending one fsynced line to a log per commit
-//! that returned. The parent kills the child (SIGKILL) at random instants, or
+//! replaced by nothing), and undos of a document's last event (half the
+//! documents are papers, whose kept chunks an undo restores) — appending
+//! one fsynced line to a log per operation that returned (the op stream
+//! and its model are in `kb_crash_ops.rs`). The parent kills the child (SIGKILL) at random instants, or
 //! lets a named failpoint abort it at a chosen step, then reopens the KB
 //! itself (which runs recovery) and checks the result against its own model
 //! of the op stream:
@@ -15,6 +17,9 @@
 //!   the kill may go either way (and a failpoint after the store commit
 //!   forces it to have happened) — and a multi-document commit goes either
 //!   way for ALL its documents together, never for some of them;
+//! - the event log agrees with the store (`Kb::audit`: replaying it gives
+//!   every document exactly as stored), for adds, replacements, removals
+//!   and undos;
 //! - `Kb::agreement()` is ok (no orphan or missing entry, all seqs equal,
 //!   and every vector in the exact index's int8 copy is the store's vector
 //!   for its id) — after a kill inside that copy's commit too, where the
@@ -34,164 +39,18 @@ use jarvis::cancel::Cancel;
 use jarvis::config::Config;
 use jarvis::embed::Embedder;
 use jarvis::kb::search::SearchRequest;
-use jarvis::kb::{Document, Kb, KbSettings, ReplaceBy};
+use jarvis::kb::{Kb, KbSettings, ReplaceBy};
 use jarvis::paths::JarvisHome;
-use jarvis::store::{LookupField, Metadata};
+use jarvis::store::LookupField;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+
+use super::kb_crash_ops::*;
 
 const CHILD_DIR_ENV: &str = "JARVIS_CRASH_CHILD_DIR";
 /// Set for a child whose every commit is a bulk commit (see `settings`).
 const BULK_ENV: &str = "JARVIS_CRASH_BULK";
-const KEYS: usize = 8;
-const PLAN_LEN: usize = 100_000;
 const RANDOM_KILLS: usize = 52;
-
-/// One step of the deterministic op stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    /// Add (or replace by source) document `key` as version = op index,
-    /// with `chunks` chunks.
-    Put { key: usize, chunks: usize },
-    /// Supersede by source with nothing (`commit` of an empty batch).
-    Delete { key: usize },
-    /// One commit of several documents (distinct keys), each replacing its
-    /// source: `chunks[j]` chunks for `keys[j]`, 0 = replaced by nothing.
-    PutMany { keys: [usize; 3], chunks: [usize; 3] },
-    /// `delete_by_metadata("source", …)`.
-    DeleteByMeta { key: usize },
-}
-
-impl Op {
-    fn keys(self) -> Vec<usize> {
-        match self {
-            Op::Put { key, .. } | Op::Delete { key } | Op::DeleteByMeta { key } => vec![key],
-            Op::PutMany { keys, .. } => keys.to_vec(),
-        }
-    }
-
-    /// The chunk count this op gives `key`, if it writes `key` at all.
-    fn chunks_for(self, key: usize) -> Option<usize> {
-        match self {
-            Op::Put { key: k, chunks } if k == key => Some(chunks),
-            Op::PutMany { keys, chunks } => keys.iter().position(|&k| k == key).map(|j| chunks[j]),
-            _ => None,
-        }
-    }
-}
-
-/// What a document should look like: absent, or (version, chunk count).
-type DocState = Option<(usize, usize)>;
-
-fn plan(seed: u64) -> Vec<Op> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    (0..PLAN_LEN)
-        .map(|_| {
-            let key = rng.random_range(0..KEYS);
-            match rng.random_range(0..10) {
-                0..=4 => Op::Put {
-                    key,
-                    chunks: rng.random_range(1..=4),
-                },
-                5 | 6 => {
-                    let a = key;
-                    let b = (a + rng.random_range(1..KEYS)) % KEYS;
-                    let mut c = (a + rng.random_range(1..KEYS)) % KEYS;
-                    while c == b {
-                        c = (c + 1) % KEYS;
-                        if c == a {
-                            c = (c + 1) % KEYS;
-                        }
-                    }
-                    Op::PutMany {
-                        keys: [a, b, c],
-                        // Mostly writes; now and then one member is emptied.
-                        chunks: [0, 1, 2].map(|_| [0, 1, 2, 3, 4, 2][rng.random_range(0..6)]),
-                    }
-                }
-                7 | 8 => Op::Delete { key },
-                _ => Op::DeleteByMeta { key },
-            }
-        })
-        .collect()
-}
-
-fn apply(model: &mut [DocState], i: usize, op: Op) {
-    for key in op.keys() {
-        model[key] = match op.chunks_for(key) {
-            Some(0) | None => None,
-            Some(chunks) => Some((i, chunks)),
-        };
-    }
-}
-
-fn source(key: usize) -> String {
-    format!("crash://doc{key}")
-}
-/// Each document is a note file too, so the per-file map is checked.
-fn file_path(key: usize) -> String {
-    format!("crash/doc{key}.md")
-}
-/// Tokens end in a digit so the English stemmer leaves them alone.
-fn doc_token(key: usize) -> String {
-    format!("dockey{key}")
-}
-fn version_token(v: usize) -> String {
-    format!("versionq{v}")
-}
-
-const FILLER: &[&str] = &[
-    "protein",
-    "graph",
-    "neural",
-    "sequence",
-    "sample",
-    "retrieval",
-    "lattice",
-    "river",
-    "copper",
-    "melody",
-    "glacier",
-    "harvest",
-    "orbit",
-    "ledger",
-    "canyon",
-    "pigment",
-    "tundra",
-    "quartz",
-    "saffron",
-    "beacon",
-];
-
-fn documents(i: usize, key: usize, chunks: usize) -> Vec<Document> {
-    let mut rng = StdRng::seed_from_u64(i as u64 ^ 0x9e37_79b9);
-    (0..chunks)
-        .map(|c| {
-            let filler: Vec<&str> = (0..12).map(|_| FILLER[rng.random_range(0..FILLER.len())]).collect();
-            let text = format!(
-                "{} {} chunkq{i}x{c} {}",
-                doc_token(key),
-                version_token(i),
-                filler.join(" ")
-            );
-            let mut meta = Metadata::new();
-            meta.insert("source".into(), source(key).into());
-            meta.insert("doc_type".into(), "note".into());
-            meta.insert("visibility".into(), "public".into());
-            meta.insert("x_version".into(), (i as u64).into());
-            meta.insert("file_path".into(), file_path(key).into());
-            // The per-file map copies this: it must name the version the
-            // chunks are, whatever a crash interrupted.
-            meta.insert("content_hash".into(), version_token(i).into());
-            meta.insert("chunk_index".into(), (c as u64).into());
-            Document {
-                embed_text: text.clone(),
-                text,
-                meta,
-            }
-        })
-        .collect()
-}
 
 fn config(home: &Path) -> Config {
     let user_home = home.join("home");
@@ -253,7 +112,7 @@ fn crash_child() {
         match *op {
             Op::Put { key, chunks } => {
                 let prepared = kb.prepare(documents(i, key, chunks), &Cancel::new()).expect("prepare");
-                kb.commit(prepared, Some(&ReplaceBy::Source(source(key))))
+                kb.commit(prepared, Some(&ReplaceBy::Source(source(key))), &jarvis::kb::Actor::Cli)
                     .expect("commit");
             }
             Op::PutMany { keys, chunks } => {
@@ -264,14 +123,33 @@ fn crash_child() {
                     .zip(keys)
                     .map(|(p, k)| (p, Some(ReplaceBy::Source(source(k)))))
                     .collect();
-                kb.commit_many(items).expect("commit many");
+                kb.commit_many(items, &jarvis::kb::Actor::Cli).expect("commit many");
             }
             Op::Delete { key } => {
                 let empty = kb.prepare(Vec::new(), &Cancel::new()).expect("prepare");
-                kb.commit(empty, Some(&ReplaceBy::Source(source(key)))).expect("commit");
+                kb.commit(empty, Some(&ReplaceBy::Source(source(key))), &jarvis::kb::Actor::Cli)
+                    .expect("commit");
             }
             Op::DeleteByMeta { key } => {
-                kb.delete_by_metadata("source", &source(key)).expect("delete");
+                kb.delete_by_metadata("source", &source(key), &jarvis::kb::Actor::Cli)
+                    .expect("delete");
+            }
+            Op::Undo { key } => {
+                let mut last = None;
+                kb.store()
+                    .scan_events_rev(|e| {
+                        if e.key == doc_key(key) {
+                            last = Some(e.id);
+                        }
+                        last.is_none()
+                    })
+                    .expect("events");
+                if let Some(id) = last {
+                    match kb.undo(Some(id), &jarvis::kb::Actor::Cli) {
+                        Ok(_) | Err(jarvis::kb::KbError::UndoRefused { .. }) => {}
+                        Err(e) => panic!("undo of event {id}: {e}"),
+                    }
+                }
             }
         }
         line(&i.to_string());
@@ -426,7 +304,7 @@ fn observed(kb: &Kb, key: usize) -> DocState {
         .docs()
         .expect("docs")
         .into_iter()
-        .find(|(k, _)| *k == file_path(key))
+        .find(|(k, _)| *k == doc_key(key))
         .map(|(_, e)| e.chunks as usize);
     assert_eq!(
         summary,
@@ -461,10 +339,16 @@ fn observed_chunks(kb: &Kb, key: usize) -> DocState {
 /// Reopen after a crash and check everything. `in_flight` is the op that
 /// may or may not have committed; `must_apply` says a failpoint after the
 /// store commit guarantees it did. Returns whether it was applied.
-fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_apply: bool) -> bool {
-    let mut after_model = model.to_vec();
+fn check(
+    kb: &Kb,
+    model: &mut [DocState],
+    prev: &mut [DocState],
+    in_flight: Option<(usize, Op)>,
+    must_apply: bool,
+) -> bool {
+    let (mut after_model, mut after_prev) = (model.to_vec(), prev.to_vec());
     if let Some((i, op)) = in_flight {
-        apply(&mut after_model, i, op);
+        apply(&mut after_model, &mut after_prev, i, op);
     }
     // Of the documents the in-flight op would change: how many did change.
     let (mut changed, mut landed) = (0usize, 0usize);
@@ -491,6 +375,8 @@ fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_a
         // A chunk count of one committed version: the doc's whole version.
         if let Some((v, n)) = got {
             let want = match (in_flight, *expect) {
+                // An undo brings back an earlier committed version whole.
+                (Some((_, Op::Undo { .. })), _) if got == after => n,
                 (Some((i, op)), _) if i == v && op.chunks_for(key).is_some() => op.chunks_for(key).unwrap_or(0),
                 (_, Some((ev, en))) if ev == v => en,
                 _ => panic!("doc {key} has version {v}, which was never its committed version"),
@@ -504,6 +390,13 @@ fn check(kb: &Kb, model: &mut [DocState], in_flight: Option<(usize, Op)>, must_a
         "the in-flight commit {in_flight:?} landed for {landed} of its {changed} documents: a multi-document commit must be all-or-nothing"
     );
     let applied = landed > 0;
+    if applied {
+        prev.copy_from_slice(&after_prev);
+    }
+    // The event log agrees with the store: replaying it gives every
+    // document exactly as it is.
+    let audit = kb.audit().expect("audit");
+    assert!(audit.ok(), "the event log and the store disagree: {audit:?}");
     let totals = kb.store().doc_totals().expect("doc totals");
     let present: Vec<usize> = model.iter().flatten().map(|(_, n)| *n).collect();
     assert_eq!(
@@ -642,6 +535,7 @@ fn kb_survives_kills_at_random_points() {
     let mut embedder = Some(load_embedder(&dir.join("home")));
     let dims = embedder.as_ref().map(Embedder::dims).expect("embedder");
     let mut model: Vec<DocState> = vec![None; KEYS];
+    let mut prev: Vec<DocState> = vec![None; KEYS];
     let mut next = 0usize;
 
     // The schedule: random SIGKILLs, with the failpoints and one reindex
@@ -739,7 +633,7 @@ fn kb_survives_kills_at_random_points() {
         // Reported commits, then the one that may have been in flight.
         let done_upto = log.last_done.map_or(next, |l| l + 1);
         for (i, op) in ops.iter().enumerate().take(done_upto).skip(next) {
-            apply(&mut model, i, *op);
+            apply(&mut model, &mut prev, i, *op);
         }
         committed += done_upto - next;
         let in_flight = (*mode == "stream").then(|| (done_upto, ops[done_upto]));
@@ -756,7 +650,7 @@ fn kb_survives_kills_at_random_points() {
             !abandoned.exists(),
             "the abandoned generation's indexes are removed on open"
         );
-        let landed = check(&kb, &mut model, in_flight, must_apply);
+        let landed = check(&kb, &mut model, &mut prev, in_flight, must_apply);
         if let Kill::Failpoint("store_ingested") = kill {
             assert!(!landed, "a bulk commit aborted before its batch must not land");
         }
@@ -774,13 +668,14 @@ fn kb_survives_kills_at_random_points() {
     let gen = kb.store().generation().expect("gen");
     kb.reindex(&|_, _| {}, &Cancel::new()).expect("reindex");
     assert_eq!(kb.store().generation().expect("gen"), gen + 1);
-    check(&kb, &mut model, None, false);
+    check(&kb, &mut model, &mut prev, None, false);
     drop(kb);
 
     let present = model.iter().filter(|s| s.is_some()).count();
+    let undos = ops[..next].iter().filter(|op| matches!(op, Op::Undo { .. })).count();
     println!(
         "kb_crash: {kills} kills ({sigkills} SIGKILL at random points, {failpoints} failpoint aborts), \
-         {committed} reported commits, in-flight commit landed {in_flight_landed} times, \
+         {committed} reported commits ({undos} undos), in-flight commit landed {in_flight_landed} times, \
          {present}/{KEYS} docs present at the end — every check passed in {:.1} s",
         started.elapsed().as_secs_f64()
     );

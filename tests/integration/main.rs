@@ -28,6 +28,7 @@ mod digest;
 mod disk_full;
 mod drafts_build;
 mod kb_crash;
+mod kb_crash_ops;
 mod llm;
 mod llm_stream;
 mod mcp;

@@ -130,8 +130,14 @@ fn two_vault_refreshes_take_turns_and_the_second_finds_the_work_done() {
                     let _ = released.lock().unwrap().recv();
                 }
             };
-            app.refresh_vault(None, false, &hold, &jarvis::cancel::Cancel::new())
-                .map(|(_, r)| r)
+            app.refresh_vault(
+                None,
+                false,
+                &jarvis::kb::Actor::Cli,
+                &hold,
+                &jarvis::cancel::Cancel::new(),
+            )
+            .map(|(_, r)| r)
         })
     };
     inside.recv().unwrap();
@@ -143,8 +149,14 @@ fn two_vault_refreshes_take_turns_and_the_second_finds_the_work_done() {
     let second = {
         let app = app.clone();
         std::thread::spawn(move || {
-            app.refresh_vault(None, false, &|_, _| {}, &jarvis::cancel::Cancel::new())
-                .map(|(_, r)| r)
+            app.refresh_vault(
+                None,
+                false,
+                &jarvis::kb::Actor::Cli,
+                &|_, _| {},
+                &jarvis::cancel::Cancel::new(),
+            )
+            .map(|(_, r)| r)
         })
     };
     // Let the second one reach its turn (or, without turns, run ahead).

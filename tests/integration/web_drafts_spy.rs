@@ -439,7 +439,8 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
     caller.insert("title".into(), json!("Spies and their writes"));
     caller.insert("authors".into(), json!("Ada Lovelace"));
     caller.insert("year".into(), json!(1843));
-    kb.add_texts("A paper.", &caller, &own, "", None).unwrap();
+    kb.add_texts("A paper.", &caller, &own, "", None, &jarvis::kb::Actor::Cli)
+        .unwrap();
     let n_dir = spy.root.join(&n);
     std::os::unix::fs::symlink(outside.join("target.md"), n_dir.join("linked.bib")).unwrap();
     for (bib, written) in [

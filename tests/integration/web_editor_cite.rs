@@ -46,7 +46,8 @@ fn seed(s: &WebServer) {
         own.insert("visibility".into(), json!("public"));
         own.insert("source".into(), json!(source));
         let caller: Metadata = fields.as_object().unwrap().clone().into_iter().collect();
-        kb.add_texts("A summary.", &caller, &own, "", None).unwrap();
+        kb.add_texts("A summary.", &caller, &own, "", None, &jarvis::kb::Actor::Cli)
+            .unwrap();
     }
 }
 

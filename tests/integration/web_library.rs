@@ -28,8 +28,12 @@ fn papers_are_listed_searched_edited_and_removed_without_touching_files() {
             source,
             ..Paper::default()
         };
-        kb.add_paper(&paper, &format!("{title}. A summary of the paper."))
-            .unwrap();
+        kb.add_paper(
+            &paper,
+            &format!("{title}. A summary of the paper."),
+            &jarvis::kb::Actor::Cli,
+        )
+        .unwrap();
     }
     let all = s.get("/documents?kind=papers").json();
     assert_eq!(all["documents"].as_array().unwrap().len(), 2, "{all}");

@@ -23,6 +23,7 @@ pub fn add_risotto(s: &WebServer, vault_dir: &std::path::Path) {
     let opts = jarvis::ingest::vault::VaultOptions {
         private_dirs: vec!["private".into()],
         force: false,
+        actor: jarvis::kb::Actor::Cli,
     };
     jarvis::ingest::vault::refresh_vault(
         &s.app.kb().unwrap(),
@@ -56,7 +57,7 @@ pub fn add_pdf(s: &WebServer, dir: &std::path::Path) -> String {
     s.app
         .kb()
         .unwrap()
-        .add_texts(HIGHLIGHT, &caller, &own, "", None)
+        .add_texts(HIGHLIGHT, &caller, &own, "", None, &jarvis::kb::Actor::Cli)
         .unwrap();
     key
 }

@@ -112,7 +112,7 @@ impl ToolBox<'_> {
         }
         // The one tool slow enough to be worth interrupting: it gets the
         // turn's stop switch.
-        match papers.add(&req, a.bool("allow_duplicate"), self.cancel) {
+        match papers.add(&req, a.bool("allow_duplicate"), &self.agent(), self.cancel) {
             Ok(r) if r.skipped.is_some() => Ok(ToolOutcome::ok(format!(
                 "Not added: {}. Ask the user whether to add it again (the same source is replaced, not duplicated); only if they agree, call add_document again with allow_duplicate=true.",
                 r.skipped.unwrap_or_default()
@@ -219,7 +219,11 @@ impl ToolBox<'_> {
     pub(super) fn update_file_path(&mut self, a: &Args<'_>) -> Result<ToolOutcome, ToolError> {
         let source = a.str("source")?;
         let new_path = a.str("new_path")?;
-        let n = self.deps.kb.update_file_path(&source, &new_path).map_err(kb_err)?;
+        let n = self
+            .deps
+            .kb
+            .update_file_path(&source, &new_path, &self.agent())
+            .map_err(kb_err)?;
         if n == 0 {
             return Err(ToolError::Failed(format!("no document has source {source:?}")));
         }
@@ -239,7 +243,7 @@ impl ToolBox<'_> {
         let n = self
             .deps
             .kb
-            .update_paper_metadata(&source, t.as_deref(), au.as_deref(), d.as_deref())
+            .update_paper_metadata(&source, t.as_deref(), au.as_deref(), d.as_deref(), &self.agent())
             .map_err(kb_err)?;
         Ok(ToolOutcome::ok(format!("Updated {n} chunks of {source}.")))
     }
@@ -378,6 +382,7 @@ impl ToolBox<'_> {
         let opts = VaultOptions {
             private_dirs: self.deps.vault.private_dirs.clone(),
             force: false,
+            actor: self.agent(),
         };
         let r = refresh_vault(&self.deps.kb, Path::new(&root), &opts, &|_, _| {}, self.cancel);
         match r {

@@ -77,7 +77,15 @@ pub const TOOL_NAMES: &[&str] = &[
 /// the App's PDF worker, arXiv client and summary provider. `allow_duplicate`
 /// answers the duplicate question.
 pub trait PaperAdder: Send + Sync {
-    fn add(&self, req: &AddRequest, allow_duplicate: bool, cancel: &Cancel) -> Result<AddReport, AddError>;
+    /// `actor` is who the add's event names: the agent, and the human's
+    /// confirmation token when one was asked.
+    fn add(
+        &self,
+        req: &AddRequest,
+        allow_duplicate: bool,
+        actor: &crate::kb::Actor,
+        cancel: &Cancel,
+    ) -> Result<AddReport, AddError>;
 }
 
 /// Where the vault is and which of its top-level folders are private.
@@ -163,6 +171,15 @@ pub struct ToolBox<'a> {
 }
 
 impl<'a> ToolBox<'a> {
+    /// The agent of this session, acting without a confirmation (a
+    /// metadata correction, an arXiv add): who its writes' events name.
+    pub(crate) fn agent(&self) -> crate::kb::Actor {
+        crate::kb::Actor::Agent {
+            session: self.session_id.to_string(),
+            token: None,
+        }
+    }
+
     pub fn new(deps: &'a ToolDeps, cloud: bool, session_id: &'a str, cancel: &'a Cancel) -> Self {
         ToolBox {
             deps,

@@ -8,6 +8,7 @@ use crate::app::App;
 use crate::cli::term::Term;
 use crate::ingest::metadata::PdfMetadata;
 use crate::ingest::paper::{AddRequest, Input, Mode, Stage};
+use crate::kb::Actor;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("mode").args(["full_text", "summary"])))]
@@ -81,7 +82,7 @@ pub fn add(a: AddArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
             Stage::Committing => "saving…".into(),
         })
     };
-    let report = app.add_paper(&req, &confirm, &progress, t.cancel());
+    let report = app.add_paper(&req, &Actor::Cli, &confirm, &progress, t.cancel());
     bar.finish_and_clear();
     let report = report?;
     if a.json {

@@ -20,7 +20,7 @@ pub struct AddDigestArgs {
 
 pub fn add_digest(a: AddDigestArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
     let files: Vec<PathBuf> = a.files.iter().map(|f| t.cwd().join(f)).collect();
-    let report = app.add_digest(&files)?;
+    let report = app.add_digest(&files, &crate::kb::Actor::Cli)?;
     if a.json {
         t.out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
         return Ok(0);

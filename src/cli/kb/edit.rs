@@ -5,6 +5,7 @@ use clap::{ArgGroup, Args};
 use crate::app::App;
 use crate::cli::term::Term;
 use crate::kb::ops::DocumentRef;
+use crate::kb::Actor;
 
 use super::display_title;
 
@@ -34,7 +35,13 @@ pub struct RemoveArgs {
 }
 
 pub fn set_meta(a: SetMetaArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
-    let n = app.set_meta(&a.source, a.title.as_deref(), a.authors.as_deref(), a.doi.as_deref())?;
+    let n = app.set_meta(
+        &a.source,
+        a.title.as_deref(),
+        a.authors.as_deref(),
+        a.doi.as_deref(),
+        &Actor::Cli,
+    )?;
     let changed: Vec<&str> = [("title", &a.title), ("authors", &a.authors), ("doi", &a.doi)]
         .into_iter()
         .filter(|(_, v)| v.is_some())
@@ -78,7 +85,7 @@ pub fn remove(a: RemoveArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         t.err("cancelled — nothing was removed\n");
         return Ok(1);
     }
-    let n = app.remove(&preview)?;
+    let n = app.remove(&preview, &Actor::Cli)?;
     t.err(&format!(
         "removed {n} chunk{} of {} from the knowledge base\n",
         if n == 1 { "" } else { "s" },

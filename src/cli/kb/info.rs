@@ -53,6 +53,7 @@ pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
                 "embed_model": { "configured": configured, "index": recorded, "mismatch": s.mismatch.is_some() },
                 "disk_bytes": usage,
                 "dense_search": s.dense,
+                "history": s.history,
                 "legacy_private_papers": totals.legacy_private_papers,
             }),
         )?;
@@ -101,6 +102,15 @@ pub fn stats(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
             "dense search     arroy's trees pick candidates, re-scored exactly (over rag.exact_scan_max)\n"
         }
     });
+    let h = &s.history;
+    out.push_str(&format!(
+        "event log        {} events ({}), kept for undo: {} chunks of {} removed documents ({})\n",
+        h.events,
+        human_bytes(h.event_bytes),
+        h.kept_chunks,
+        h.kept_events,
+        human_bytes(h.kept_bytes)
+    ));
     t.out(&out)?;
     Ok(0)
 }

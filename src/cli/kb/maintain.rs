@@ -88,6 +88,8 @@ struct Doctor {
     probe: serde_json::Value,
     store: Option<serde_json::Value>,
     agreement: Option<Agreement>,
+    /// The event log replayed against the store.
+    audit: Option<crate::kb::AuditReport>,
     legacy_private_papers: Vec<String>,
     problems: Vec<String>,
 }
@@ -172,6 +174,17 @@ pub fn doctor(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
             agreement = Some(a.clone());
         }
     }
+    if let Some(a) = &diag.audit {
+        lines.push(format!(
+            "event log  {} — {} events, {} documents as the log says; missing {}, extra {}, differing {}",
+            if a.ok() { "ok" } else { "FAILED" },
+            a.events,
+            a.matched,
+            a.missing.len(),
+            a.extra.len(),
+            a.differing.len()
+        ));
+    }
     let d = Doctor {
         ok: diag.ok(),
         access,
@@ -179,6 +192,7 @@ pub fn doctor(json_out: bool, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         probe: json!({ "pid": p.pid, "ending": p.ending, "elapsed_ms": p.elapsed_ms, "report": p.report }),
         store,
         agreement,
+        audit: diag.audit.clone(),
         legacy_private_papers: diag.legacy_private_papers.clone(),
         problems: diag.problems.clone(),
     };

@@ -85,6 +85,16 @@ pub enum KbCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Replay the event log and compare it with the store: every document the log says should be there, as the log says, and nothing else.
+    ///
+    /// Reports matched, missing, extra and differing documents and the
+    /// first event the store no longer matches; exits 1 when they disagree.
+    /// `kb doctor` runs it too.
+    Audit {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Add a paper: a local PDF or an arXiv id/URL, with its highlights, notes and (optionally) figures.
     Add(add::AddArgs),
     /// Import a Zotero library — its database (read from a copy) or a BibTeX / CSL-JSON export — with PDFs, notes, annotations and collections as tags.
@@ -151,6 +161,7 @@ impl KbCmd {
             | KbCmd::SetMeta(_)
             | KbCmd::Remove(_)
             | KbCmd::Doctor { .. }
+            | KbCmd::Audit { .. }
             | KbCmd::SyncStatus(_) => SessionProfile::Throughput,
         }
     }
@@ -167,6 +178,7 @@ pub fn run(cmd: KbCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
         KbCmd::Remove(a) => edit::remove(a, app, t),
         KbCmd::Reindex { json } => maintain::reindex(json, app, t),
         KbCmd::Doctor { json } => maintain::doctor(json, app, t),
+        KbCmd::Audit { json } => crate::cli::history_cmd::audit(json, app, t),
         KbCmd::Probe => maintain::probe(app, t),
         KbCmd::McpCall {
             tool,

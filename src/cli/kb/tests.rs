@@ -291,3 +291,115 @@ fn zotero_import_report() {
     assert_eq!(json(&Format::Bibtex), r#""bibtex""#);
     assert_eq!(json(&Format::CslJson), r#""csl-json""#);
 }
+
+/// `kb stats --json`: `history`, the event log's size.
+#[test]
+fn stats_history() {
+    let size = crate::kb::LogSize {
+        events: 12,
+        event_bytes: 4096,
+        kept_events: 2,
+        kept_chunks: 7,
+        kept_bytes: 20_000,
+    };
+    assert_eq!(
+        json(&size),
+        r#"{"events":12,"event_bytes":4096,"kept_events":2,"kept_chunks":7,"kept_bytes":20000}"#
+    );
+}
+
+/// `jarvis log --json` (an array of these rows) and `jarvis undo --json`
+/// (`of` is the event undone): the event schema.
+#[test]
+fn log_rows_and_undo() {
+    use crate::kb::{Actor, DocState, Event, EventKind, Kept, Prior};
+    let state = |n: u64, d: &str| DocState {
+        chunks: n,
+        digest: d.into(),
+        content_hash: Some("h1".into()),
+    };
+    let removal = Event {
+        id: 7,
+        at: "2024-06-01T10:00:00Z".into(),
+        seq: 41,
+        actor: Actor::Agent {
+            session: "s-1".into(),
+            token: Some("t-9".into()),
+        },
+        kind: EventKind::Removed,
+        key: "arxiv:2401.00001".into(),
+        title: "A paper".into(),
+        doc_type: "paper".into(),
+        private: false,
+        before: Some(state(3, "00ff")),
+        after: None,
+        undo_of: None,
+        fields: Default::default(),
+        prior: Vec::new(),
+        kept: Kept::Copies {
+            chunks: 3,
+            bytes: 5000,
+            gen: 0,
+        },
+    };
+    let row = crate::kb::undo::TimelineRow {
+        event: removal.clone(),
+        undoable: true,
+        why_not: None,
+    };
+    assert_eq!(
+        json(&row),
+        r#"{"id":7,"at":"2024-06-01T10:00:00Z","seq":41,"actor":{"by":"agent","session":"s-1","token":"t-9"},"kind":"removed","key":"arxiv:2401.00001","title":"A paper","doc_type":"paper","private":false,"before":{"chunks":3,"digest":"00ff","content_hash":"h1"},"after":null,"kept":{"state":"copies","chunks":3,"bytes":5000,"gen":0},"undoable":true}"#
+    );
+    let edit = Event {
+        id: 9,
+        actor: Actor::Cli,
+        kind: EventKind::MetadataSet,
+        before: Some(state(3, "00ff")),
+        after: Some(state(3, "0100")),
+        undo_of: Some(8),
+        fields: BTreeMap::from([("title".to_string(), json!("Right"))]),
+        prior: vec![Prior {
+            ids: vec![1, 2, 3],
+            fields: BTreeMap::from([("title".to_string(), json!("Wrong"))]),
+        }],
+        kept: Kept::Nothing,
+        ..removal
+    };
+    assert_eq!(
+        json(&edit),
+        r#"{"id":9,"at":"2024-06-01T10:00:00Z","seq":41,"actor":{"by":"cli"},"kind":"metadata_set","key":"arxiv:2401.00001","title":"A paper","doc_type":"paper","private":false,"before":{"chunks":3,"digest":"00ff","content_hash":"h1"},"after":{"chunks":3,"digest":"0100","content_hash":"h1"},"undo_of":8,"fields":{"title":"Right"},"prior":[{"ids":[1,2,3],"fields":{"title":"Wrong"}}],"kept":{"state":"nothing"}}"#
+    );
+    let done = crate::kb::undo::Undone {
+        of: edit,
+        event: Some(10),
+        summary: "put back".into(),
+    };
+    assert!(json(&done).starts_with(r#"{"of":{"id":9,"#));
+    assert!(json(&done).ends_with(r#""event":10,"summary":"put back"}"#));
+}
+
+/// `kb audit --json`.
+#[test]
+fn audit_report() {
+    let a = crate::kb::AuditReport {
+        events: 5,
+        matched: 2,
+        missing: vec![crate::kb::Mismatch {
+            key: "arxiv:x".into(),
+            log: Some(crate::kb::DocState {
+                chunks: 1,
+                digest: "ab".into(),
+                content_hash: None,
+            }),
+            store: None,
+            event: Some(3),
+        }],
+        first_differing_event: Some(3),
+        ..Default::default()
+    };
+    assert_eq!(
+        json(&a),
+        r#"{"events":5,"matched":2,"missing":[{"key":"arxiv:x","log":{"chunks":1,"digest":"ab"},"store":null,"event":3}],"extra":[],"differing":[],"state_drift":0,"first_differing_event":3}"#
+    );
+}

@@ -34,6 +34,7 @@ pub fn index_vault(a: IndexVaultArgs, app: &App, t: &dyn Term) -> anyhow::Result
     let report = app.refresh_vault(
         vault.as_deref(),
         a.force,
+        &crate::kb::Actor::Cli,
         &|done, total| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);

@@ -83,7 +83,7 @@ pub fn import_zotero(a: ImportZoteroArgs, app: &App, t: &dyn Term) -> anyhow::Re
             bar.set_message(format!("{title} — {step}…"));
         }
     };
-    let report = app.import_library(&req, &progress, t.cancel());
+    let report = app.import_library(&req, &crate::kb::Actor::Cli, &progress, t.cancel());
     bar.finish_and_clear();
     let r = report?;
     if a.json {

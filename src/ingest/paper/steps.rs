@@ -656,6 +656,6 @@ pub(super) fn embed_and_commit(
     })?;
     check(cx.cancel)?;
     (cx.progress)(Stage::Committing);
-    cx.kb.commit(prepared, replace)?;
+    cx.kb.commit(prepared, replace, cx.actor)?;
     Ok(())
 }

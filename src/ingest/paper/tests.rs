@@ -167,6 +167,7 @@ fn run_with(
         confirm: &|_| confirm,
         progress: &|_| {},
         cancel,
+        actor: &crate::kb::Actor::Cli,
     };
     add_document(&cx, req)
 }
@@ -651,6 +652,7 @@ fn a_paper_without_a_pdf_never_reaches_the_pdf_worker() {
         confirm: &|_| true,
         progress: &|_| {},
         cancel: &cancel,
+        actor: &crate::kb::Actor::Cli,
     };
     // What a DOI added as metadata and abstract looks like between steps.
     let paper = Paper {

@@ -69,21 +69,21 @@ pub fn refresh_vault_paths(
         .keys()
         .filter(|k| scope.covers(k) && !scope.notes.contains_key(k.as_str()))
         .collect();
-    remove_notes(kb, &gone, &mut report)?;
+    remove_notes(kb, &gone, opts, &mut report)?;
     let mut group = Group::default();
     for (rel, path) in &scope.notes {
         if cancel.is_cancelled() {
             return Err(VaultError::Cancelled);
         }
         if group.full() {
-            group.flush(kb, &mut report, cancel)?;
+            group.flush(kb, opts, &mut report, cancel)?;
         }
         decide(kb, root, opts, rel, path, indexed.get(rel), &mut group, &mut report)?;
     }
     if cancel.is_cancelled() {
         return Err(VaultError::Cancelled);
     }
-    group.flush(kb, &mut report, cancel)?;
+    group.flush(kb, opts, &mut report, cancel)?;
     Ok(Some(report))
 }
 

@@ -43,6 +43,7 @@ fn opts() -> VaultOptions {
     VaultOptions {
         private_dirs: vec!["private".into()],
         force: false,
+        actor: Actor::Cli,
     }
 }
 
@@ -184,6 +185,7 @@ fn moving_into_private_and_changing_private_dirs_reclassify_without_reembedding(
     let o = VaultOptions {
         private_dirs: vec!["private".into(), "journal".into()],
         force: false,
+        actor: Actor::Cli,
     };
     let r = refresh(&f, &o);
     assert_eq!(r.reclassified, vec!["journal/day.md"]);
@@ -250,8 +252,8 @@ fn schema_migration_reembeds_notes_below_the_embed_schema() {
     // Notes indexed under schema 3 (before the title header) are all
     // re-embedded, frontmatter or not; a second refresh has nothing to do.
     let old: Metadata = [("meta_schema".to_string(), json!(3))].into_iter().collect();
-    f.kb.update_metadata_fields("plain.md", &old).unwrap();
-    f.kb.update_metadata_fields("rec.md", &old).unwrap();
+    f.kb.update_metadata_fields("plain.md", &old, &Actor::Cli).unwrap();
+    f.kb.update_metadata_fields("rec.md", &old, &Actor::Cli).unwrap();
     let plain_ids = f.kb.store().ids_by(LookupField::FilePath, "plain.md").unwrap();
     let rec_ids = f.kb.store().ids_by(LookupField::FilePath, "rec.md").unwrap();
     let r = refresh(&f, &opts());

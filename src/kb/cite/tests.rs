@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::embed::registry::{lookup, DEFAULT_MODEL_ID};
-use crate::kb::{Document, KbSettings, ReplaceBy};
+use crate::kb::{Actor, Document, KbSettings, ReplaceBy};
 
 fn open(dir: &std::path::Path) -> Kb {
     let spec = lookup(DEFAULT_MODEL_ID).unwrap().clone();
@@ -51,7 +51,7 @@ fn add(kb: &Kb, meta: Metadata, replace: Option<ReplaceBy>) {
     ];
     let vectors = vec![vec![0.1; kb.dims()]; docs.len()];
     let prepared = kb.prepare_with_vectors(docs, vectors).unwrap();
-    kb.commit(prepared, replace.as_ref()).unwrap();
+    kb.commit(prepared, replace.as_ref(), &Actor::Cli).unwrap();
 }
 
 fn keys(kb: &Kb) -> Vec<(String, String)> {
@@ -152,7 +152,7 @@ fn keys_are_unique_stable_and_survive_what_arrives_later() {
     }
 
     // A correction of the title never moves the key.
-    kb.update_paper_metadata("https://a", Some("Something else entirely"), None, None)
+    kb.update_paper_metadata("https://a", Some("Something else entirely"), None, None, &Actor::Cli)
         .unwrap();
     assert_eq!(key_of(&kb, "https://a"), "smith2021protein");
 
@@ -172,7 +172,7 @@ fn keys_are_unique_stable_and_survive_what_arrives_later() {
     assert_eq!(key_of(&kb, "https://doi.org/10.1/c"), "smith2021proteinb");
 
     // Removing one frees nothing for the others: their keys stay.
-    kb.delete_by_metadata("source", "https://a").unwrap();
+    kb.delete_by_metadata("source", "https://a", &Actor::Cli).unwrap();
     assert_eq!(key_of(&kb, "https://b"), "smith2021proteina");
 
     // A key an import brings is kept when free, replaced when taken.
@@ -214,7 +214,7 @@ fn papers_stored_before_keys_existed_get_theirs_once_in_a_stable_order() {
             vector: vec![0.1; kb.dims()],
         });
     }
-    kb.store().commit(chunks, &[]).unwrap();
+    kb.store().commit(chunks, &[], &kb.cause(&Actor::Cli)).unwrap();
     // As an older store: the backfill has not run.
     kb.store().set_meta_string(BACKFILLED, "").unwrap();
     drop(kb);

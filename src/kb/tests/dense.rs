@@ -53,7 +53,7 @@ fn commit_vectors(kb: &Kb, vectors: Vec<Vec<f32>>, tag: &str) -> Vec<(u64, Vec<f
         })
         .collect();
     let prepared = kb.prepare_with_vectors(docs, vectors.clone()).unwrap();
-    let ids = kb.commit(prepared, None).unwrap();
+    let ids = kb.commit(prepared, None, &Actor::Cli).unwrap();
     ids.into_iter()
         .zip(vectors)
         .enumerate()

@@ -45,7 +45,7 @@ fn a_search_answers_while_a_long_write_is_still_embedding() {
     let small = kb
         .prepare(docs("otters.md", "# Otters\n\nRiver otters eat fish."), &Cancel::new())
         .unwrap();
-    kb.commit(small, Some(&ReplaceBy::FilePath("otters.md".into())))
+    kb.commit(small, Some(&ReplaceBy::FilePath("otters.md".into())), &Actor::Cli)
         .unwrap();
 
     // A big note: many batches of the embedder.

@@ -1,6 +1,11 @@
 use super::*;
-use crate::store::NewChunk;
+use crate::store::{Actor, Cause, NewChunk};
 use serde_json::json;
+
+/// A write by the user at the command line, keeping removed chunks.
+fn cause() -> Cause {
+    Cause::new(Actor::Cli, true)
+}
 
 fn rec(text: &str, pairs: &[(&str, serde_json::Value)]) -> NewChunk {
     let mut meta = Metadata::new();
@@ -76,6 +81,7 @@ fn the_summary_follows_every_commit_and_metadata_update() {
                 paper("arxiv:1", "public"),
             ],
             &[],
+            &cause(),
         )
         .unwrap();
     let docs = s.docs().unwrap();
@@ -101,7 +107,7 @@ fn the_summary_follows_every_commit_and_metadata_update() {
     assert_eq!(s.docs().unwrap(), rebuilt(&s));
 
     // One of a.md's two chunks goes: the note stays, with one chunk.
-    s.commit(vec![], &[a[0]]).unwrap();
+    s.commit(vec![], &[a[0]], &cause()).unwrap();
     assert_eq!(s.docs().unwrap()[0].1.chunks, 1);
     assert_eq!(s.docs().unwrap(), rebuilt(&s));
 
@@ -109,7 +115,7 @@ fn the_summary_follows_every_commit_and_metadata_update() {
     // note leaves the first document empty, so its entry goes.
     let mut f = Metadata::new();
     f.insert("visibility".into(), json!("private"));
-    s.update_metadata(&[a[2]], &f).unwrap();
+    s.update_metadata(&[a[2]], &f, &cause()).unwrap();
     assert!(s.docs().unwrap()[1].1.legacy_private_paper);
     assert_eq!(
         s.doc_totals().unwrap().legacy_private_papers,
@@ -117,7 +123,7 @@ fn the_summary_follows_every_commit_and_metadata_update() {
     );
     let mut f = Metadata::new();
     f.insert("file_path".into(), json!("b.md"));
-    s.update_metadata(&[a[1]], &f).unwrap();
+    s.update_metadata(&[a[1]], &f, &cause()).unwrap();
     let keys: Vec<_> = s.docs().unwrap().into_iter().map(|(k, _)| k).collect();
     assert_eq!(keys, vec!["arxiv:1", "b.md"]);
     assert_eq!(s.docs().unwrap(), rebuilt(&s));
@@ -129,6 +135,7 @@ fn the_summary_follows_every_commit_and_metadata_update() {
     s.commit(
         vec![note("b.md", "private"), note("b.md", "private"), note("c.md", "public")],
         &gone,
+        &cause(),
     )
     .unwrap();
     let docs = s.docs().unwrap();
@@ -144,14 +151,18 @@ fn chunks_without_a_source_or_path_are_one_document() {
     let t = tempfile::tempdir().unwrap();
     let s = Store::open(t.path()).unwrap();
     let (_, ids) = s
-        .commit(vec![rec("x", &[("doc_type", json!("misc"))]), rec("y", &[])], &[])
+        .commit(
+            vec![rec("x", &[("doc_type", json!("misc"))]), rec("y", &[])],
+            &[],
+            &cause(),
+        )
         .unwrap();
     let docs = s.docs().unwrap();
     assert_eq!(docs.len(), 1);
     assert_eq!(docs[0].0, "");
     assert_eq!(docs[0].1.chunks, 2);
     assert_eq!(docs[0].1.chunks_by_type, BTreeMap::from([("misc".to_string(), 1)]));
-    s.commit(vec![], &ids).unwrap();
+    s.commit(vec![], &ids, &cause()).unwrap();
     assert!(s.docs().unwrap().is_empty());
     assert_eq!(s.doc_totals().unwrap(), DocTotals::default());
 }
@@ -161,7 +172,7 @@ fn a_store_without_the_summary_gets_it_built_once_on_open() {
     let t = tempfile::tempdir().unwrap();
     let want = {
         let s = Store::open(t.path()).unwrap();
-        s.commit(vec![note("a.md", "public"), paper("doi:9", "public")], &[])
+        s.commit(vec![note("a.md", "public"), paper("doi:9", "public")], &[], &cause())
             .unwrap();
         let want = s.docs().unwrap();
         // What a store from before the summary looks like.
@@ -186,7 +197,7 @@ fn a_very_long_document_key_is_stored_hashed_and_read_back_whole() {
     let t = tempfile::tempdir().unwrap();
     let s = Store::open(t.path()).unwrap();
     let long = format!("https://example.org/{}", "x".repeat(5000));
-    s.commit(vec![paper(&long, "public"), paper("arxiv:2", "public")], &[])
+    s.commit(vec![paper(&long, "public"), paper("arxiv:2", "public")], &[], &cause())
         .unwrap();
     let keys: Vec<_> = s.docs().unwrap().into_iter().map(|(k, _)| k).collect();
     assert_eq!(keys, vec!["arxiv:2".to_string(), long]);

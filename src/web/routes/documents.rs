@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::doc_type::DocKind;
 use crate::index::Filter;
 use crate::kb::ops::DocumentSummary;
+use crate::kb::Actor;
 use crate::web::error::{ApiError, ApiResult, Body, Query};
 use crate::web::state::WebState;
 
@@ -255,7 +256,7 @@ async fn meta(State(state): State<Arc<WebState>>, Body(b): Body<MetaBody>) -> Ap
     blocking(move || {
         let trim = |o: &Option<String>| o.as_deref().map(str::trim).map(str::to_string);
         let (t, a, d) = (trim(&b.title), trim(&b.authors), trim(&b.doi));
-        let chunks = app.set_meta(&b.source, t.as_deref(), a.as_deref(), d.as_deref())?;
+        let chunks = app.set_meta(&b.source, t.as_deref(), a.as_deref(), d.as_deref(), &Actor::Web)?;
         let document = app.document_summary(&b.source)?.into();
         Ok(Json(MetaResult { document, chunks }))
     })
@@ -279,7 +280,7 @@ async fn remove(State(state): State<Arc<WebState>>, Body(b): Body<RemoveBody>) -
         let crate::app::ops::Removed {
             doc: preview,
             chunks: n,
-        } = app.remove_own_entry(&b.source)?;
+        } = app.remove_own_entry(&b.source, &Actor::Web)?;
         let path = preview.file_path.clone().unwrap_or_else(|| "no local file".into());
         tracing::info!(source = %b.source, chunks = n, "removed from the Library");
         Ok(Json(RemoveResult {

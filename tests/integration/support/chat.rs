@@ -61,6 +61,7 @@ pub fn fixture(notes: &[(&str, &str)]) -> Fx {
     let opts = VaultOptions {
         private_dirs: vec!["private".into()],
         force: false,
+        actor: jarvis::kb::Actor::Cli,
     };
     refresh_vault(&kb, &vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new()).expect("index vault");
     Fx {

@@ -29,6 +29,7 @@ pub fn web_with_vault(llm_url: &str) -> (WebServer, tempfile::TempDir) {
     let opts = VaultOptions {
         private_dirs: vec!["private".into()],
         force: false,
+        actor: jarvis::kb::Actor::Cli,
     };
     refresh_vault(&s.app.kb().unwrap(), &vault, &opts, &|_, _| {}, &Cancel::new()).unwrap();
     (s, vault_dir)

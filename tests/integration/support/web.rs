@@ -394,6 +394,10 @@ pub fn add_paper(s: &WebServer, title: &str, source: &str) {
         source: source.into(),
         ..jarvis::kb::ops::Paper::default()
     };
-    kb.add_paper(&p, &format!("{title}: attention mechanisms replace recurrence."))
-        .unwrap();
+    kb.add_paper(
+        &p,
+        &format!("{title}: attention mechanisms replace recurrence."),
+        &jarvis::kb::Actor::Web,
+    )
+    .unwrap();
 }

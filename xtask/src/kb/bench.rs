@@ -204,7 +204,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         for start in (0..n).step_by(BATCH) {
             let (docs, vecs): (Vec<_>, Vec<_>) = (start..(start + BATCH).min(n)).map(|i| corpus.chunk(i)).unzip();
             let prepared = kb.prepare_with_vectors(docs, vecs)?;
-            kb.commit(prepared, None)?;
+            kb.commit(prepared, None, &jarvis::kb::Actor::Cli)?;
         }
         let synth_secs = t.elapsed().as_secs_f64();
         println!(
@@ -224,7 +224,10 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
             let prepared = kb.prepare_groups(docs, &jarvis::cancel::Cancel::new())?;
             embed_secs += te.elapsed().as_secs_f64();
             let tc = Instant::now();
-            kb.commit_many(prepared.into_iter().map(|p| (p, None)).collect())?;
+            kb.commit_many(
+                prepared.into_iter().map(|p| (p, None)).collect(),
+                &jarvis::kb::Actor::Cli,
+            )?;
             commit_secs += tc.elapsed().as_secs_f64();
         }
         let ingest_rate = sample as f64 / t.elapsed().as_secs_f64();

@@ -163,7 +163,7 @@ fn build_kb(dir: &Path, cfg: &jarvis::config::Config) -> Result<Kb> {
             vecs.push(v);
         }
         let prepared = kb.prepare_with_vectors(docs, vecs)?;
-        kb.commit(prepared, None)?;
+        kb.commit(prepared, None, &jarvis::kb::Actor::Cli)?;
     }
     Ok(kb)
 }

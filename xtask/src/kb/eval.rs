@@ -140,7 +140,7 @@ fn build(kb: &Kb, data: &Data) -> Result<()> {
             })
             .collect();
         let prepared = kb.prepare(docs, &jarvis::cancel::Cancel::new())?;
-        kb.commit(prepared, None)?;
+        kb.commit(prepared, None, &jarvis::kb::Actor::Cli)?;
         let done = ((n + 1) * 64).min(data.corpus.len());
         if n % 8 == 7 || done == data.corpus.len() {
             let secs = t.elapsed().as_secs_f64();

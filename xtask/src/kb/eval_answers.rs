@@ -158,6 +158,7 @@ fn open_indexed(root: &Path, vault: &Path, rebuild: bool) -> Result<Kb> {
     let opts = VaultOptions {
         private_dirs: Vec::new(),
         force: false,
+        actor: jarvis::kb::Actor::Cli,
     };
     let r = refresh_vault(&kb, vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new())?;
     println!(

@@ -48,6 +48,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let opts = VaultOptions {
         private_dirs: Vec::new(),
         force: false,
+        actor: jarvis::kb::Actor::Cli,
     };
     let report = refresh_vault(&kb, &vault, &opts, &|_, _| {}, &jarvis::cancel::Cancel::new())?;
     println!(

@@ -71,6 +71,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let opts = VaultOptions {
         private_dirs: vec!["private".into()],
         force: false,
+        actor: jarvis::kb::Actor::Cli,
     };
     println!(
         "vault bench: {n} generated notes with frontmatter (10% private), model {}",

@@ -33,6 +33,7 @@ fn fixture(notes: &[(&str, &str)]) -> Fixture {
     let opts = VaultOptions {
         private_dirs: vec!["private".into()],
         force: false,
+        actor: Actor::Cli,
     };
     refresh_vault(&kb, &vault, &opts, &|_, _| {}, &crate::cancel::Cancel::new()).unwrap();
     Fixture { _t: t, vault, kb }

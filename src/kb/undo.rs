@@ -1,0 +1,365 @@
+//! Undo that appends, the timeline and the replay audit, over the store's
+//! event log (`store::events`).
+//!
+//! Owns the rules of undo: which event can be undone, the reason when one
+//! cannot, and that an undo is itself a new event (`undo_of` names the
+//! event it reverts) — the log is never rewritten. Restoring a removed or
+//! replaced document puts its kept chunks and vectors back verbatim, so
+//! nothing is embedded and no model or network is asked; a metadata edit is
+//! reverted from the previous values its event carries.
+//! Must not: restore a document rebuilt from a file (a vault note, an
+//! indexed chat: the file is the truth), undo past a later change to the
+//! same document, or call a model.
+
+use serde::Serialize;
+
+use crate::store::{Actor, AuditReport, Event, EventId, EventKind, Kept, KeptChunk, LogSize, Metadata};
+
+use super::{Kb, KbError, Result};
+
+/// What an undo does to the library.
+enum Plan {
+    /// Put each group's previous metadata back.
+    Meta(Vec<(Vec<u64>, Metadata)>),
+    /// Remove what the event added.
+    Remove(Vec<u64>),
+    /// Put the kept chunks back, removing what is there now.
+    Restore(Vec<KeptChunk>, Vec<u64>),
+}
+
+/// What [`Kb::undo`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Undone {
+    /// The event undone.
+    pub of: Event,
+    /// The new event that records the undo.
+    pub event: Option<EventId>,
+    /// One line for a person.
+    pub summary: String,
+}
+
+/// Which events [`Kb::timeline`] lists.
+#[derive(Debug, Clone, Default)]
+pub struct LogQuery {
+    /// Only events at or after this RFC 3339 time (a date works too).
+    pub since: Option<String>,
+    /// Only this actor kind: cli, web, agent, job, jarvis (`user` means
+    /// cli, web and a confirmed agent).
+    pub actor: Option<String>,
+    /// Only this kind: added, replaced, removed, metadata_set, present, undo.
+    pub kind: Option<String>,
+    /// Leave out private documents' events (a cloud model's view).
+    pub public_only: bool,
+    pub limit: usize,
+}
+
+/// One row of the timeline: an event and whether it can be undone now.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineRow {
+    #[serde(flatten)]
+    pub event: Event,
+    pub undoable: bool,
+    /// Why not, when it cannot be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+}
+
+fn name(e: &Event) -> String {
+    if e.title.is_empty() {
+        e.key.clone()
+    } else {
+        format!("\"{}\"", e.title)
+    }
+}
+
+fn matches(q: &LogQuery, e: &Event) -> bool {
+    let actor_ok = match q.actor.as_deref() {
+        None => true,
+        Some("user") => e.actor.is_user(),
+        Some(a) => e.actor.kind() == a,
+    };
+    let kind_ok = match q.kind.as_deref() {
+        None => true,
+        Some("undo") => e.undo_of.is_some(),
+        Some(k) => e.kind.as_str() == k,
+    };
+    actor_ok && kind_ok && !(q.public_only && e.private)
+}
+
+impl Kb {
+    /// Events newest first, filtered, each with whether it can be undone.
+    pub fn timeline(&self, q: &LogQuery) -> Result<Vec<TimelineRow>> {
+        let mut later = std::collections::BTreeMap::new();
+        let mut rows = Vec::new();
+        let mut failed = None;
+        self.store.scan_events_rev(|e| {
+            if q.since.as_deref().is_some_and(|s| e.at.as_str() < s) {
+                return false;
+            }
+            if matches(q, &e) {
+                let why_not = match later.get(&e.key) {
+                    Some(&n) => Some(conflict_reason(&e, n)),
+                    None => match self.plan(&e) {
+                        Ok(_) => None,
+                        Err(KbError::UndoRefused { reason, .. }) => Some(reason),
+                        Err(other) => {
+                            failed = Some(other);
+                            return false;
+                        }
+                    },
+                };
+                rows.push(TimelineRow {
+                    undoable: why_not.is_none(),
+                    why_not,
+                    event: e.clone(),
+                });
+            }
+            later.entry(e.key).or_insert(e.id);
+            q.limit == 0 || rows.len() < q.limit
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(rows),
+        }
+    }
+
+    /// Undo event `id`, or with none the newest change a person made (or
+    /// confirmed) that can be undone. The undo is a new event; refused with
+    /// the reason when a later change to the document conflicts, the kept
+    /// copies are gone, or the document is rebuilt from its file.
+    pub fn undo(&self, id: Option<EventId>, actor: &Actor) -> Result<Undone> {
+        self.check_model()?;
+        let _w = self.write_lock();
+        let (event, plan) = match id {
+            Some(id) => {
+                let e = self
+                    .store
+                    .event(id)?
+                    .ok_or_else(|| KbError::NotFound(format!("no event {id} — `jarvis log` lists the events")))?;
+                if let Some(n) = self.later_event(&e)? {
+                    return Err(KbError::UndoRefused {
+                        id,
+                        reason: conflict_reason(&e, n),
+                    });
+                }
+                let plan = self.plan(&e)?;
+                (e, plan)
+            }
+            None => self.last_undoable()?,
+        };
+        let mut cause = self.cause(actor);
+        cause.undo_of = Some(event.id);
+        let summary = match plan {
+            Plan::Meta(groups) => {
+                let refs: Vec<(&[u64], &Metadata)> = groups.iter().map(|(i, f)| (i.as_slice(), f)).collect();
+                self.update_metadata_locked(&refs, &cause)?;
+                format!("put back the metadata event {} changed on {}", event.id, name(&event))
+            }
+            Plan::Remove(ids) => {
+                self.settle_locked()?;
+                let (seq, _) = self.store.restore(Vec::new(), &ids, &cause)?;
+                self.apply_to_indexes(seq, &ids, Vec::new())?;
+                format!(
+                    "removed {} again ({} chunks), as before event {}",
+                    name(&event),
+                    ids.len(),
+                    event.id
+                )
+            }
+            Plan::Restore(kept, ids) => {
+                self.settle_locked()?;
+                let n = kept.len();
+                let (seq, restored) = self.store.restore(kept, &ids, &cause)?;
+                self.apply_to_indexes(seq, &ids, restored)?;
+                format!(
+                    "restored {} ({n} chunks with their vectors, nothing re-embedded), as before event {}",
+                    name(&event),
+                    event.id
+                )
+            }
+        };
+        let mut new = None;
+        self.store.scan_events_rev(|e| {
+            if e.undo_of == Some(event.id) {
+                new = Some(e.id);
+            }
+            new.is_none() && e.id > event.id
+        })?;
+        if let Err(e) = self.store.drop_expired_copies(self.settings.keep_days) {
+            tracing::warn!(error = %e, "could not drop kept copies past history.keep_days yet");
+        }
+        Ok(Undone {
+            of: event,
+            event: new,
+            summary,
+        })
+    }
+
+    /// The newest event by a person that can be undone now.
+    fn last_undoable(&self) -> Result<(Event, Plan)> {
+        let mut later = std::collections::BTreeSet::new();
+        let mut found = None;
+        let mut first_refusal: Option<KbError> = None;
+        let mut failed = None;
+        self.store.scan_events_rev(|e| {
+            let fresh = later.insert(e.key.clone());
+            if !fresh || !e.actor.is_user() || e.undo_of.is_some() {
+                return true;
+            }
+            match self.plan(&e) {
+                Ok(plan) => {
+                    found = Some((e, plan));
+                    false
+                }
+                Err(r @ KbError::UndoRefused { .. }) => {
+                    first_refusal.get_or_insert(r);
+                    true
+                }
+                Err(other) => {
+                    failed = Some(other);
+                    false
+                }
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        found.ok_or_else(|| match first_refusal {
+            Some(KbError::UndoRefused { id, reason }) => KbError::NothingToUndo(format!(
+                "nothing to undo: your last change (event {id}) cannot be undone: {reason}"
+            )),
+            _ => KbError::NothingToUndo(
+                "nothing to undo: no change of yours is in the log — `jarvis log` lists every event".into(),
+            ),
+        })
+    }
+
+    /// The first event after `e` on the same document.
+    fn later_event(&self, e: &Event) -> Result<Option<EventId>> {
+        let mut found = None;
+        self.store.scan_events(e.id + 1, |later| {
+            if later.key == e.key {
+                found = Some(later.id);
+            }
+            found.is_none()
+        })?;
+        Ok(found)
+    }
+
+    /// How event `e` would be undone now, or why it cannot be (assuming
+    /// no later event touched its document; the callers check that).
+    fn plan(&self, e: &Event) -> Result<Plan> {
+        let refuse = |reason: String| KbError::UndoRefused { id: e.id, reason };
+        if e.kind == EventKind::Present {
+            return Err(refuse(format!(
+                "it only records that {} was in the library when the log began; there is no change to undo",
+                name(e)
+            )));
+        }
+        if self.store.doc_state(&e.key)? != e.after {
+            return Err(refuse(format!(
+                "{} is no longer what event {} left in the library — `jarvis kb audit` shows what differs",
+                name(e),
+                e.id
+            )));
+        }
+        if e.kind == EventKind::MetadataSet {
+            if e.prior.is_empty() {
+                return Err(refuse(format!(
+                    "it records chunks that joined {} by an edit of another document's metadata; undo that edit (the event beside it in `jarvis log`)",
+                    name(e)
+                )));
+            }
+            return Ok(Plan::Meta(
+                e.prior.iter().map(|p| (p.ids.clone(), p.fields.clone())).collect(),
+            ));
+        }
+        let current = self.store.doc_ids(&e.key)?;
+        if e.before.is_none() {
+            return Ok(Plan::Remove(current));
+        }
+        match e.kept {
+            Kept::Copies { chunks, gen, .. } => {
+                let keep_days = self.settings.keep_days;
+                if keep_days == 0 {
+                    return Err(refuse(format!(
+                        "kept copies are off (history.keep_days = 0), so {} cannot be restored without adding it again",
+                        name(e)
+                    )));
+                }
+                if age_days(&e.at) >= i64::from(keep_days) {
+                    return Err(refuse(format!(
+                        "it is past retention: event {} is {} days old and removed chunks are kept for history.keep_days = {keep_days} days; add {} again instead",
+                        e.id,
+                        age_days(&e.at),
+                        name(e)
+                    )));
+                }
+                let kept = self.store.kept_chunks(e.id)?;
+                if kept.is_empty() {
+                    return Err(refuse(format!(
+                        "its kept copies were dropped after history.keep_days ({keep_days} days); add {} again instead",
+                        name(e)
+                    )));
+                }
+                if kept.len() as u64 != chunks {
+                    return Err(refuse(format!(
+                        "only {} of its {chunks} kept chunks are there — `jarvis kb audit`",
+                        kept.len()
+                    )));
+                }
+                if gen != self.store.generation()? {
+                    return Err(refuse(format!(
+                        "the library was re-indexed since, so the kept vectors are from another embedding; add {} again instead",
+                        name(e)
+                    )));
+                }
+                Ok(Plan::Restore(kept, current))
+            }
+            Kept::FromFile => Err(refuse(format!(
+                "{} is a {} rebuilt from its file ({}): the file is the truth, so bring the file back (from your vault's history or trash) and the next sync restores it; nothing was kept here",
+                name(e),
+                if e.doc_type.is_empty() { "document" } else { &e.doc_type },
+                e.key
+            ))),
+            Kept::Off => Err(refuse(format!(
+                "nothing was kept when it was written (history.keep_days was 0); add {} again instead",
+                name(e)
+            ))),
+            Kept::Nothing => Err(refuse("it kept nothing to restore".to_string())),
+        }
+    }
+
+    /// Replay the log and compare it with the store.
+    pub fn audit(&self) -> Result<AuditReport> {
+        // No commit between reading the log and reading the records.
+        let _w = self.write_lock();
+        Ok(self.store.audit_log()?)
+    }
+
+    /// How big the log and its kept copies are.
+    pub fn log_size(&self) -> Result<LogSize> {
+        Ok(self.store.log_size()?)
+    }
+}
+
+/// Why `e` cannot be undone when event `later` changed its document since.
+fn conflict_reason(e: &Event, later: EventId) -> String {
+    let again = matches!(e.kind, EventKind::Removed);
+    format!(
+        "{} {} since (event {later}); undo that first, or change it by hand",
+        name(e),
+        if again { "was added again or changed" } else { "changed" }
+    )
+}
+
+/// Whole days since an RFC 3339 time (an unreadable one counts as old).
+fn age_days(at: &str) -> i64 {
+    match time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339) {
+        Ok(t) => (time::OffsetDateTime::now_utc() - t).whole_days(),
+        Err(_) => i64::MAX,
+    }
+}
+
+#[cfg(test)]
+mod tests;
