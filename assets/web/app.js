@@ -6,6 +6,7 @@ import { $, h, toast, relTime } from './dom.js';
 import { get, post, del, stream, ApiError } from './api.js';
 import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
+import { openTimeline, initTimeline } from './timeline.js';
 import { initViewer } from './viewer.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
@@ -543,7 +544,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
+    ({ library: openLibrary, timeline: openTimeline, style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
@@ -556,6 +557,7 @@ function wire() {
 async function boot() {
   wire();
   initLibrary();
+  initTimeline();
   initViewer();
   // The last view comes back at once, before the network answers.
   let view = 'chat';

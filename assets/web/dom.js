@@ -99,17 +99,23 @@ export function renderHtml(container, html) {
 }
 
 let toastTimer;
-export function toast(text, bad = false) {
+export function toast(text, bad = false, action = null) {
   const t = $('#toast');
   // An open modal sits in the top layer: show the toast inside it.
   const dlg = document.querySelector('dialog[open]');
   const host = dlg || document.body;
   if (t.parentElement !== host) host.append(t);
   t.textContent = text;
+  // `action`: {label, run} — one button in the toast (an Undo after a removal).
+  if (action) {
+    const b = h('button', { type: 'button', class: 'btn small toast-action' }, action.label);
+    b.addEventListener('click', () => { t.hidden = true; action.run(); });
+    t.append(' ', b);
+  }
   t.classList.toggle('bad', bad);
   t.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { t.hidden = true; }, bad ? 6000 : 2600);
+  toastTimer = setTimeout(() => { t.hidden = true; }, bad ? 6000 : action ? 9000 : 2600);
 }
 
 export function relTime(secs) {

@@ -7,6 +7,7 @@
 
 import { $, h, toast, debounce, openModal } from './dom.js';
 import { get, post } from './api.js';
+import { undoEvent } from './timeline.js';
 import { openSource } from './viewer.js';
 
 let kind = 'papers';
@@ -143,7 +144,14 @@ function removeRow(d, row) {
     ok.disabled = true;
     try {
       const r = await post('/documents/remove', { source: d.source });
-      toast(r.message || 'Removed');
+      // The removal is an event: its Undo brings the chunks and vectors back.
+      const undo = r.event ? {
+        label: 'Undo',
+        run: async () => {
+          try { await undoEvent(r.event); load(); } catch (e) { toast(e.message, true); }
+        },
+      } : null;
+      toast(r.message || 'Removed', false, undo);
       load();
     } catch (e) { ok.disabled = false; toast(e.message, true); }
   });

@@ -87,6 +87,8 @@ pub use crate::sandbox::{ChildOutcome, Ending};
 pub struct Removed {
     pub doc: DocumentRef,
     pub chunks: usize,
+    /// The removal's event, for an Undo offered right after it.
+    pub event: Option<crate::kb::EventId>,
 }
 
 impl App {
@@ -278,7 +280,8 @@ impl App {
         let kb = self.kb()?;
         let doc = kb.own_entry(source)?;
         let chunks = kb.remove_document(&doc, actor)?;
-        Ok(Removed { doc, chunks })
+        let event = kb.last_event_of(&doc.key)?;
+        Ok(Removed { doc, chunks, event })
     }
 
     /// The document a `remove` would delete, and the local file it came

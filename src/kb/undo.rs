@@ -7,13 +7,14 @@
 //! replaced document puts its kept chunks and vectors back verbatim, so
 //! nothing is embedded and no model or network is asked; a metadata edit is
 //! reverted from the previous values its event carries.
-//! Must not: restore a document rebuilt from a file (a vault note, an
-//! indexed chat: the file is the truth), undo past a later change to the
-//! same document, or call a model.
+//! Must not: undo a change to a document rebuilt from a file (a vault
+//! note, an indexed chat: the file is the truth, and the next sync would
+//! undo the undo), undo past a later change to the same document, or call
+//! a model.
 
 use serde::Serialize;
 
-use crate::store::{Actor, AuditReport, Event, EventId, EventKind, Kept, KeptChunk, LogSize, Metadata};
+use crate::store::{Actor, AuditReport, ChunkRecord, Event, EventId, EventKind, Kept, KeptChunk, LogSize, Metadata};
 
 use super::{Kb, KbError, Result};
 
@@ -166,8 +167,9 @@ impl Kb {
                     event.id
                 )
             }
-            Plan::Restore(kept, ids) => {
+            Plan::Restore(mut kept, ids) => {
                 self.settle_locked()?;
+                self.keep_cite_keys_unique(&mut kept, &ids)?;
                 let n = kept.len();
                 let (seq, restored) = self.store.restore(kept, &ids, &cause)?;
                 self.apply_to_indexes(seq, &ids, restored)?;
@@ -256,6 +258,11 @@ impl Kb {
                 name(e)
             )));
         }
+        // A note or an indexed chat is rebuilt from its file by the next
+        // sync, whatever an undo here did: the file is the truth.
+        if crate::store::events::from_file(&e.doc_type) {
+            return Err(refuse(from_file_reason(e)));
+        }
         if self.store.doc_state(&e.key)? != e.after {
             return Err(refuse(format!(
                 "{} is no longer what event {} left in the library — `jarvis kb audit` shows what differs",
@@ -316,18 +323,58 @@ impl Kb {
                 }
                 Ok(Plan::Restore(kept, current))
             }
-            Kept::FromFile => Err(refuse(format!(
-                "{} is a {} rebuilt from its file ({}): the file is the truth, so bring the file back (from your vault's history or trash) and the next sync restores it; nothing was kept here",
-                name(e),
-                if e.doc_type.is_empty() { "document" } else { &e.doc_type },
-                e.key
-            ))),
+            Kept::FromFile => Err(refuse(from_file_reason(e))),
             Kept::Off => Err(refuse(format!(
                 "nothing was kept when it was written (history.keep_days was 0); add {} again instead",
                 name(e)
             ))),
             Kept::Nothing => Err(refuse("it kept nothing to restore".to_string())),
         }
+    }
+
+    /// A restored paper keeps its citation key unless another paper took
+    /// it since; then it gets the next free one, as a new paper would, so
+    /// no two papers share a key. Only a re-keyed record is rewritten: the
+    /// others go back byte for byte.
+    fn keep_cite_keys_unique(&self, kept: &mut [KeptChunk], delete: &[u64]) -> Result<()> {
+        use crate::kb::cite::CITE_KEY;
+        let unreadable = |e: serde_json::Error| crate::store::StoreError::Corrupt {
+            id: "kept".into(),
+            reason: e.to_string(),
+        };
+        let mut records: Vec<ChunkRecord> = kept
+            .iter()
+            .map(|k| serde_json::from_slice(&k.record).map_err(unreadable))
+            .collect::<std::result::Result<_, _>>()?;
+        let mut staged: Vec<crate::store::NewChunk> = records
+            .iter()
+            .map(|r| crate::store::NewChunk {
+                text: String::new(),
+                embed_text: String::new(),
+                meta: r.meta.clone(),
+                vector: Vec::new(),
+            })
+            .collect();
+        self.stamp_cite_keys(&mut staged, delete)?;
+        for ((k, r), s) in kept.iter_mut().zip(records.iter_mut()).zip(staged) {
+            if r.meta.get(CITE_KEY) != s.meta.get(CITE_KEY) {
+                r.meta = s.meta;
+                k.record = serde_json::to_vec(r).map_err(unreadable)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The newest event of document `key`.
+    pub fn last_event_of(&self, key: &str) -> Result<Option<EventId>> {
+        let mut found = None;
+        self.store.scan_events_rev(|e| {
+            if e.key == key {
+                found = Some(e.id);
+            }
+            found.is_none()
+        })?;
+        Ok(found)
     }
 
     /// Replay the log and compare it with the store.
@@ -341,6 +388,16 @@ impl Kb {
     pub fn log_size(&self) -> Result<LogSize> {
         Ok(self.store.log_size()?)
     }
+}
+
+/// Why an event of a document rebuilt from its file cannot be undone here.
+fn from_file_reason(e: &Event) -> String {
+    format!(
+        "{} is a {} rebuilt from its file ({}): the file is the truth, so change the file (or bring it back from your vault's history or trash) and the next sync follows; nothing was kept here",
+        name(e),
+        if e.doc_type.is_empty() { "document" } else { &e.doc_type },
+        e.key
+    )
 }
 
 /// Why `e` cannot be undone when event `later` changed its document since.

@@ -25,7 +25,7 @@ pub enum Op {
     DeleteByMeta { key: usize },
     /// `Kb::undo` of the document's last event: a paper goes back to its
     /// state before that event (kept chunks restored, or an add removed);
-    /// a note only when the event added it (its file is the truth).
+    /// a note's is refused (its file is the truth).
     Undo { key: usize },
 }
 
@@ -103,7 +103,8 @@ pub fn plan(seed: u64) -> Vec<Op> {
 pub fn apply(model: &mut [DocState], prev: &mut [DocState], i: usize, op: Op) {
     for key in op.keys() {
         let now = match op {
-            Op::Undo { .. } if is_paper(key) || prev[key].is_none() => prev[key],
+            Op::Undo { .. } if is_paper(key) => prev[key],
+            // A note's file is the truth: its events are never undone here.
             Op::Undo { .. } => model[key],
             _ => match op.chunks_for(key) {
                 Some(0) | None => None,

@@ -48,6 +48,7 @@ mod tidy_settings;
 mod tidy_unit_tests;
 mod web_browser;
 mod web_browser_cite;
+mod web_browser_timeline;
 mod web_browser_ui;
 mod web_browser_viewer;
 mod web_chat;

@@ -252,3 +252,35 @@ fn zero_retention_keeps_nothing_and_says_so() {
     let err = kb.undo(None, &Actor::Cli).unwrap_err().to_string();
     assert!(err.contains("keep_days"), "{err}");
 }
+
+#[test]
+fn a_restored_paper_whose_citation_key_was_taken_since_gets_the_next_one() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = Kb::open(t.path(), embedder(), None, KbSettings::default()).unwrap();
+    let key_of = |kb: &Kb, source: &str| {
+        let id = kb.store().doc_ids(source).unwrap()[0];
+        let rec = kb.store().get(id).unwrap().unwrap();
+        rec.meta_str(crate::kb::cite::CITE_KEY).unwrap().to_string()
+    };
+    add_paper(&kb, "arxiv:first", "Otter tools", BODY);
+    let first = key_of(&kb, "arxiv:first");
+    kb.remove_document(&kb.find_document("arxiv:first").unwrap(), &Actor::Cli)
+        .unwrap();
+    let removal = last_event(&kb).id;
+    add_paper(
+        &kb,
+        "arxiv:second",
+        "Otter tools",
+        "Another body about otters and their stones.",
+    );
+    assert_eq!(
+        key_of(&kb, "arxiv:second"),
+        first,
+        "the freed key went to the new paper"
+    );
+    kb.undo(Some(removal), &Actor::Cli).unwrap();
+    let restored = key_of(&kb, "arxiv:first");
+    assert_ne!(restored, first, "two papers never share a key");
+    assert!(restored.starts_with(&first), "{restored} follows {first}");
+    assert!(kb.audit().unwrap().ok());
+}

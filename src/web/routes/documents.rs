@@ -272,6 +272,8 @@ pub struct RemoveBody {
 pub struct RemoveResult {
     pub removed_chunks: usize,
     pub message: String,
+    /// The removal's event: the toast's Undo sends it to `POST /timeline/undo`.
+    pub event: Option<u64>,
 }
 
 async fn remove(State(state): State<Arc<WebState>>, Body(b): Body<RemoveBody>) -> ApiResult<Json<RemoveResult>> {
@@ -280,11 +282,13 @@ async fn remove(State(state): State<Arc<WebState>>, Body(b): Body<RemoveBody>) -
         let crate::app::ops::Removed {
             doc: preview,
             chunks: n,
+            event,
         } = app.remove_own_entry(&b.source, &Actor::Web)?;
         let path = preview.file_path.clone().unwrap_or_else(|| "no local file".into());
         tracing::info!(source = %b.source, chunks = n, "removed from the Library");
         Ok(Json(RemoveResult {
             removed_chunks: n,
+            event,
             message: format!(
                 "Removed {n} chunks of \"{}\". {INVARIANT}: {path}. No files were touched.",
                 preview.title

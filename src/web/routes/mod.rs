@@ -14,6 +14,7 @@ pub mod sessions;
 pub mod settings;
 pub mod setup;
 pub mod source;
+pub mod timeline;
 pub mod wire;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(settings::routes())
         .merge(setup::routes())
         .merge(documents::routes())
+        .merge(timeline::routes())
         .merge(cite::routes())
         .merge(source::routes())
         .merge(drafts::routes())
