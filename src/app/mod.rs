@@ -241,6 +241,27 @@ impl App {
         Arc::clone(&self.config.read().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// The Obsidian vault (`vault.path`), when one is configured.
+    pub fn vault_path(&self) -> Option<std::path::PathBuf> {
+        self.config().path("vault.path")
+    }
+
+    /// The model a session starts on when it names none (`chat.provider`).
+    pub fn default_chat_spec(&self) -> String {
+        self.config().str("chat.provider")
+    }
+
+    /// The user's response style, added to every system prompt
+    /// (`chat.response_style`).
+    pub fn response_style(&self) -> String {
+        self.config().str("chat.response_style")
+    }
+
+    /// The web app's port (`web.port`; the schema bounds it to a port).
+    pub fn web_port(&self) -> u16 {
+        u16::try_from(self.config().int("web.port")).unwrap_or(8080)
+    }
+
     /// Read `config.toml` and the environment again. Settings read per
     /// operation (models, prompts, limits) apply from the next operation on;
     /// the knowledge base keeps the embedding model it was opened with (a
@@ -493,6 +514,13 @@ impl App {
 
 /// What the drafts feature gets from `[drafts]` (and the vault, which the
 /// drafts root must stay out of).
+/// Whether MCP clients may read private documents (`[mcp]
+/// include_private`). A free function: `jarvis mcp` on stdio has a
+/// configuration but no `App` until a call needs one.
+pub fn mcp_include_private(cfg: &Config) -> bool {
+    cfg.bool("mcp.include_private")
+}
+
 pub fn draft_settings(cfg: &Config) -> DraftSettings {
     let root = cfg.path("drafts.dir").unwrap_or_else(|| cfg.home.root().join("drafts"));
     DraftSettings {

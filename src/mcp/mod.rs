@@ -55,7 +55,7 @@ impl McpError {
 
 /// The scope `[mcp] include_private` gives.
 pub fn scope(config: &Config) -> Scope {
-    Scope::from_include_private(config.bool("mcp.include_private"))
+    Scope::from_include_private(crate::app::mcp_include_private(config))
 }
 
 /// Serve MCP on this process's stdin/stdout until the client closes them

@@ -80,8 +80,7 @@ impl WebError {
 
 /// The port to use: `--port`, else `web.port`.
 pub fn configured_port(app: &App, opts: &WebOptions) -> u16 {
-    opts.port
-        .unwrap_or_else(|| u16::try_from(app.config().int("web.port")).unwrap_or(8080))
+    opts.port.unwrap_or_else(|| app.web_port())
 }
 
 /// A bound listener, before it serves: lets callers learn the address.

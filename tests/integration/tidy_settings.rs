@@ -108,6 +108,42 @@ fn every_settings_key_read_exists_in_the_schema_with_its_type() {
     );
 }
 
+/// Library files (not `config/`, not `app/`, not test code) that read a
+/// setting by its key.
+fn reads_outside_app(rel: &str, code: &str) -> Vec<String> {
+    let exempt = rel.starts_with("config/")
+        || rel.starts_with("app/")
+        || rel.ends_with("tests.rs")
+        || rel.contains("/tests/")
+        || rel.ends_with("test_support.rs");
+    if exempt {
+        return Vec::new();
+    }
+    reads(code)
+        .into_iter()
+        .map(|(acc, key)| format!("src/{rel} reads `{key}` with .{acc}() — ask `App` (or take typed settings) instead"))
+        .collect()
+}
+
+#[test]
+fn settings_are_read_by_key_only_in_config_and_app() {
+    // Features receive their settings and edges ask `App`, so a key is
+    // spelt in one layer and a typo there is the only place to look.
+    let bad: Vec<String> = src_files("")
+        .iter()
+        .flat_map(|f| reads_outside_app(&f.rel, &f.text))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "settings read by key outside config/ and app/:\n{}",
+        bad.join("\n")
+    );
+    // The detector fires on an edge that reads a key itself.
+    let edge = r#"let vault = state.app.config().path("vault.path");"#;
+    assert_eq!(reads_outside_app("web/routes/chat.rs", edge).len(), 1);
+    assert!(reads_outside_app("app/mod.rs", edge).is_empty());
+}
+
 #[test]
 fn the_settings_detector_catches_a_misspelt_key_and_a_wrong_type() {
     let code = r#"

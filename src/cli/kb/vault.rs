@@ -45,7 +45,7 @@ pub fn index_vault(a: IndexVaultArgs, app: &App, t: &dyn Term) -> anyhow::Result
     let (root, report) = match report {
         Ok(r) => r,
         Err(WriteError::Vault(e)) if a.force => {
-            let root = vault.or_else(|| app.config().path("vault.path")).unwrap_or_default();
+            let root = vault.or_else(|| app.vault_path()).unwrap_or_default();
             anyhow::bail!("the clean rebuild of {} did not run: {e}", root.display())
         }
         Err(e) => return Err(e.into()),

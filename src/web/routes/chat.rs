@@ -88,7 +88,7 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     state.start_stream(&id, turn_id, tx.clone());
     state.set_active(&id);
-    let vault = state.app.config().path("vault.path");
+    let vault = state.app.vault_path();
     let worker_state = state.clone();
     let worker_id = id.clone();
     tokio::task::spawn_blocking(move || {

@@ -68,8 +68,8 @@ async fn run<T: Send + 'static>(
 }
 
 async fn list(State(state): State<Arc<WebState>>) -> ApiResult<Json<Value>> {
-    let retention_days = state.app.config().int("drafts.retention_days");
     run(&state, move |d| {
+        let retention_days = d.workspace.settings().retention_days;
         let list = d.workspace.list_drafts()?;
         let tools = Toolchain::detect(&d.workspace);
         let pending = d.proposals.pending(None);

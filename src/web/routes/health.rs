@@ -75,7 +75,7 @@ async fn info(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery>)
     blocking(move || {
         let cfg = state.app.config();
         let settings = llm_settings(&cfg);
-        let vault = cfg.path("vault.path").map(|p| p.display().to_string());
+        let vault = state.app.vault_path().map(|p| p.display().to_string());
         let (session_id, spec, served, cost, private) = match queried(&state, &q) {
             Ok((s, _)) => {
                 let s = lock(&s);
@@ -87,7 +87,13 @@ async fn info(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery>)
                     s.private,
                 )
             }
-            Err(_) => (None, cfg.str("chat.provider"), String::new(), Default::default(), false),
+            Err(_) => (
+                None,
+                state.app.default_chat_spec(),
+                String::new(),
+                Default::default(),
+                false,
+            ),
         };
         let total: f64 = cost.values().map(|c| c.usd).sum();
         let health = state.app.model_state(&spec);

@@ -45,7 +45,7 @@ async fn models(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuery
                 let s = lock(&s);
                 (s.model_spec(), s.private)
             }
-            Err(_) => (cfg.str("chat.provider"), false),
+            Err(_) => (state.app.default_chat_spec(), false),
         };
         let (models, ollama_note) = model_catalogue(&cfg, &current);
         Ok(Json(Models {

@@ -263,7 +263,7 @@ async fn history(State(state): State<Arc<WebState>>, Query(q): Query<SessionQuer
             let s = lock(&s);
             (s.id.clone(), s.display.clone())
         };
-        let vault = state.app.config().path("vault.path");
+        let vault = state.app.vault_path();
         let entries = display.iter().map(|e| entry_dto(e, vault.as_deref())).collect();
         let pending = state.chat()?.pending_for(&id);
         let busy = busy || state.is_streaming(&id);

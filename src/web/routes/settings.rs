@@ -31,7 +31,7 @@ const STYLE_MAX: usize = 2000;
 
 async fn get_settings(State(state): State<Arc<WebState>>) -> Json<Settings> {
     Json(Settings {
-        response_style: state.app.config().str("chat.response_style"),
+        response_style: state.app.response_style(),
     })
 }
 

@@ -95,7 +95,7 @@ async fn source(State(state): State<Arc<WebState>>, Query(q): Query<SourceQuery>
 }
 
 fn view(state: &WebState, s: SourceDoc) -> ApiResult<SourceView> {
-    let vault = state.app.config().path("vault.path");
+    let vault = state.app.vault_path();
     let passage = s.chunk.as_ref().map(|c| Passage {
         chunk_id: c.id,
         text: c.text.clone(),
