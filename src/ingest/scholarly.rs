@@ -310,25 +310,15 @@ pub fn strip_markup(s: &str) -> String {
 pub fn jats_to_text(s: &str) -> String {
     const BLOCKS: &[&str] = &["p", "title", "sec", "list-item", "list", "br", "div", "abstract"];
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
     let mut first_title: Option<usize> = None;
-    while let Some(lt) = rest.find('<') {
-        out.push_str(&rest[..lt]);
-        let after = &rest[lt + 1..];
-        let Some(gt) = after.find('>') else {
-            // An unclosed `<` is text, not a tag.
-            out.push('<');
-            rest = after;
-            continue;
+    for piece in Markup::new(s) {
+        let (name, closing) = match piece {
+            Piece::Text(t) => {
+                out.push_str(t);
+                continue;
+            }
+            Piece::Tag { name, closing } => (name, closing),
         };
-        let tag = &after[..gt];
-        let closing = tag.starts_with('/');
-        let name = tag
-            .trim_start_matches('/')
-            .split(|c: char| c.is_whitespace() || c == '/')
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
         let local = name.rsplit(':').next().unwrap_or("");
         if BLOCKS.contains(&local) {
             out.push_str("\n\n");
@@ -336,14 +326,94 @@ pub fn jats_to_text(s: &str) -> String {
                 first_title = Some(out.len());
             }
         }
-        rest = &after[gt + 1..];
     }
-    out.push_str(rest);
     let text = decode_entities(&out);
     let paragraphs: Vec<String> = text.split("\n\n").map(squash).filter(|p| !p.is_empty()).collect();
     let skip =
         usize::from(first_title.is_some() && paragraphs.first().is_some_and(|p| p.eq_ignore_ascii_case("abstract")));
     paragraphs[skip..].join("\n\n")
+}
+
+/// One piece of HTML-ish markup, as [`Markup`] reads it.
+pub(crate) enum Piece<'a> {
+    Text(&'a str),
+    /// A tag's lower-cased name (`jats:italic` keeps its prefix).
+    Tag {
+        name: String,
+        closing: bool,
+    },
+}
+
+/// The text and tags of HTML-ish markup (JATS abstracts, Zotero notes),
+/// in order: comments skipped, an unclosed `<` read as text. Reads only —
+/// nothing it yields is ever markup again.
+pub(crate) struct Markup<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Markup<'a> {
+    pub(crate) fn new(s: &'a str) -> Self {
+        Markup { rest: s }
+    }
+
+    /// Skip everything up to and including the end tag `</name…>` (to the
+    /// end when there is none): for elements whose content is not text.
+    pub(crate) fn skip_past_end(&mut self, name: &str) {
+        let end = format!("</{name}");
+        self.rest = find_ci(self.rest, &end)
+            .and_then(|i| self.rest[i..].find('>').map(|g| &self.rest[i + g + 1..]))
+            .unwrap_or("");
+    }
+}
+
+impl<'a> Iterator for Markup<'a> {
+    type Item = Piece<'a>;
+
+    fn next(&mut self) -> Option<Piece<'a>> {
+        loop {
+            if self.rest.is_empty() {
+                return None;
+            }
+            let Some(lt) = self.rest.find('<') else {
+                return Some(Piece::Text(std::mem::take(&mut self.rest)));
+            };
+            if lt > 0 {
+                let (text, rest) = self.rest.split_at(lt);
+                self.rest = rest;
+                return Some(Piece::Text(text));
+            }
+            let after = &self.rest[1..];
+            if let Some(comment) = after.strip_prefix("!--") {
+                self.rest = comment.find("-->").map_or("", |e| &comment[e + 3..]);
+                continue;
+            }
+            let Some(gt) = after.find('>') else {
+                self.rest = after;
+                return Some(Piece::Text("<"));
+            };
+            let tag = &after[..gt];
+            self.rest = &after[gt + 1..];
+            let name = tag
+                .trim_start_matches('/')
+                .split(|c: char| c.is_whitespace() || c == '/')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            return Some(Piece::Tag {
+                name,
+                closing: tag.starts_with('/'),
+            });
+        }
+    }
+}
+
+/// Case-insensitive `find` of an ASCII needle.
+fn find_ci(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    if n.is_empty() || n.len() > h.len() {
+        return None;
+    }
+    (0..=h.len() - n.len()).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
 }
 
 /// `&amp;`, `&#233;`, `&#xE9;`… decoded once; an unknown or control

@@ -6,6 +6,8 @@
 //! Must not: interpret anything — the output is text, and whatever shows
 //! it later goes through the one safe renderer like any other text.
 
+use crate::ingest::scholarly::{decode_entities, Markup, Piece};
+
 /// Tags whose end is a line break (the rest are inline and vanish).
 const BLOCKS: &[&str] = &[
     "p",
@@ -33,57 +35,25 @@ const DROPPED: &[&str] = &["script", "style", "head", "title"];
 /// A note's HTML as plain text.
 pub(crate) fn html_to_text(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
-    let mut rest = html;
-    while let Some(lt) = rest.find('<') {
-        out.push_str(&rest[..lt]);
-        let after = &rest[lt + 1..];
-        if let Some(comment) = after.strip_prefix("!--") {
-            rest = comment.find("-->").map(|e| &comment[e + 3..]).unwrap_or("");
-            continue;
-        }
-        let Some(gt) = after.find('>') else {
-            // An unclosed `<` is text, not a tag.
-            out.push('<');
-            rest = after;
-            continue;
+    let mut pieces = Markup::new(html);
+    while let Some(piece) = pieces.next() {
+        let (name, closing) = match piece {
+            Piece::Text(t) => {
+                out.push_str(t);
+                continue;
+            }
+            Piece::Tag { name, closing } => (name, closing),
         };
-        let tag = &after[..gt];
-        let closing = tag.starts_with('/');
-        let name = tag
-            .trim_start_matches('/')
-            .split(|c: char| c.is_whitespace() || c == '/')
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        rest = &after[gt + 1..];
         if !closing && DROPPED.contains(&name.as_str()) {
-            // Skip to the matching end tag (or the end of the note).
-            let end = format!("</{name}");
-            rest = find_ci(rest, &end)
-                .map(|i| {
-                    let tail = &rest[i..];
-                    tail.find('>').map(|g| &tail[g + 1..]).unwrap_or("")
-                })
-                .unwrap_or("");
-            continue;
-        }
-        if BLOCKS.contains(&name.as_str()) {
+            pieces.skip_past_end(&name);
+        } else if BLOCKS.contains(&name.as_str()) {
             out.push('\n');
             if name == "li" && !closing {
                 out.push_str("- ");
             }
         }
     }
-    out.push_str(rest);
-    let text = crate::ingest::scholarly::decode_entities(&out);
-    tidy(&text)
-}
-
-/// Case-insensitive `find` of an ASCII needle.
-fn find_ci(hay: &str, needle: &str) -> Option<usize> {
-    let h = hay.as_bytes();
-    let n = needle.as_bytes();
-    (0..h.len().saturating_sub(n.len() - 1)).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
+    tidy(&decode_entities(&out))
 }
 
 /// Lines trimmed and their inner spaces squashed, control characters
