@@ -305,7 +305,7 @@ impl JobsHandle {
     /// (bounded). Call from outside the runtime.
     pub fn stop(&self) {
         crate::jobs::systemd::stopping();
-        let taken = self.schedule.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let taken = crate::lock::lock(&self.schedule).take();
         if let Some(s) = taken {
             self.rt.block_on(s.stop(JOBS_SHUTDOWN_GRACE));
         }

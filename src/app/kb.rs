@@ -261,7 +261,7 @@ impl Preload {
     /// The preloaded result, the first time; `None` afterwards (or if the
     /// thread panicked, which is logged), meaning "load it yourself".
     fn take(&self) -> Option<Result<Embedder, OpenError>> {
-        let handle = self.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        let handle = crate::lock::lock(&self.0).take()?;
         match handle.join() {
             Ok(loaded) => Some(loaded),
             Err(_) => {

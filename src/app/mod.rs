@@ -224,11 +224,11 @@ impl App {
     /// The vault refresh in flight in this process and how far it is, for
     /// a status line (`None`: no refresh is running).
     pub fn vault_progress(&self) -> Option<VaultProgress> {
-        *self.vault_progress.lock().unwrap_or_else(|p| p.into_inner())
+        *crate::lock::lock(&self.vault_progress)
     }
 
     pub(crate) fn set_vault_progress(&self, p: Option<VaultProgress>) {
-        *self.vault_progress.lock().unwrap_or_else(|p| p.into_inner()) = p;
+        *crate::lock::lock(&self.vault_progress) = p;
     }
 
     pub fn home(&self) -> &JarvisHome {
@@ -238,7 +238,7 @@ impl App {
     /// The configuration in effect now. Hold the `Arc` for one operation so
     /// a reload in between cannot change settings half-way through it.
     pub fn config(&self) -> Arc<Config> {
-        Arc::clone(&self.config.read().unwrap_or_else(|p| p.into_inner()))
+        Arc::clone(&crate::lock::read(&self.config))
     }
 
     /// The Obsidian vault (`vault.path`), when one is configured.
@@ -270,10 +270,10 @@ impl App {
     pub fn reload_config(&self) -> Result<Vec<String>, AppError> {
         let stamp = file_stamp(&self.home.config_file());
         let fresh = Config::load(&self.home, &*self.env as Env<'_>)?;
-        *self.config_stamp.lock().unwrap_or_else(|p| p.into_inner()) = stamp;
+        *crate::lock::lock(&self.config_stamp) = stamp;
         let warnings = fresh.warnings.clone();
-        *self.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
-        self.providers.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *crate::lock::write(&self.config) = Arc::new(fresh);
+        crate::lock::lock(&self.providers).clear();
         Ok(warnings)
     }
 
@@ -283,7 +283,7 @@ impl App {
     /// so `jarvis kb …` sees the file as the user last saved it.
     pub fn reload_config_if_changed(&self) -> Result<Option<Vec<String>>, AppError> {
         let now = file_stamp(&self.home.config_file());
-        if *self.config_stamp.lock().unwrap_or_else(|p| p.into_inner()) == now {
+        if *crate::lock::lock(&self.config_stamp) == now {
             return Ok(None);
         }
         self.reload_config().map(Some)
@@ -298,7 +298,7 @@ impl App {
     /// long-lived owner (`jarvis serve` / `jarvis sync`) never lets go, so
     /// that is reported at once — the caller should go through its socket.
     pub fn kb(&self) -> Result<Arc<Kb>, AppError> {
-        let mut slot = self.kb.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::lock::lock(&self.kb);
         if let Some(kb) = slot.as_ref() {
             return Ok(Arc::clone(kb));
         }
@@ -339,7 +339,7 @@ impl App {
             }
             if !told && start.elapsed() >= Duration::from_secs(1) {
                 told = true;
-                if let Some(n) = self.lock_notice.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                if let Some(n) = crate::lock::lock(&self.lock_notice).as_ref() {
                     n(&holder);
                 }
             }
@@ -357,28 +357,28 @@ impl App {
     /// process that embeds a query or two and exits, where the optimised
     /// session's load would be most of its run time.
     pub fn set_embed_profile(&self, profile: SessionProfile) {
-        *self.embed_profile.lock().unwrap_or_else(|p| p.into_inner()) = profile;
+        *crate::lock::lock(&self.embed_profile) = profile;
     }
 
     /// The profile the next opening of the knowledge base loads with.
     pub fn embed_profile(&self) -> SessionProfile {
-        *self.embed_profile.lock().unwrap_or_else(|p| p.into_inner())
+        *crate::lock::lock(&self.embed_profile)
     }
 
     /// Set what [`App::kb`] says when it starts waiting for a lock holder.
     pub fn set_lock_notice(&self, notice: LockNotice) {
-        *self.lock_notice.lock().unwrap_or_else(|p| p.into_inner()) = Some(notice);
+        *crate::lock::lock(&self.lock_notice) = Some(notice);
     }
 
     /// The knowledge base if it is already open (never opens it).
     pub fn kb_if_open(&self) -> Option<Arc<Kb>> {
-        self.kb.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        crate::lock::lock(&self.kb).clone()
     }
 
     /// Close the knowledge base (releasing its lock once the last operation
     /// holding an `Arc` to it finishes). The next [`App::kb`] reopens it.
     pub fn close_kb(&self) -> Option<Arc<Kb>> {
-        self.kb.lock().unwrap_or_else(|p| p.into_inner()).take()
+        crate::lock::lock(&self.kb).take()
     }
 
     /// Unloads the embedding model if the open knowledge base has not used
@@ -418,12 +418,12 @@ impl App {
     /// each get their own.
     pub fn provider(&self, spec: &ModelSpec) -> Result<Arc<dyn ChatProvider>, AppError> {
         let key = spec.to_string();
-        if let Some(p) = self.providers.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if let Some(p) = crate::lock::lock(&self.providers).get(&key) {
             return Ok(Arc::clone(p));
         }
         let settings = llm::llm_settings(&self.config());
         let built: Arc<dyn ChatProvider> = Arc::from(crate::llm::spec::make_provider(&key, &settings)?);
-        let mut cache = self.providers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = crate::lock::lock(&self.providers);
         Ok(Arc::clone(cache.entry(key).or_insert(built)))
     }
 
@@ -446,7 +446,7 @@ impl App {
     /// pending confirmations). `[chat]` settings are re-read on every call,
     /// so a config reload applies from the next turn.
     pub fn chat(self: &Arc<Self>) -> Result<Arc<crate::chat::ChatAgent>, AppError> {
-        let mut slot = self.chat.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::lock::lock(&self.chat);
         let agent = match slot.as_ref() {
             Some(a) => Arc::clone(a),
             None => {
@@ -463,7 +463,7 @@ impl App {
     /// The drafts sandbox (one per App: it holds the pending proposals the
     /// chat makes and the editor reviews).
     pub fn drafts(&self) -> Result<crate::drafts::DraftsHandle, AppError> {
-        let mut slot = self.drafts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::lock::lock(&self.drafts);
         if let Some(d) = slot.as_ref() {
             return Ok(d.clone());
         }
@@ -475,12 +475,12 @@ impl App {
     /// `cmd` instead of this executable (tests: the harness is not
     /// `jarvis`).
     pub fn set_pdf_worker_command(&self, cmd: pdf_isolated::WorkerCommand) {
-        *self.pdf_worker_cmd.lock().unwrap_or_else(|p| p.into_inner()) = Some(cmd);
+        *crate::lock::lock(&self.pdf_worker_cmd) = Some(cmd);
     }
 
     /// The PDF worker set by [`App::set_pdf_worker_command`], if any.
     pub(crate) fn pdf_worker_command(&self) -> Option<pdf_isolated::WorkerCommand> {
-        self.pdf_worker_cmd.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        crate::lock::lock(&self.pdf_worker_cmd).clone()
     }
 
     /// Draw page `page` (1-based) of the PDF at `path`, `width` pixels wide
@@ -494,7 +494,7 @@ impl App {
         page: u32,
         width: u32,
     ) -> Result<crate::pdf::PageImage, pdf_isolated::IsolatedPdfError> {
-        let cmd = self.pdf_worker_cmd.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let cmd = crate::lock::lock(&self.pdf_worker_cmd).clone();
         let cmd = match cmd {
             Some(c) => c,
             None => {

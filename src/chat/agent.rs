@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cancel::Cancel;
 use crate::kb::Kb;
@@ -154,12 +154,12 @@ impl ChatAgent {
     }
 
     pub fn settings(&self) -> ChatSettings {
-        self.settings.read().unwrap_or_else(PoisonError::into_inner).clone()
+        crate::lock::read(&self.settings).clone()
     }
 
     /// Change settings for the next turn (e.g. the response style).
     pub fn set_settings(&self, s: ChatSettings) {
-        *self.settings.write().unwrap_or_else(PoisonError::into_inner) = s;
+        *crate::lock::write(&self.settings) = s;
     }
 
     /// A fresh, unsaved session on `spec` (the default when `None`).

@@ -269,7 +269,7 @@ struct RunSlot(PathBuf);
 
 impl RunSlot {
     fn take(dir: &std::path::Path) -> Option<RunSlot> {
-        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        let mut running = crate::lock::lock(&RUNNING);
         if running.iter().any(|d| d == dir) {
             return None;
         }
@@ -280,10 +280,7 @@ impl RunSlot {
 
 impl Drop for RunSlot {
     fn drop(&mut self) {
-        RUNNING
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|d| d != &self.0);
+        crate::lock::lock(&RUNNING).retain(|d| d != &self.0);
     }
 }
 

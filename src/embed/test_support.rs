@@ -71,14 +71,11 @@ pub(crate) fn natives() -> Natives {
 /// ~0.5 s to load and tests run in parallel on two cores.
 pub(crate) fn shared_embedder() -> MutexGuard<'static, Embedder> {
     static SHARED: OnceLock<Mutex<Embedder>> = OnceLock::new();
-    SHARED
-        .get_or_init(|| {
-            let n = natives();
-            let spec = registry::lookup(DEFAULT_MODEL_ID).expect("registry has the default model");
-            let embedder = Embedder::load(&n.ort_dylib, &n.files, spec, None, 2)
-                .unwrap_or_else(|e| panic!("loading the test embedder failed: {e}"));
-            Mutex::new(embedder)
-        })
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    crate::lock::lock(SHARED.get_or_init(|| {
+        let n = natives();
+        let spec = registry::lookup(DEFAULT_MODEL_ID).expect("registry has the default model");
+        let embedder = Embedder::load(&n.ort_dylib, &n.files, spec, None, 2)
+            .unwrap_or_else(|e| panic!("loading the test embedder failed: {e}"));
+        Mutex::new(embedder)
+    }))
 }

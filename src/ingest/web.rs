@@ -138,7 +138,7 @@ static HOSTS: Mutex<Option<HashMap<String, Gate>>> = Mutex::new(None);
 type Gate = Arc<Mutex<Option<Instant>>>;
 
 fn gate(host: &str) -> Gate {
-    let mut hosts = HOSTS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut hosts = crate::lock::lock(&HOSTS);
     hosts
         .get_or_insert_with(HashMap::new)
         .entry(host.to_string())
@@ -207,7 +207,7 @@ impl WebClient {
                 return Err(WebError::Cancelled);
             }
             let outcome = {
-                let mut last = gate.lock().unwrap_or_else(|p| p.into_inner());
+                let mut last = crate::lock::lock(&gate);
                 if let Some(t) = *last {
                     let gap = t.elapsed();
                     if gap < self.settings.host_delay

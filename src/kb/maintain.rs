@@ -154,7 +154,7 @@ impl Kb {
     /// old generation working; the leftovers are removed on the next open.
     /// Paper body chunks lacking the `title — authors` header get it.
     pub fn reindex(&self, progress: &dyn Fn(usize, usize), cancel: &Cancel) -> Result<ReindexReport> {
-        let w = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        let w = crate::lock::lock(&self.write);
         // A background tree build belongs to the generation being replaced.
         super::lock(&self.trees).stop();
         let rag = self.store.dir().to_path_buf();

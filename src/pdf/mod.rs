@@ -111,7 +111,7 @@ impl PdfEngine {
         // at once make the second fail with "already initialized", so the
         // first load is serialised.
         static LOADING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _guard = LOADING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _guard = crate::lock::lock(&LOADING);
         if let Some(e) = ENGINE.get() {
             // The same library unpacked in two places (tests, or two
             // JARVIS_HOMEs in one process) is the same library.

@@ -296,3 +296,39 @@ fn drafts_write_only_through_their_disk_layer() {
     let tmp = "let d = tempfile::Builder::new().tempdir()?;";
     assert_eq!(drafts_write_violations("drafts/y.rs", tmp).len(), 1);
 }
+
+/// Poison-recovering lock calls written out by hand in `code` (whitespace
+/// ignored, so a call split over lines is seen).
+fn hand_written_locks(code: &str) -> usize {
+    let squashed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    [
+        ".lock().unwrap_or_else(",
+        ".read().unwrap_or_else(",
+        ".write().unwrap_or_else(",
+    ]
+    .iter()
+    .map(|p| squashed.matches(p).count())
+    .sum()
+}
+
+#[test]
+fn locks_are_taken_through_the_one_helper() {
+    let bad: Vec<String> = src_files("")
+        .iter()
+        .filter(|f| f.rel != "lock.rs")
+        .filter(|f| hand_written_locks(&f.text) > 0)
+        .map(|f| {
+            format!(
+                "src/{} recovers a poisoned lock by hand — use crate::lock::{{lock, read, write}}",
+                f.rel
+            )
+        })
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // The detector sees a call split over lines.
+    assert_eq!(
+        hand_written_locks("m\n    .lock()\n    .unwrap_or_else(|p| p.into_inner())"),
+        1
+    );
+    assert_eq!(hand_written_locks("crate::lock::lock(&m)"), 0);
+}

@@ -25,10 +25,7 @@ fn tex_pdf(name: &str) -> Arc<Vec<u8>> {
     type Cache = Mutex<HashMap<String, Arc<OnceLock<Arc<Vec<u8>>>>>>;
     static BUILT: OnceLock<Cache> = OnceLock::new();
     let cell = {
-        let mut map = BUILT
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut map = crate::lock::lock(BUILT.get_or_init(Default::default));
         map.entry(name.to_string()).or_default().clone()
     };
     cell.get_or_init(|| {

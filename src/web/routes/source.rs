@@ -202,7 +202,7 @@ async fn page(State(state): State<Arc<WebState>>, Query(q): Query<PageQuery>) ->
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "document.pdf".into());
-        let _one_at_a_time = DRAWING.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = crate::lock::lock(&DRAWING);
         Ok(state.app.render_pdf_page(&path, &name, q.n, width)?)
     })
     .await?;
