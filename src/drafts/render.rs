@@ -90,12 +90,17 @@ impl RenderOptions {
     };
 }
 
-/// Whether an image source may stay: relative only (the preview makes no
-/// outbound requests).
+/// Whether an image source may stay: a relative path only, with no scheme
+/// at all. The preview makes no outbound requests, and an image is loaded
+/// the moment it renders, so even a scheme that is fine behind a click
+/// (`obsidian:` hands the URL to another application) is refused here.
 fn safe_image(url: &str) -> bool {
-    safe_link(url) && {
-        let l = url.trim().to_ascii_lowercase();
-        !(l.starts_with("http:") || l.starts_with("https:") || l.starts_with("mailto:") || l.starts_with("//"))
+    let squeezed: String = url.chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
+    safe_link(url) && !squeezed.starts_with("//") && {
+        match squeezed.find([':', '/', '?', '#']) {
+            Some(i) => squeezed.as_bytes()[i] != b':',
+            None => true,
+        }
     }
 }
 

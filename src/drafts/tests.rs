@@ -463,6 +463,30 @@ fn one_renderer_two_presets() {
 }
 
 #[test]
+fn the_preview_loads_only_relative_images() {
+    use super::render::{render, RenderOptions};
+    // Found by the markdown_preview fuzz target: an image pointing at
+    // `obsidian:` would hand a URL to another application on render.
+    for src in [
+        "obsidian://open?vault=v&file=n",
+        "OBSIDIAN:x",
+        "https://x.example/a.png",
+        "mailto:a@b.example",
+        "//x.example/a.png",
+        "javascript:alert(1)",
+        "data:image/png;base64,AA",
+    ] {
+        let h = render(&format!("![p]({src})"), &RenderOptions::PREVIEW);
+        // The image stays as its alt text with nothing to load.
+        assert!(h.contains("<img src=\"\" alt=\"p\""), "{src} -> {h}");
+    }
+    for src in ["fig.png", "figs/a%20b.png", "./a.png", "a.png?x=1", "a.png#f"] {
+        let h = render(&format!("![p]({src})"), &RenderOptions::PREVIEW);
+        assert!(h.contains(&format!("<img src=\"{src}\"")), "{src} -> {h}");
+    }
+}
+
+#[test]
 fn a_drafts_root_inside_the_vault_is_refused_before_anything_is_made() {
     let t = tempfile::tempdir().unwrap();
     let vault = t.path().join("vault");
