@@ -283,7 +283,7 @@ pub const FIELDS: &[Field] = &[
         "fusion",
         None,
         Kind::Choice(&["rrf", "weighted"]),
-        Default::Str("rrf"),
+        Default::Str("weighted"),
         "how the BM25 and dense results are combined: reciprocal rank fusion, or weighted normalised scores (`jarvis kb eval FILE --tune` finds the best on your own queries)"
     ),
     field!(

@@ -506,7 +506,18 @@ impl Bm25Index {
     /// ([`FieldBoosts`]): a word in the title adds to the same word in the
     /// body rather than replacing it.
     pub fn search(&self, query_text: &str, filter: &Filter, limit: usize) -> Result<Vec<(ChunkId, f32)>> {
-        let words = query_words(query_text);
+        let words: Vec<(String, f32)> = query_words(query_text)
+            .into_iter()
+            .map(|(w, n)| (w, n as f32))
+            .collect();
+        self.search_terms(&words, filter, limit)
+    }
+
+    /// [`Self::search`] for words already analysed (see [`analyze`]), each
+    /// with its own weight: the form a query expansion (pseudo-relevance
+    /// feedback) produces. Weights that are not finite and > 0 drop the word.
+    pub fn search_terms(&self, words: &[(String, f32)], filter: &Filter, limit: usize) -> Result<Vec<(ChunkId, f32)>> {
+        let words: Vec<&(String, f32)> = words.iter().filter(|(_, w)| w.is_finite() && *w > 0.0).collect();
         if words.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
@@ -521,11 +532,11 @@ impl Bm25Index {
 
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(words.len() * weighted.len());
         let mut terms = Vec::with_capacity(words.len() * weighted.len());
-        for (word, count) in &words {
+        for (word, count) in words {
             for &(field, boost) in &weighted {
                 let term = Term::from_field_text(field, word);
                 let q: Box<dyn Query> = Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
-                let weight = boost * *count as f32;
+                let weight = boost * *count;
                 let q: Box<dyn Query> = if (weight - 1.0).abs() > f32::EPSILON {
                     Box::new(BoostQuery::new(q, weight))
                 } else {
@@ -732,6 +743,13 @@ impl Bm25Index {
         }
         out
     }
+}
+
+/// `text` as the index sees it: each analysed word (lowercased, folded,
+/// stemmed) with its count, in a stable order. What a caller needs to build
+/// an expanded query for [`Bm25Index::search_terms`] from passages' text.
+pub fn analyze(text: &str) -> BTreeMap<String, usize> {
+    query_words(text)
 }
 
 /// Analyzed query words with their repetition counts, in a stable order.

@@ -118,7 +118,7 @@ impl Default for KbSettings {
             field_boosts: crate::index::bm25::FieldBoosts::default(),
             exact_name_weight: search::EXACT_NAME_WEIGHT,
             exact_heading_weight: search::EXACT_HEADING_WEIGHT,
-            doc_aggregation: search::DocAggregation::Max,
+            doc_aggregation: search::DocAggregation::Decay(search::DOC_DECAY),
             rrf_k: search::RRF_K,
             fusion: search::Fusion::default(),
             store: crate::store::StoreOptions::default(),

@@ -171,6 +171,8 @@ fn rerank_reorders_by_the_cross_encoder() {
     note(&kb, "b.md", "public", "cats and dogs on the mat");
     note(&kb, "c.md", "public", "neural ranking models for retrieval and search");
     let mut req = SearchRequest::new("neural retrieval ranking models", 3);
+    // RRF, whose fused scores are small fractions, so the logits stand out.
+    req.fusion = Some(crate::kb::search::Fusion::Rrf { dense_share: 0.5 });
     let hits = kb.search(&req).unwrap();
     assert_eq!(titles(&hits)[0], "c.md");
     let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();

@@ -86,13 +86,13 @@ fn tried(f: Fusion, r: &EvalReport) -> Tried {
 }
 
 /// The best of `results`: the highest score; among equals the configured
-/// fusion, then RRF before weighted, then the share nearest 50 %.
+/// fusion, then weighted before RRF (the default), then the share nearest 50 %.
 pub fn pick_best(results: &[Tried], current: &Tried) -> Tried {
     let key = |t: &Tried| {
         let is_current = t.fusion == current.fusion && t.dense_weight == current.dense_weight;
         (
             !is_current,
-            t.fusion != "rrf",
+            t.fusion != "weighted",
             (i64::from(t.dense_weight) - 50).unsigned_abs(),
         )
     };
@@ -190,7 +190,7 @@ mod tests {
             base - (f64::from(f.dense_share()) - 0.3).abs() * 0.2
         };
         let results: Vec<Tried> = grid().into_iter().map(|f| t(f.name(), percent(f), score(f))).collect();
-        let current = t("rrf", 50, score(Fusion::default()));
+        let current = t("weighted", 50, score(Fusion::default()));
         let best = pick_best(&results, &current);
         assert_eq!((best.fusion, best.dense_weight), ("weighted", 30));
     }
@@ -201,10 +201,11 @@ mod tests {
         let current = t("weighted", 70, 0.5);
         let best = pick_best(&results, &current);
         assert_eq!((best.fusion, best.dense_weight), ("weighted", 70));
-        // Among equals that are not configured: RRF, then nearest 50 %.
-        let tied = [t("weighted", 50, 0.9), t("rrf", 80, 0.9), t("rrf", 40, 0.9)];
-        let best = pick_best(&tied, &t("rrf", 50, 0.1));
-        assert_eq!((best.fusion, best.dense_weight), ("rrf", 40));
+        // Among equals that are not configured: weighted (the default),
+        // then nearest 50 %.
+        let tied = [t("rrf", 50, 0.9), t("weighted", 80, 0.9), t("weighted", 40, 0.9)];
+        let best = pick_best(&tied, &t("rrf", 40, 0.1));
+        assert_eq!((best.fusion, best.dense_weight), ("weighted", 40));
     }
 
     #[test]

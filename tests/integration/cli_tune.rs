@@ -79,7 +79,7 @@ fn tuning_finds_the_best_fusion_and_applying_it_reproduces_its_score() {
             tune["current"]["fusion"].as_str(),
             tune["current"]["dense_weight"].as_u64()
         ),
-        (Some("rrf"), Some(0)),
+        (Some("weighted"), Some(0)),
         "{v}"
     );
     let current = tune["current"]["score"].as_f64().unwrap();

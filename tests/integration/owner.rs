@@ -47,6 +47,17 @@ fn normalise(mut v: Value) -> Value {
                 ] {
                     m.remove(k);
                 }
+                // Weighted fusion keeps the dense leg's cosines, which the
+                // owner's optimised model session and a one-shot run's
+                // unoptimised one compute a few ulps apart; ranks and ids
+                // must still agree exactly.
+                if let Some(s) = m
+                    .get_mut("score")
+                    .and_then(|s| s.as_f64())
+                    .map(|s| (s * 1e4).round() / 1e4)
+                {
+                    m.insert("score".into(), serde_json::json!(s));
+                }
                 m.values_mut().for_each(walk);
             }
             Value::Array(a) => a.iter_mut().for_each(walk),

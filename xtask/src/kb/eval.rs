@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use jarvis::index::bm25::analyze;
 use jarvis::index::bm25::Bm25Index;
-use jarvis::index::fuse::rrf;
+use jarvis::index::fuse::{rrf, weighted, Leg};
 use jarvis::index::{ChunkId, Filter};
-use jarvis::kb::search::SearchRequest;
+use jarvis::kb::search::{Fusion, SearchRequest};
 use jarvis::kb::{Document, Kb};
 use jarvis::store::Metadata;
 
@@ -193,13 +194,15 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         std::fs::write(cache.join("STAMP"), &want)?;
     }
 
-    // chunk id → corpus id, to score documents.
+    // chunk id → corpus id, to score documents; chunk id → text, for RM3.
     let mut doc_of: HashMap<u64, String> = HashMap::new();
+    let mut text_of: HashMap<u64, String> = HashMap::new();
     for rec in kb.store().iter_chunks() {
         let rec = rec?;
         if let Some(s) = rec.meta_str("source").and_then(|s| s.strip_prefix("scifact:")) {
             doc_of.insert(rec.id, s.to_string());
         }
+        text_of.insert(rec.id, rec.text.clone());
     }
     let to_docs = |ids: &[ChunkId]| -> Vec<String> {
         let mut seen = HashSet::new();
@@ -213,16 +216,29 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let mut dense_runs = Vec::new();
     let mut hybrid_runs = Vec::new();
     let mut dense_ids: Vec<Vec<ChunkId>> = Vec::new();
+    let mut dense_scored: Vec<Vec<(ChunkId, f32)>> = Vec::new();
+    // The product's weighted fusion at a few dense shares (point 3).
+    let shares = [30u8, 40, 50, 60, 70];
+    let mut weighted_runs: Vec<Vec<Vec<String>>> = vec![Vec::new(); shares.len()];
     for (_, q) in &data.queries {
         let mut req = SearchRequest::new(q.clone(), DEPTH);
         req.rerank = false;
         req.hybrid = Some(false);
-        let ids: Vec<ChunkId> = kb.search(&req)?.iter().map(|h| ChunkId(h.record.id)).collect();
+        let hits = kb.search(&req)?;
+        let ids: Vec<ChunkId> = hits.iter().map(|h| ChunkId(h.record.id)).collect();
+        dense_scored.push(hits.iter().map(|h| (ChunkId(h.record.id), h.score)).collect());
         dense_runs.push(to_docs(&ids));
         dense_ids.push(ids);
         req.hybrid = Some(true);
         let ids: Vec<ChunkId> = kb.search(&req)?.iter().map(|h| ChunkId(h.record.id)).collect();
         hybrid_runs.push(to_docs(&ids));
+        for (runs, share) in weighted_runs.iter_mut().zip(shares) {
+            req.fusion = Some(Fusion::Weighted {
+                dense_share: f32::from(share) / 100.0,
+            });
+            let ids: Vec<ChunkId> = kb.search(&req)?.iter().map(|h| ChunkId(h.record.id)).collect();
+            runs.push(to_docs(&ids));
+        }
     }
     let gen = kb.store().generation()?;
     drop(kb);
@@ -238,6 +254,18 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         bm25_ids.push(ids);
     }
     let bm25_runs: Vec<Vec<String>> = bm25_ids.iter().map(|ids| to_docs(ids)).collect();
+    // Pseudo-relevance feedback on the BM25 leg (point 4), RM3-style.
+    let prf = Rm3::new(&text_of);
+    let mut rm3_ids = Vec::new();
+    let mut rm3_scored = Vec::new();
+    for (_, q) in &data.queries {
+        let first = bm25.search(q, &Filter::default(), prf.fb_docs)?;
+        let words = prf.expand(q, &first);
+        let hits = bm25.search_terms(&words, &Filter::default(), DEPTH)?;
+        rm3_ids.push(hits.iter().map(|(c, _)| *c).collect::<Vec<_>>());
+        rm3_scored.push(hits);
+    }
+    let rm3_runs: Vec<Vec<String>> = rm3_ids.iter().map(|ids| to_docs(ids)).collect();
     let secs = t.elapsed().as_secs_f64();
 
     let mut rows: BTreeMap<usize, (String, Scores)> = BTreeMap::new();
@@ -275,6 +303,48 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
             (format!("  rrf k={k} w_dense={wd} w_bm25={wb}"), score(&data, &runs)),
         );
     }
+    let mut next = rows.len() + 10;
+    for (runs, share) in weighted_runs.iter().zip(shares) {
+        rows.insert(next, (format!("hybrid weighted dense={share}%"), score(&data, runs)));
+        next += 1;
+    }
+    rows.insert(next, ("bm25 + RM3".into(), score(&data, &rm3_runs)));
+    next += 1;
+    let rm3_rrf: Vec<Vec<String>> = dense_ids
+        .iter()
+        .zip(&rm3_ids)
+        .map(|(d, b)| {
+            let fused: Vec<ChunkId> = rrf(&[(d, 1.0), (b, 1.0)], rrf_k).into_iter().map(|(c, _)| c).collect();
+            to_docs(&fused)
+        })
+        .collect();
+    rows.insert(
+        next,
+        (format!("hybrid RRF k={rrf_k}, bm25 + RM3"), score(&data, &rm3_rrf)),
+    );
+    next += 1;
+    for share in shares {
+        let w = f32::from(share) / 100.0;
+        let runs: Vec<Vec<String>> = dense_scored
+            .iter()
+            .zip(&rm3_scored)
+            .map(|(d, b)| {
+                let fused: Vec<ChunkId> = weighted(&[(Leg::Scored(d), w), (Leg::Scored(b), 1.0 - w)])
+                    .into_iter()
+                    .map(|(c, _)| c)
+                    .collect();
+                to_docs(&fused)
+            })
+            .collect();
+        rows.insert(
+            next,
+            (
+                format!("hybrid weighted dense={share}%, bm25 + RM3"),
+                score(&data, &runs),
+            ),
+        );
+        next += 1;
+    }
     println!(
         "\n{:<40} {:>8} {:>10} {:>8}",
         "system", "nDCG@10", "Recall@100", "MRR@10"
@@ -284,4 +354,76 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     }
     println!("\n({} queries × 3 systems in {secs:.1} s)", data.queries.len());
     Ok(())
+}
+
+/// RM3-style pseudo-relevance feedback (Lavrenko & Croft's relevance model
+/// mixed with the original query, as Anserini runs it): the top `fb_docs`
+/// BM25 passages, weighted by their normalised scores, vote for terms by
+/// their in-passage frequency; the `fb_terms` best (leaving out terms in more
+/// than a tenth of the corpus, which this analyser does not drop as
+/// stopwords) join the query with `1 − original_weight` of the mass.
+struct Rm3<'a> {
+    text_of: &'a HashMap<u64, String>,
+    /// analysed term → number of chunks holding it.
+    df: HashMap<String, usize>,
+    n: usize,
+    fb_docs: usize,
+    fb_terms: usize,
+    original_weight: f32,
+}
+
+impl<'a> Rm3<'a> {
+    fn new(text_of: &'a HashMap<u64, String>) -> Self {
+        let mut df: HashMap<String, usize> = HashMap::new();
+        for text in text_of.values() {
+            for w in analyze(text).into_keys() {
+                *df.entry(w).or_default() += 1;
+            }
+        }
+        Rm3 {
+            text_of,
+            df,
+            n: text_of.len().max(1),
+            fb_docs: 10,
+            fb_terms: 10,
+            original_weight: 0.5,
+        }
+    }
+
+    fn expand(&self, query: &str, first: &[(ChunkId, f32)]) -> Vec<(String, f32)> {
+        let q = analyze(query);
+        let q_total: usize = q.values().sum();
+        let mut out: HashMap<String, f32> = q
+            .into_iter()
+            .map(|(w, c)| (w, self.original_weight * c as f32 / q_total.max(1) as f32))
+            .collect();
+        let mass: f32 = first.iter().map(|(_, s)| s.max(0.0)).sum();
+        if mass <= 0.0 {
+            return out.into_iter().collect();
+        }
+        let mut model: HashMap<String, f32> = HashMap::new();
+        for (id, s) in first {
+            let Some(text) = self.text_of.get(&id.0) else { continue };
+            let tf = analyze(text);
+            let len: usize = tf.values().sum();
+            for (w, c) in tf {
+                if self.df.get(&w).copied().unwrap_or(0) * 10 > self.n {
+                    continue;
+                }
+                *model.entry(w).or_default() += (s.max(0.0) / mass) * c as f32 / len.max(1) as f32;
+            }
+        }
+        let mut terms: Vec<(String, f32)> = model.into_iter().collect();
+        terms.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        terms.truncate(self.fb_terms);
+        let total: f32 = terms.iter().map(|(_, p)| p).sum();
+        for (w, p) in terms {
+            *out.entry(w).or_default() += (1.0 - self.original_weight) * p / total.max(f32::MIN_POSITIVE);
+        }
+        // Weights scale together, so a bag of single words keeps the
+        // BM25 scores' usual size (order is unaffected).
+        let mut v: Vec<(String, f32)> = out.into_iter().map(|(w, p)| (w, p * q_total.max(1) as f32)).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
 }

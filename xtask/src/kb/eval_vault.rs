@@ -143,6 +143,14 @@ pub(crate) fn settings_from_args(args: &[&str]) -> Result<KbSettings> {
     if let Some(w) = common::flag(args, "--heading") {
         settings.exact_heading_weight = w.parse().context("--heading W")?;
     }
+    // `--fusion rrf:P` or `--fusion weighted:P` (P = the dense share in percent).
+    if let Some(f) = common::flag(args, "--fusion") {
+        let (name, p) = f.split_once(':').unwrap_or((f, "50"));
+        if !matches!(name, "rrf" | "weighted") {
+            bail!("--fusion takes rrf:P or weighted:P (P = dense share in percent)");
+        }
+        settings.fusion = jarvis::kb::search::Fusion::from_settings(name, p.parse().context("--fusion NAME:P")?);
+    }
     // `--agg max` or `--agg decay:W` (document-level aggregation).
     if let Some(a) = common::flag(args, "--agg") {
         settings.doc_aggregation = match a.split_once(':') {
