@@ -327,6 +327,19 @@ pub struct ImportReport {
     pub warnings: Vec<ItemWarning>,
     /// Stopped before the end; everything imported so far stays.
     pub stopped: bool,
+    /// Papers imported from this Zotero library earlier whose item is no
+    /// longer in it (a whole-database import only: an export may hold a
+    /// part). They stay in the knowledge base — deleting is the user's
+    /// decision (`jarvis kb remove SOURCE`), never an import's.
+    pub gone: Vec<Gone>,
+}
+
+/// A paper whose Zotero item was deleted since it was imported.
+#[derive(Debug, Clone, Serialize)]
+pub struct Gone {
+    pub key: String,
+    pub title: String,
+    pub source: String,
 }
 
 /// Add every item of `library` through the paper add flow, one commit per
@@ -351,7 +364,19 @@ pub fn import(
         failed: Vec::new(),
         warnings: Vec::new(),
         stopped: false,
+        gone: Vec::new(),
     };
+    // The items this library holds now, by (library, key): what an earlier
+    // import brought in and is not among them was deleted in Zotero.
+    // Items read but skipped (in the trash, unreadable) are still there.
+    let zotero = |m: &crate::store::Metadata| {
+        let key = m.get("zotero_key")?.as_str()?.to_string();
+        Some((m.get("zotero_library").and_then(|v| v.as_i64()), key))
+    };
+    let present: std::collections::BTreeSet<(Option<i64>, String)> =
+        library.entries.iter().filter_map(|e| zotero(&e.item.fields)).collect();
+    let still_there: std::collections::BTreeSet<String> = report.skipped.iter().map(|s| s.key.clone()).collect();
+    let whole_db = library.location.format == Format::ZoteroSqlite;
     let first = report.skipped.len();
     for (n, entry) in library.entries.into_iter().enumerate() {
         let title = entry.item.title.clone().unwrap_or_else(|| entry.key.clone());
@@ -442,8 +467,41 @@ pub fn import(
     }
     if !report.stopped {
         progress(total, total, "");
+        if whole_db && !present.is_empty() {
+            report.gone = gone_from(cx, &present, &still_there)?;
+        }
     }
     Ok(report)
+}
+
+/// Stored papers with a Zotero key of one of the libraries in `present`
+/// that is not in it any more.
+fn gone_from(
+    cx: &AddContext<'_>,
+    present: &std::collections::BTreeSet<(Option<i64>, String)>,
+    still_there: &std::collections::BTreeSet<String>,
+) -> Result<Vec<Gone>, ZoteroError> {
+    let libraries: std::collections::BTreeSet<Option<i64>> = present.iter().map(|(l, _)| *l).collect();
+    let filter = crate::index::Filter {
+        doc_types: vec![crate::doc_type::DocType::Paper.as_str().into()],
+        ..crate::index::Filter::default()
+    };
+    let docs = cx.kb.list_documents(&filter, usize::MAX).map_err(AddError::Kb)?;
+    Ok(docs
+        .into_iter()
+        .filter_map(|d| {
+            let key = d.meta.get("zotero_key")?.as_str()?.to_string();
+            let library = d.meta.get("zotero_library").and_then(|v| v.as_i64());
+            let gone = libraries.contains(&library)
+                && !present.contains(&(library, key.clone()))
+                && !still_there.contains(&key);
+            gone.then_some(Gone {
+                key,
+                title: d.title,
+                source: d.source,
+            })
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -205,6 +205,29 @@ fn a_zotero_library_comes_in_once_and_a_rerun_takes_only_what_changed() {
         .contains("  skipped PAPERKEY \"Reading Order in Two-Column Layouts\": its PDF cannot be used now"));
     // Off a terminal, the progress bar speaks in plain lines.
     assert!(r.stderr.contains("importing"), "{}", r.stderr);
+
+    // The book is deleted in Zotero: the import says so and keeps it.
+    assert!(keys(&import(&sb, &z, &[]), "gone").is_empty());
+    sql(
+        &z,
+        "DELETE FROM collectionItems WHERE itemID = 5; DELETE FROM itemCreators WHERE itemID = 5;
+         DELETE FROM itemData WHERE itemID = 5; DELETE FROM items WHERE itemID = 5;",
+    );
+    let v = import(&sb, &z, &[]);
+    assert_eq!(keys(&v, "gone"), ["BOOKKEY1"], "{v}");
+    assert_eq!(v["gone"][0]["title"], "A Book Without a PDF");
+    assert!(
+        documents(&sb).iter().any(|d| d["title"] == "A Book Without a PDF"),
+        "deleting stays the user's decision"
+    );
+    let r = sb.run(&["kb", "import-zotero", z.to_str().unwrap()]);
+    assert!(
+        r.stdout
+            .contains("1 paper(s) imported earlier are no longer in Zotero; they stay in your library")
+            && r.stdout.contains("  gone BOOKKEY1 \"A Book Without a PDF\""),
+        "{}",
+        r.stdout
+    );
 }
 
 const BIB: &str = r#"@article{example_reading_2021,

@@ -269,6 +269,11 @@ fn zotero_import_report() {
             warning: "w".into(),
         }],
         stopped: false,
+        gone: vec![crate::ingest::zotero::Gone {
+            key: "OLDKEY01".into(),
+            title: "Deleted in Zotero".into(),
+            source: "zotero://select/library/items/OLDKEY01".into(),
+        }],
     };
     let item = |visibility: &str| {
         format!(
@@ -282,7 +287,8 @@ fn zotero_import_report() {
                 r#"{{"library":"/home/u/Zotero/zotero.sqlite","format":"zotero-sqlite","items":3,"#,
                 r#""imported":[{}],"replaced":[{}],"unchanged":0,"#,
                 r#""skipped":[{{"key":"BOOKKEY1","title":"A book","reason":"it is in Zotero's trash"}}],"failed":[],"#,
-                r#""warnings":[{{"key":"PAPERKEY","warning":"w"}}],"stopped":false}}"#
+                r#""warnings":[{{"key":"PAPERKEY","warning":"w"}}],"stopped":false,"#,
+                r#""gone":[{{"key":"OLDKEY01","title":"Deleted in Zotero","source":"zotero://select/library/items/OLDKEY01"}}]}}"#
             ),
             item("public"),
             item("private")

@@ -124,6 +124,15 @@ pub fn import_zotero(a: ImportZoteroArgs, app: &App, t: &dyn Term) -> anyhow::Re
         for w in &r.warnings {
             out.push_str(&format!("  warning {}: {}\n", w.key, w.warning));
         }
+        if !r.gone.is_empty() {
+            out.push_str(&format!(
+                "{} paper(s) imported earlier are no longer in Zotero; they stay in your library (remove one with `jarvis kb remove SOURCE`):\n",
+                r.gone.len()
+            ));
+            for g in &r.gone {
+                out.push_str(&format!("  gone {} {:?}: {}\n", g.key, g.title, g.source));
+            }
+        }
         t.out(&out)?;
     }
     if r.stopped {
