@@ -7,6 +7,7 @@ import { get, post, del, stream, ApiError } from './api.js';
 import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
 import { openTimeline, initTimeline } from './timeline.js';
+import { openDigest, digestFromHash } from './digest.js';
 import { initViewer } from './viewer.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
@@ -544,7 +545,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, timeline: openTimeline, style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
+    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
@@ -559,12 +560,14 @@ async function boot() {
   initLibrary();
   initTimeline();
   initViewer();
+  digestFromHash();
+  window.addEventListener('hashchange', digestFromHash);
   // The last view comes back at once, before the network answers.
   let view = 'chat';
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
   if (view === 'editor') setView('editor');
   initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
-  initPalette({ state: S, newChat, resumeSession, openLibrary, openModelPicker, openStyle, openPrompts, openConfig, openSetup });
+  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup });
   initSetup({
     refreshInfo,
     // A model chosen in the set-up panel: the conversation on screen takes

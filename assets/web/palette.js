@@ -23,6 +23,7 @@ function commands() {
     { label: 'New chat', hint: 'command', run: ctx.newChat },
     { label: 'Switch model…', hint: 'command', run: ctx.openModelPicker },
     { label: 'Open Library', hint: 'command', run: ctx.openLibrary },
+    { label: 'Rate the digest', hint: 'command', run: ctx.openDigest },
     { label: 'Set response style…', hint: 'command', run: ctx.openStyle },
     { label: 'Edit prompts…', hint: 'command', run: ctx.openPrompts },
     { label: 'Show configuration', hint: 'command', run: ctx.openConfig },

@@ -4,6 +4,7 @@
 //! prompt store — composed into `digest::DigestDeps` for the one pipeline
 //! entry point the `run-digest` command and the scheduled job share.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use crate::cancel::Cancel;
 use crate::config::Config;
 use crate::digest::biorxiv::BiorxivSettings;
+use crate::digest::feedback::{self, Feedback, Run, RunEntry, Vote};
 use crate::digest::import::{import_files, ImportError, ImportReport};
 use crate::digest::{DigestDeps, DigestError, DigestOptions, DigestReport, DigestSettings};
 use crate::paths::Dir;
@@ -30,6 +32,15 @@ pub enum DigestOpError {
     /// Importing digest files failed.
     #[error(transparent)]
     Import(#[from] ImportError),
+    /// A vote or an add named a paper no remembered digest lists.
+    #[error("no paper {0:?} in the recent digests — use the id the Digest view or the digest file shows (an arXiv id such as 2401.01234, or a DOI)")]
+    UnknownPaper(String),
+    /// The votes or the remembered runs could not be read or written.
+    #[error("digest feedback: {0}")]
+    Feedback(String),
+    /// Adding the paper to the library failed.
+    #[error(transparent)]
+    Add(#[from] super::ingest::WriteError),
     /// Another digest run holds the digest lock in this process.
     #[error("a digest is already running here (the scheduled digest job or another `jarvis run-digest`) — wait for it to finish (`jarvis kb sync-status` shows the job) and run again if you still need to")]
     Busy,
@@ -43,6 +54,9 @@ impl DigestOpError {
             DigestOpError::Digest(e) => e.kind(),
             DigestOpError::Import(e) => e.kind(),
             DigestOpError::Busy => crate::error_kind::ErrorKind::Conflict,
+            DigestOpError::UnknownPaper(_) => crate::error_kind::ErrorKind::NotFound,
+            DigestOpError::Feedback(_) => crate::error_kind::ErrorKind::Unavailable,
+            DigestOpError::Add(e) => e.kind(),
         }
     }
 }
@@ -85,6 +99,7 @@ pub fn digest_settings(cfg: &Config) -> DigestSettings {
             backoff: Duration::from_millis(cfg.int("papers.retry_backoff_ms").max(0) as u64),
             ..BiorxivSettings::default()
         },
+        web_url: Some(format!("http://127.0.0.1:{}", cfg.int("web.port"))),
     }
 }
 
@@ -176,5 +191,55 @@ impl App {
     pub fn add_digest(&self, files: &[PathBuf], actor: &crate::kb::Actor) -> Result<ImportReport, DigestOpError> {
         let kb = self.kb()?;
         Ok(import_files(&kb, files, actor)?)
+    }
+
+    /// The recent digests' papers (newest run first) and the user's votes.
+    pub fn digest_feedback_view(&self) -> Result<(Vec<Run>, BTreeMap<String, Feedback>), DigestOpError> {
+        let dir = self.digest_state_dir();
+        let runs = feedback::runs(&dir).map_err(DigestOpError::Feedback)?;
+        let votes = feedback::votes(&dir).map_err(DigestOpError::Feedback)?;
+        Ok((runs, votes))
+    }
+
+    /// Record the user's vote on a paper of a recent digest (`None` takes
+    /// a vote back). `id`: a digest key, an arXiv id or link, or a DOI.
+    pub fn digest_vote(&self, id: &str, vote: Option<Vote>) -> Result<RunEntry, DigestOpError> {
+        let dir = self.digest_state_dir();
+        let entry = feedback::find_entry(&dir, id)
+            .map_err(DigestOpError::Feedback)?
+            .ok_or_else(|| DigestOpError::UnknownPaper(id.to_string()))?;
+        match vote {
+            Some(v) => feedback::record_vote(&dir, &entry, v, time::OffsetDateTime::now_utc()),
+            None => feedback::clear_vote(&dir, &entry.key).map(|_| ()),
+        }
+        .map_err(DigestOpError::Feedback)?;
+        tracing::info!(paper = %entry.key, vote = vote.map_or("cleared", Vote::as_str), "digest vote");
+        Ok(entry)
+    }
+
+    /// Add a paper of a recent digest to the library (its full text, through
+    /// the ordinary add flow), then count the add as the strongest vote.
+    pub fn digest_add(
+        &self,
+        id: &str,
+        actor: &crate::kb::Actor,
+        confirm: &dyn Fn(&str) -> bool,
+        cancel: &Cancel,
+    ) -> Result<(RunEntry, crate::ingest::paper::AddReport), DigestOpError> {
+        let dir = self.digest_state_dir();
+        let entry = feedback::find_entry(&dir, id)
+            .map_err(DigestOpError::Feedback)?
+            .ok_or_else(|| DigestOpError::UnknownPaper(id.to_string()))?;
+        let input = crate::ingest::paper::Input::parse(&entry.link).map_err(super::ingest::WriteError::Add)?;
+        let req = crate::ingest::paper::AddRequest {
+            input,
+            mode: crate::ingest::paper::Mode::FullText,
+            explicit: Default::default(),
+            figures: false,
+        };
+        let report = self.add_paper(&req, actor, confirm, &|_| {}, cancel)?;
+        feedback::record_vote(&dir, &entry, Vote::Added, time::OffsetDateTime::now_utc())
+            .map_err(DigestOpError::Feedback)?;
+        Ok((entry, report))
     }
 }

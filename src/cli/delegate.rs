@@ -62,6 +62,14 @@ pub fn run_digest(args: super::digest_cmd::RunDigestArgs, config: Config) -> any
     })
 }
 
+/// `jarvis digest …`, the same way: an add needs the knowledge base the
+/// owner holds; votes and the list are files the owner's runs read.
+pub fn run_digest_cmd(cmd: super::digest_cmd::DigestCmd, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
+        super::digest_cmd::run(cmd, app, term)
+    })
+}
+
 /// `jarvis sync run-job ID`, the same way: in the owner's schedule when
 /// one runs (never beside its own run of the job), else here.
 pub fn run_job(id: String, config: Config) -> anyhow::Result<u8> {
@@ -240,6 +248,13 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
                 Err(e) => super::report_error(&e, &t),
             },
             Ok(Cli {
+                command: Command::Digest(cmd),
+                ..
+            }) => match super::digest_cmd::run(cmd, app, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
+            Ok(Cli {
                 command:
                     Command::Sync(SyncArgs {
                         cmd: Some(SyncCmd::RunJob { id }),
@@ -252,7 +267,7 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
             },
             Ok(_) => {
                 t.err(
-                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis undo`, `jarvis log`, `jarvis run-digest` and `jarvis sync run-job …` go through the owner\n",
+                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis undo`, `jarvis log`, `jarvis run-digest`, `jarvis digest …` and `jarvis sync run-job …` go through the owner\n",
                 );
                 2
             }

@@ -1,12 +1,14 @@
-//! `jarvis run-digest [--force] [--dry-run]`: the weekly digest once, now.
-//! Goes through a running `serve`/`sync` when one owns the knowledge base
-//! (like `jarvis kb …`), else runs here.
+//! `jarvis run-digest [--force] [--dry-run]`: the weekly digest once, now;
+//! `jarvis digest list|feedback`: the recent digests' papers and the user's
+//! votes on them. Both go through a running `serve`/`sync` when one owns
+//! the knowledge base (like `jarvis kb …`), else run here.
 
-use clap::Args;
+use clap::{Args, Subcommand};
 
 use crate::app::digest::DigestOpError;
 use crate::app::App;
 use crate::cli::term::Term;
+use crate::digest::feedback::Vote;
 use crate::digest::{usage_line, DigestError, DigestOptions, SourceStatus};
 
 #[derive(Debug, Clone, Args)]
@@ -87,5 +89,110 @@ pub fn run_digest(a: RunDigestArgs, app: &App, t: &dyn Term) -> anyhow::Result<u
         out.push_str(&format!("warning: scoring {b}\n"));
     }
     t.out(&out)?;
+    Ok(0)
+}
+
+/// `jarvis digest …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum DigestCmd {
+    /// The papers of recent digests, newest first, with your votes.
+    List {
+        /// Only the newest N digests.
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tell the digest what you think of a paper it suggested: up, down,
+    /// add (to the library, full text) or clear. Liked and added papers pull
+    /// the next digests towards their kind, disliked ones push away.
+    Feedback {
+        /// The paper: an arXiv id (2401.01234), a DOI, or its link.
+        id: String,
+        /// up, down, add or clear.
+        vote: String,
+        /// Add without asking about a duplicate.
+        #[arg(long)]
+        yes: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(cmd: DigestCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+    match cmd {
+        DigestCmd::List { runs, json } => list(app, t, runs, json),
+        DigestCmd::Feedback { id, vote, yes, json } => feedback(app, t, &id, &vote, yes, json),
+    }
+}
+
+fn list(app: &App, t: &dyn Term, n: usize, json: bool) -> anyhow::Result<u8> {
+    let (runs, votes) = app.digest_feedback_view()?;
+    let runs: Vec<_> = runs.into_iter().take(n.max(1)).collect();
+    if json {
+        let v = serde_json::json!({
+            "runs": runs.iter().map(|r| serde_json::json!({
+                "date": r.date,
+                "file": r.file,
+                "papers": r.entries.iter().map(|e| serde_json::json!({
+                    "key": e.key, "link": e.link, "title": e.title, "authors": e.authors,
+                    "score": e.score, "track": e.track, "tier": e.tier, "why": e.why,
+                    "summary": e.summary,
+                    "vote": votes.get(&e.key).map(|f| f.vote.as_str()),
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        t.out(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        return Ok(0);
+    }
+    if runs.is_empty() {
+        t.err("no digest has been remembered yet — digests written from now on are listed here (`jarvis run-digest` writes one)\n");
+        return Ok(0);
+    }
+    let mut out = String::new();
+    for r in &runs {
+        out.push_str(&format!("Digest {} ({} papers)\n", r.date, r.entries.len()));
+        for e in &r.entries {
+            let mark = match votes.get(&e.key).map(|f| f.vote) {
+                Some(Vote::Up) => "👍",
+                Some(Vote::Down) => "👎",
+                Some(Vote::Added) => "➕",
+                None => "  ",
+            };
+            out.push_str(&format!("  {mark} {:>2}/10  {}  {}\n", e.score, e.key, e.title));
+        }
+    }
+    t.out(&out)?;
+    Ok(0)
+}
+
+fn feedback(app: &App, t: &dyn Term, id: &str, vote: &str, yes: bool, json: bool) -> anyhow::Result<u8> {
+    let (entry, said) = match vote {
+        "clear" => (app.digest_vote(id, None)?, "vote taken back".to_string()),
+        "add" | "added" => {
+            let confirm = |q: &str| yes || crate::cli::kb::add::ask(t, q);
+            let (entry, report) = app.digest_add(id, &crate::kb::Actor::Cli, &confirm, t.cancel())?;
+            let said = match &report.skipped {
+                Some(why) => format!("already in the library ({why}); counted as added"),
+                None => format!(
+                    "added to the library ({} chunks)",
+                    report.body_chunks + report.annotation_chunks + report.figure_chunks
+                ),
+            };
+            (entry, said)
+        }
+        other => {
+            let v: Vote = other.parse().map_err(|e: String| anyhow::anyhow!("{e}"))?;
+            (app.digest_vote(id, Some(v))?, format!("noted: {}", v.as_str()))
+        }
+    };
+    if json {
+        let v = serde_json::json!({ "key": entry.key, "title": entry.title, "result": said });
+        t.out(&format!("{}\n", serde_json::to_string(&v)?))?;
+    } else {
+        t.out(&format!("{} — {}\n", entry.title, said))?;
+    }
     Ok(0)
 }

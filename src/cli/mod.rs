@@ -118,6 +118,10 @@ pub enum Command {
     /// Goes through a running `jarvis serve`/`sync` when one owns the
     /// knowledge base.
     RunDigest(digest_cmd::RunDigestArgs),
+    /// The recent digests' papers, and your votes on them (they teach the
+    /// next digests what you like).
+    #[command(subcommand)]
+    Digest(digest_cmd::DigestCmd),
     /// Check the native runtime (ONNX Runtime, PDFium, embedding model).
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCmd),
@@ -206,6 +210,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runtime(c) => runtime_cmd::run(c, &config),
         Command::Kb(c) => Ok(ExitCode::from(delegate::run_kb(c, config)?)),
         Command::RunDigest(a) => Ok(ExitCode::from(delegate::run_digest(a, config)?)),
+        Command::Digest(c) => Ok(ExitCode::from(delegate::run_digest_cmd(c, config)?)),
         Command::Serve { port, no_jobs } => Ok(ExitCode::from(owner_cmd::run(
             owner_cmd::Role::Serve { port, jobs: !no_jobs },
             config,

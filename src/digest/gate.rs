@@ -6,6 +6,11 @@
 //! from the knowledge base's own vector search — no LLM, no network. Under
 //! a cloud provider only public documents are compared: what a cloud model
 //! is sent must not be picked by private notes.
+//!
+//! The user's digest votes nudge that score ([`Taste`]): closer to papers
+//! they liked or added, further from papers they did not want.
+
+use std::collections::BTreeMap;
 
 use crate::cancel::Cancel;
 use crate::doc_type::DocType;
@@ -13,6 +18,7 @@ use crate::index::{Filter, Visibility};
 use crate::kb::search::SearchRequest;
 use crate::kb::Kb;
 
+use super::feedback::{self, Feedback, Taste};
 use super::{Candidate, DigestError};
 
 /// Characters of title + abstract embedded per candidate.
@@ -38,9 +44,9 @@ pub fn library_filter(cloud: bool) -> Filter {
     }
 }
 
-/// Similarity of one candidate to the library (`None`: nothing to compare).
-pub fn similarity(kb: &Kb, c: &Candidate, cloud: bool) -> Result<Option<f32>, DigestError> {
-    let mut q = format!("{}\n\n{}", c.title, c.abstract_text);
+/// The text a candidate is embedded from: title and the start of its abstract.
+pub fn candidate_text(title: &str, abstract_text: &str) -> String {
+    let mut q = format!("{title}\n\n{abstract_text}");
     if q.len() > QUERY_CHARS {
         let mut cut = QUERY_CHARS;
         while !q.is_char_boundary(cut) {
@@ -48,22 +54,58 @@ pub fn similarity(kb: &Kb, c: &Candidate, cloud: bool) -> Result<Option<f32>, Di
         }
         q.truncate(cut);
     }
+    q
+}
+
+/// Similarity of one candidate to the library (`None`: nothing to compare).
+pub fn similarity(kb: &Kb, c: &Candidate, cloud: bool) -> Result<Option<f32>, DigestError> {
+    let q = candidate_text(&c.title, &c.abstract_text);
+    let v = kb.embed_query(&q)?;
+    library_similarity(kb, q, &v, cloud)
+}
+
+fn library_similarity(kb: &Kb, q: String, v: &[f32], cloud: bool) -> Result<Option<f32>, DigestError> {
     let req = SearchRequest {
         filter: library_filter(cloud),
         rerank: false,
         hybrid: Some(false),
         ..SearchRequest::new(q, 3)
     };
-    Ok(kb.search(&req)?.first().map(|h| h.score))
+    Ok(kb.search_embedded(&req, v)?.first().map(|h| h.score))
 }
 
-/// Keep the `max` candidates closest to the library. When everything fits
-/// no embedding is done at all.
+/// The user's votes as the gate uses them: each side's newest
+/// [`feedback::TASTE_VOTES`] embedded as candidates are, averaged.
+pub fn taste(kb: &Kb, votes: &BTreeMap<String, Feedback>) -> Result<Taste, DigestError> {
+    let (liked, disliked) = feedback::recent(votes, feedback::TASTE_VOTES);
+    let embed = |side: &[&Feedback]| -> Result<Vec<Vec<f32>>, DigestError> {
+        side.iter()
+            .map(|f| Ok(kb.embed_query(&candidate_text(&f.title, &f.abstract_text))?))
+            .collect()
+    };
+    Ok(Taste::from_vectors(&embed(&liked)?, &embed(&disliked)?))
+}
+
+/// The gate's score for one candidate: its library similarity plus the
+/// taste nudge (`None`: neither a library nor votes to compare with).
+pub fn gate_score(kb: &Kb, c: &Candidate, cloud: bool, taste: &Taste) -> Result<Option<f32>, DigestError> {
+    let q = candidate_text(&c.title, &c.abstract_text);
+    let v = kb.embed_query(&q)?;
+    let lib = library_similarity(kb, q, &v, cloud)?;
+    if taste.is_empty() {
+        return Ok(lib);
+    }
+    Ok(Some(lib.unwrap_or(0.0) + taste.nudge(&v)))
+}
+
+/// Keep the `max` candidates closest to the library (and to the user's
+/// taste). When everything fits no embedding is done at all.
 pub fn rank(
     kb: &Kb,
     candidates: Vec<Candidate>,
     max: usize,
     cloud: bool,
+    taste: &Taste,
     cancel: &Cancel,
 ) -> Result<Gated, DigestError> {
     if candidates.len() <= max {
@@ -77,7 +119,7 @@ pub fn rank(
         if cancel.is_cancelled() {
             return Err(DigestError::Cancelled);
         }
-        let s = similarity(kb, &c, cloud)?;
+        let s = gate_score(kb, &c, cloud, taste)?;
         scored.push((c, s));
     }
     let no_library = scored.iter().all(|(_, s)| s.is_none());

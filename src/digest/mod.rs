@@ -9,8 +9,9 @@
 //! [`biorxiv`]), the seen-set and last-success stamp ([`state`]), the
 //! library-similarity gate ([`gate`]), batched scoring with tolerant reply
 //! parsing ([`score`]), the digest file ([`render`]), tiered indexing
-//! ([`index`]), digest import for `kb add-digest` ([`import`]) and when a
-//! scheduled slot was missed ([`schedule`]).
+//! ([`index`]), digest import for `kb add-digest` ([`import`]), when a
+//! scheduled slot was missed ([`schedule`]), and what the user's votes on
+//! earlier digests teach the gate and the prompt ([`feedback`]).
 //! Must not: read config or build providers (it takes plain settings and
 //! dependencies from `app`), print (progress goes to a callback), or call
 //! the LLM for anything but scoring — summaries of the 8–9 tier come from
@@ -18,6 +19,7 @@
 
 pub mod arxiv;
 pub mod biorxiv;
+pub mod feedback;
 pub mod gate;
 pub mod import;
 pub mod index;
@@ -119,6 +121,10 @@ pub struct DigestSettings {
     /// The scoring model's context window in tokens.
     pub context_tokens: usize,
     pub biorxiv: biorxiv::BiorxivSettings,
+    /// Where the web app listens (`http://127.0.0.1:PORT`): each paper in
+    /// the digest file links to its card in the Digest view there, to rate
+    /// it or add it. None leaves the links out.
+    pub web_url: Option<String>,
 }
 
 impl DigestSettings {
@@ -319,12 +325,25 @@ pub fn run(deps: &DigestDeps<'_>, opts: DigestOptions, cancel: Cancel) -> Result
 
     let tiers = split_tiers(deps, scoring.scored, &mut report);
     let date = state::day(opts.now);
-    let markdown = render_digest(&date, opts.now, &tiers, &scoring.skipped, &report);
+    let markdown = render_digest(
+        &date,
+        opts.now,
+        &tiers,
+        &scoring.skipped,
+        &report,
+        &deps.settings.web_url,
+    );
     if opts.dry_run {
         say_nothing_written(deps, &report);
         return Ok(report);
     }
     let path = write_digest_file(deps, &date, &markdown, &mut report)?;
+    if let Err(e) = feedback::record_run(&deps.state_dir, &date, &path, &tiers) {
+        tracing::warn!(error = %e, "the digest's papers were not remembered for the Digest view");
+        report
+            .warnings
+            .push(format!("the Digest view will not list this run: {e}"));
+    }
     index::index_digest_file(deps.kb, &path, &date, &markdown, &cancel)?;
     index_papers(deps, &tiers, &cancel, &mut report);
     remember(deps, opts.now, seen, &tiers, &gated.dropped)?;
@@ -488,11 +507,18 @@ fn gate_by_library(
         "ranking {} new papers by similarity to your library…",
         fresh.len()
     ));
+    // Votes matter only when some papers must be set aside.
+    let taste = if fresh.len() > deps.settings.max_candidates {
+        taste(deps, report)?
+    } else {
+        feedback::Taste::default()
+    };
     let gated = gate::rank(
         deps.kb,
         fresh,
         deps.settings.max_candidates,
         deps.provider_is_cloud,
+        &taste,
         cancel,
     )?;
     report.gated_out = gated.dropped.len();
@@ -510,6 +536,40 @@ fn gate_by_library(
     Ok(gated)
 }
 
+/// The user's votes as the gate uses them (see [`gate::taste`]). A damaged
+/// votes file is reported and the run goes on without it.
+fn taste(deps: &DigestDeps<'_>, report: &mut DigestReport) -> Result<feedback::Taste, DigestError> {
+    let votes = match feedback::votes(&deps.state_dir) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!(error = %e, "digest votes unreadable; the gate ignores them");
+            report.warnings.push(e);
+            return Ok(feedback::Taste::default());
+        }
+    };
+    let taste = gate::taste(deps.kb, &votes)?;
+    if !taste.is_empty() {
+        let (liked, disliked) = feedback::recent(&votes, feedback::TASTE_VOTES);
+        (deps.progress)(&format!(
+            "your votes on earlier digests count too ({} liked or added, {} not wanted)",
+            liked.len(),
+            disliked.len()
+        ));
+    }
+    Ok(taste)
+}
+
+/// The scoring prompt with a few of the user's recent votes as examples.
+fn prompt_with_examples(deps: &DigestDeps<'_>) -> String {
+    match feedback::votes(&deps.state_dir) {
+        Ok(v) => format!("{}{}", deps.prompt, feedback::prompt_examples(&v)),
+        Err(e) => {
+            tracing::warn!(error = %e, "digest votes unreadable; the prompt has no examples");
+            deps.prompt.clone()
+        }
+    }
+}
+
 /// The model scores the kept papers in batches. A failed batch is
 /// recorded and its papers stay unscored; only every batch failing stops
 /// the run.
@@ -519,9 +579,10 @@ fn score_papers(
     cancel: &Cancel,
     report: &mut DigestReport,
 ) -> Result<score::Scoring, DigestError> {
+    let prompt = prompt_with_examples(deps);
     let scoring = score::score_all(
         deps.provider,
-        &deps.prompt,
+        &prompt,
         &gated.kept,
         &score::BatchLimits::new(deps.settings.batch_size, deps.settings.context_tokens),
         deps.progress,
@@ -567,6 +628,7 @@ fn render_digest(
     tiers: &render::Tiers,
     skipped: &[(Candidate, String)],
     report: &DigestReport,
+    web_url: &Option<String>,
 ) -> String {
     render::render(&render::DigestView {
         date,
@@ -577,6 +639,7 @@ fn render_digest(
         model: &report.model,
         usage: &report.usage,
         gated_out: report.gated_out,
+        web_url: web_url.as_deref(),
     })
 }
 

@@ -95,9 +95,25 @@ pub struct DigestView<'a> {
     pub model: &'a str,
     pub usage: &'a TokenUse,
     pub gated_out: usize,
+    /// The web app's address, for each paper's "Rate in Jarvis" link.
+    pub web_url: Option<&'a str>,
 }
 
-fn entry(out: &mut String, s: &Scored) {
+/// The Digest view's address for one paper (`#digest=KEY`, the key's
+/// reserved characters percent-encoded).
+fn rate_link(web: &str, key: &str) -> String {
+    let mut k = String::new();
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_') {
+            k.push(char::from(b));
+        } else {
+            k.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("{}/#digest={k}", web.trim_end_matches('/'))
+}
+
+fn entry(out: &mut String, s: &Scored, web: Option<&str>) {
     let c = &s.candidate;
     match safe_link(c) {
         Some(l) => out.push_str(&format!("### [{}]({l})\n\n", escape(&c.title))),
@@ -112,6 +128,9 @@ fn entry(out: &mut String, s: &Scored) {
     ));
     out.push_str(&format!("**Why:** {}\n\n", escape(&s.why)));
     out.push_str(&format!("**Summary:** {}\n\n", escape(&s.summary)));
+    if let Some(web) = web {
+        out.push_str(&format!("[Rate or add in Jarvis]({})\n\n", rate_link(web, &c.key)));
+    }
 }
 
 /// The digest Markdown.
@@ -147,7 +166,7 @@ pub fn render(v: &DigestView<'_>) -> String {
             out.push_str("None this time.\n\n");
         }
         for s in list {
-            entry(&mut out, s);
+            entry(&mut out, s, v.web_url);
         }
     }
     out.push_str("## Skim (score < 8)\n\n");

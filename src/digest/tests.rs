@@ -207,6 +207,7 @@ fn tiers_and_markdown_round_trip() {
         model: "ollama:m",
         usage: &TokenUse::default(),
         gated_out: 0,
+        web_url: Some("http://127.0.0.1:8080"),
     });
     assert!(
         md.starts_with("# Paper Digest — 2026-12-07\n\nGenerated 05:03 UTC"),
@@ -219,4 +220,9 @@ fn tiers_and_markdown_round_trip() {
     assert_eq!(entries[0].link, "https://arxiv.org/abs/2401.00002");
     assert_eq!(entries[0].score, Some(10));
     assert_eq!(entries[1].summary, "Summary of Mid.");
+    // Each paper links to its card in the Digest view, the key encoded.
+    assert!(
+        md.contains("[Rate or add in Jarvis](http://127.0.0.1:8080/#digest=arxiv%3A2401.00002)"),
+        "{md}"
+    );
 }

@@ -186,3 +186,85 @@ fn add_digest_imports_the_top_tiers_once() {
         r.stdout
     );
 }
+
+#[test]
+fn digest_feedback_at_the_terminal_records_lists_and_refuses_the_unknown() {
+    use jarvis::digest::feedback;
+    let sb = Sandbox::new();
+    let state = sb.jarvis_home().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let e = |n: u32, title: &str| feedback::RunEntry {
+        key: format!("arxiv:2412.{n:05}"),
+        link: format!("https://arxiv.org/abs/2412.{n:05}"),
+        title: title.into(),
+        authors: "A. Author".into(),
+        abstract_text: "An abstract.".into(),
+        score: 8,
+        track: "methods".into(),
+        summary: "A summary.".into(),
+        why: "Why.".into(),
+        tier: "worth_reading".into(),
+    };
+    // A remembered run, as a digest leaves it.
+    let runs = serde_json::json!({ "runs": [{
+        "date": "2026-12-07", "file": "digest-2026-12-07.md",
+        "entries": [e(50001, "Sparse attention for long documents"), e(50002, "A benchmark for table reasoning")],
+    }]});
+    std::fs::write(state.join("digest_runs.json"), runs.to_string()).unwrap();
+
+    let mut c = sb.jarvis();
+    c.args(["digest", "feedback", "2412.50001v2", "up"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("Sparse attention for long documents — noted: up"),
+        "{}",
+        r.stdout
+    );
+    let mut c = sb.jarvis();
+    c.args([
+        "digest",
+        "feedback",
+        "https://arxiv.org/abs/2412.50002",
+        "down",
+        "--json",
+    ]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["key"], "arxiv:2412.50002");
+
+    let votes = feedback::votes(&state).unwrap();
+    assert_eq!(votes["arxiv:2412.50001"].vote, feedback::Vote::Up);
+    assert_eq!(votes["arxiv:2412.50002"].vote, feedback::Vote::Down);
+
+    let mut c = sb.jarvis();
+    c.args(["digest", "list", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["runs"][0]["papers"][0]["vote"], "up");
+    assert_eq!(v["runs"][0]["papers"][1]["vote"], "down");
+
+    let mut c = sb.jarvis();
+    c.args(["digest", "feedback", "2412.50001", "clear"]);
+    assert_eq!(run(c).code, 0);
+    assert!(!feedback::votes(&state).unwrap().contains_key("arxiv:2412.50001"));
+
+    // Unknown paper and unknown vote: clear errors, nothing recorded.
+    let mut c = sb.jarvis();
+    c.args(["digest", "feedback", "2401.99999", "up"]);
+    let r = run(c);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("no paper \"2401.99999\" in the recent digests"),
+        "{}",
+        r.stderr
+    );
+    let mut c = sb.jarvis();
+    c.args(["digest", "feedback", "2412.50002", "meh"]);
+    let r = run(c);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("up, down or add"), "{}", r.stderr);
+    assert_eq!(feedback::votes(&state).unwrap().len(), 1);
+}

@@ -377,7 +377,10 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
     });
     let seen_titles = Arc::new(Mutex::new(Vec::<String>::new()));
     let log = seen_titles.clone();
+    let bodies = Arc::new(Mutex::new(Vec::<String>::new()));
+    let body_log = bodies.clone();
     let llm = Stand::one_at_a_time(move |r, _| {
+        body_log.lock().unwrap().push(r.body.clone());
         let papers = papers_in(&r.body);
         let mut items = Vec::new();
         for (n, t) in &papers {
@@ -422,6 +425,20 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
     let state_dir = fx.sb.jarvis_home().join("state");
     std::fs::create_dir_all(&state_dir).unwrap();
     // The last success was two weeks ago: Monday's slot was missed.
+    // A vote on an earlier digest: the scoring prompt shows its title.
+    let liked = jarvis::digest::feedback::RunEntry {
+        key: "arxiv:2411.09999".into(),
+        link: "https://arxiv.org/abs/2411.09999".into(),
+        title: "Contact maps from coevolution, revisited".into(),
+        authors: "A. Author".into(),
+        abstract_text: "Residue contacts.".into(),
+        score: 8,
+        track: "structure".into(),
+        summary: String::new(),
+        why: String::new(),
+        tier: "worth_reading".into(),
+    };
+    jarvis::digest::feedback::record_vote(&state_dir, &liked, jarvis::digest::feedback::Vote::Up, NOW).unwrap();
     let mut seen = state::SeenSet::load(&state_dir).unwrap();
     seen.set_last_success(datetime!(2026-11-23 05:05 UTC));
     seen.save(NOW).unwrap();
@@ -453,6 +470,7 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
             batch_size: 10,
             context_tokens: 100_000,
             biorxiv: quick_biorxiv(&bio.url),
+            web_url: Some("http://127.0.0.1:8080".into()),
         },
         prompt: jarvis::prompts::default_of(jarvis::prompts::DIGEST_SCORE).unwrap(),
         state_dir: state_dir.clone(),
@@ -465,6 +483,20 @@ fn a_full_run_gates_scores_writes_indexes_remembers_and_catches_up_once() {
     };
     let report = jarvis::digest::run(&deps, opts.clone(), Cancel::new()).unwrap();
     let lines = lines.lock().unwrap().clone();
+    let sent = bodies.lock().unwrap().clone();
+    assert!(
+        !sent.is_empty()
+            && sent.iter().all(|b| b.contains("Liked or added to their library")
+                && b.contains("Contact maps from coevolution, revisited")),
+        "every scoring request carries the user's vote as an example"
+    );
+    // The run's papers are remembered for the Digest view and for votes.
+    let runs = jarvis::digest::feedback::runs(&state_dir).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].entries.len(), report.scored, "{runs:#?}");
+    assert!(jarvis::digest::feedback::find_entry(&state_dir, "2412.10001")
+        .unwrap()
+        .is_some());
     assert_eq!(
         report.window_start, "2026-11-21",
         "the window reaches back to the last success"
@@ -627,6 +659,7 @@ fn a_quiet_weekend_is_reported_as_quiet() {
             batch_size: 10,
             context_tokens: 100_000,
             biorxiv: quick_biorxiv("http://127.0.0.1:9"),
+            web_url: None,
         },
         prompt: "Score.".into(),
         state_dir: state_dir.clone(),

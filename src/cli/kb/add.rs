@@ -118,7 +118,7 @@ pub fn add(a: AddArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
 }
 
 /// `question [y/N]` on stderr; only y/yes proceeds; end of input declines.
-fn ask(t: &dyn Term, question: &str) -> bool {
+pub(crate) fn ask(t: &dyn Term, question: &str) -> bool {
     t.err(&format!("{question} [y/N] "));
     match t.read_line() {
         // A stop while asking: the flow sees the cancel at its next step.

@@ -17,7 +17,7 @@
 //! (delegated, see `cli::delegate`). Output goes through a [`Term`], so
 //! both modes print the same.
 
-mod add;
+pub(crate) mod add;
 mod bibtex;
 mod digest;
 mod edit;

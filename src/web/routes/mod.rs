@@ -3,6 +3,7 @@
 
 pub mod chat;
 pub mod cite;
+pub mod digest;
 pub mod documents;
 pub mod drafts;
 pub mod drafts_pages;
@@ -35,6 +36,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(setup::routes())
         .merge(documents::routes())
         .merge(timeline::routes())
+        .merge(digest::routes())
         .merge(cite::routes())
         .merge(source::routes())
         .merge(drafts::routes())
