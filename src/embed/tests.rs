@@ -172,6 +172,13 @@ fn quick_start_and_throughput_sessions_give_the_same_vectors() {
     // reached the session. (The same session is bit-for-bit repeatable.)
     assert_ne!(a, b, "both profiles ran the same graph");
     assert_eq!(quick.embed_documents(&texts).unwrap(), a);
+    // Queries: the throughput embedder answers them from its own one-thread
+    // session (built on the first query), which gives the bulk session's
+    // vectors; a quick-start embedder keeps its single session.
+    assert!(full.query_session.is_some() && quick.query_session.is_none());
+    let q = "what does the cat sit on";
+    let bulk = full.embed_documents(&[q]).unwrap().remove(0);
+    assert!(cosine(&qb, &bulk) >= 0.9999);
 }
 
 #[test]

@@ -405,9 +405,11 @@ impl Kb {
     }
 
     /// Document-level search: the chunk ranking collapsed into documents,
-    /// best first. A document's score is its best chunk's score (max, not
-    /// sum: a long note must not win by having many mediocre passages),
-    /// its best chunk stands for it, and `more` counts its other chunks
+    /// best first. A document's score gathers its chunks' by
+    /// `KbSettings::doc_aggregation` (by default the best chunk plus a
+    /// decaying share of the next ones, never a plain sum: a long note must
+    /// not win by having many mediocre passages), its best chunk stands for
+    /// it, and `more` counts its other chunks
     /// among the candidates. Candidates are `n × 8` chunks (at least 80), so
     /// a document whose passages crowd the chunk list still leaves room
     /// for `n` distinct documents.
