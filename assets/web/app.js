@@ -378,6 +378,7 @@ export async function send(textArg) {
           shell.bubble.textContent = turn.partial;
           if (viewing()) scrollDown();
           break;
+        case 'thinking': R.thinkingDelta(shell, ev.text); break;
         case 'tool_start': R.toolStarted(shell, ev); if (viewing()) scrollDown(); break;
         case 'tool_finish': R.toolFinished(shell, ev); break;
         case 'edit_proposal': {

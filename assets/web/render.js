@@ -23,6 +23,28 @@ export function assistantShell() {
   return { li, tools, status, bubble, after, toolRows: new Map(), text: '' };
 }
 
+/** The model's reasoning: folded and dimmed, apart from the answer. */
+function thinkingBox(text) {
+  return h('details', { class: 'thinking-box' },
+    h('summary', {}, h('span', { class: 'thinking-label' }, 'Thinking…')),
+    h('div', { class: 'thinking-text' }, text || ''));
+}
+
+function thinkingLabel(box, done) {
+  const words = (box.querySelector('.thinking-text').textContent.match(/\S+/g) || []).length;
+  box.querySelector('.thinking-label').textContent = done ? `Reasoning · ${words} word${words === 1 ? '' : 's'}` : 'Thinking…';
+}
+
+/** A piece of reasoning as it streams: the box appears above the tools on
+ *  the first piece and stays folded unless the reader opens it. */
+export function thinkingDelta(shell, text) {
+  if (!shell.thinking) {
+    shell.thinking = thinkingBox('');
+    shell.li.prepend(shell.thinking);
+  }
+  shell.thinking.querySelector('.thinking-text').append(text);
+}
+
 function toolLabel(box) {
   const n = box.querySelectorAll('li').length;
   const running = box.querySelectorAll('li:not(.done):not(.failed)').length;
@@ -151,6 +173,7 @@ export function fillReply(shell, reply) {
   if (reply.html) renderHtml(shell.bubble, reply.html);
   else shell.bubble.textContent = reply.text || '';
   if (reply.error) shell.li.classList.add('error');
+  if (shell.thinking) thinkingLabel(shell.thinking, true);
   if (shell.tools && !shell.tools.hidden) {
     shell.tools.open = false;
     shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
@@ -164,6 +187,10 @@ export function savedAssistant(entry) {
   const log = toolLog(entry.tools);
   if (log) shell.tools.replaceWith(log);
   shell.tools = null;
+  if (entry.thinking) {
+    shell.thinking = thinkingBox(entry.thinking);
+    shell.li.prepend(shell.thinking);
+  }
   fillReply(shell, entry);
   return shell.li;
 }

@@ -18,6 +18,7 @@
 //! | event | when | fields |
 //! |---|---|---|
 //! | `status` | before compaction and before the first model request | `state`: `compacting` \| `thinking` |
+//! | `thinking` | a piece of the model's reasoning as it streams (Ollama `thinking`, Anthropic thinking blocks, OpenAI-compatible `reasoning`/`reasoning_content`); shown apart from the answer, kept in the display entry, never in the transcript a later request carries | `text` |
 //! | `text` | a piece of the model's text as it streams (text a step says before its tool calls streams too; `reply` carries the final answer) | `text` |
 //! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
@@ -177,6 +178,10 @@ pub enum ChatEvent {
         state: TurnState,
     },
     Text {
+        text: String,
+    },
+    /// A piece of the model's reasoning, as it streams.
+    Thinking {
         text: String,
     },
     ToolStart {

@@ -119,6 +119,10 @@ pub struct DisplayEntry {
     /// searched it (or the model used its own knowledge).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_from_library: bool,
+    /// The reasoning the model streamed before this answer (shown folded;
+    /// never part of the transcript sent to a model).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub thinking: String,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -247,6 +251,7 @@ impl Session {
             citations: Vec::new(),
             unsupported_citations: 0,
             not_from_library: false,
+            thinking: String::new(),
         });
         if self.title.is_empty() {
             self.title = default_title(text);

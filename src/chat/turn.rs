@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::cancel::Cancel;
-use crate::llm::transcript::{Block, Message};
+use crate::llm::transcript::{drop_opaque, Block, Message};
 use crate::llm::{redact_secrets, CallError, ChatProvider, StreamEvent, ToolCall, ToolError, ToolOutcome, TurnEnd};
 
 use super::agent::{lock, ChatAgent};
@@ -98,6 +98,8 @@ struct LoopStats {
     rounds: usize,
     tokens_in: Option<u64>,
     tokens_out: Option<u64>,
+    /// The reasoning the model streamed, every step's, for the display.
+    thinking: String,
 }
 
 impl ChatAgent {
@@ -272,6 +274,9 @@ impl ChatAgent {
             }
             (s.messages.clone(), s.messages.len())
         };
+        // Reasoning from earlier turns (files saved before it was dropped
+        // at the commit) is never sent again.
+        drop_opaque(&mut transcript);
         events(ChatEvent::Status {
             state: TurnState::Thinking,
         });
@@ -344,10 +349,16 @@ impl ChatAgent {
         // Only an answer is checked for citations; a stop or failure
         // message cites nothing and is no abstention.
         let mut finished = Finished::default();
+        let mut thinking = String::new();
         let (text, privacy_stop, error) = match result {
             Ok(Ended::Reply(text)) => {
                 record.outcome = "reply".into();
+                // The turn's reasoning did its work inside the tool loop;
+                // the saved transcript (what later requests carry) keeps
+                // none of it, and the human sees it in the display.
+                drop_opaque(&mut transcript);
                 s.messages = transcript;
+                thinking = std::mem::take(&mut stats.thinking);
                 finished = finish(&text, &evidence, kb_only);
                 if finished.replaced {
                     record.outcome = "nothing_found".into();
@@ -404,6 +415,7 @@ impl ChatAgent {
             citations: finished.citations.clone(),
             unsupported_citations: finished.unsupported,
             not_from_library: finished.not_from_library,
+            thinking,
         });
         s.updated = crate::kb::stage::now_iso();
         // The session file is the truth: once it holds the answer the turn
@@ -573,7 +585,14 @@ impl ChatAgent {
                     }
                     v => v,
                 },
-                StreamEvent::ThinkingDelta(t) => watch.thinking(t),
+                StreamEvent::ThinkingDelta(t) => match watch.thinking(t) {
+                    None if !t.is_empty() => {
+                        stats.thinking.push_str(t);
+                        events(ChatEvent::Thinking { text: t.to_string() });
+                        None
+                    }
+                    v => v,
+                },
                 StreamEvent::Usage(u) => {
                     let add = |sum: &mut Option<u64>, n: Option<u64>| {
                         if let Some(n) = n {

@@ -89,6 +89,9 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
             lock(&proposed).streamed = true;
         }
         ChatEvent::Text { .. } => {}
+        // Reasoning is the web app's folded block; a terminal shows the
+        // answer only.
+        ChatEvent::Thinking { .. } => {}
         ChatEvent::ToolStart { name, summary, .. } => t.err(&format!("→ {name}({summary})\n")),
         ChatEvent::ToolFinish {
             name,

@@ -6,7 +6,8 @@
 //! the one place that puts them there. `provider_opaque` carries
 //! what the schema cannot express — Anthropic thinking blocks, OpenAI-style
 //! reasoning fields — and is replayed only to the exact provider and model
-//! that produced it.
+//! that produced it, within the turn that produced it: the chat drops it
+//! ([`drop_opaque`]) before a turn's transcript is saved.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -90,6 +91,17 @@ pub fn opaque_matches(block_provider: &str, block_model: &str, provider: &str, m
     block_provider == provider && block_model == model
 }
 
+/// Drop every opaque block (reasoning, thinking and their signatures)
+/// from `messages`. A turn's tool loop needs them (Anthropic refuses a
+/// tool step whose thinking was left out), but once the turn is over they
+/// have done their work: a later request never carries them, to this
+/// provider or any other.
+pub fn drop_opaque(messages: &mut [Message]) {
+    for m in messages {
+        m.content.retain(|b| !matches!(b, Block::ProviderOpaque { .. }));
+    }
+}
+
 /// Name of the tool a call id belongs to, searched across the transcript.
 /// Needed by wires that key results by tool name (Ollama).
 pub fn tool_name_for(messages: &[Message], call_id: &str) -> Option<String> {
@@ -149,6 +161,23 @@ impl ToolOutcome {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn drop_opaque_keeps_everything_but_reasoning() {
+        let mut v = vec![Message {
+            role: Role::Assistant,
+            content: vec![
+                Block::ProviderOpaque {
+                    provider: "ollama".into(),
+                    model: "m".into(),
+                    data: json!({"thinking": "hm"}),
+                },
+                Block::Text { text: "answer".into() },
+            ],
+        }];
+        drop_opaque(&mut v);
+        assert_eq!(v, vec![Message::assistant("answer")]);
+    }
 
     #[test]
     fn serde_shape_matches_the_spec() {

@@ -233,6 +233,7 @@ fn compaction_of_a_private_session_runs_on_its_own_local_provider() {
                 citations: vec![],
                 unsupported_citations: 0,
                 not_from_library: false,
+                thinking: String::new(),
             });
         }
         g.mark_private();
@@ -285,6 +286,7 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
                 citations: vec![],
                 unsupported_citations: 0,
                 not_from_library: false,
+                thinking: String::new(),
             });
         }
     }

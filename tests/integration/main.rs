@@ -7,6 +7,7 @@
 
 mod ask_owner;
 mod chat_add_file;
+mod chat_assist;
 mod chat_cite;
 mod chat_drafts;
 mod chat_eval;
@@ -48,6 +49,7 @@ mod tidy_layers;
 mod tidy_settings;
 mod tidy_unit_tests;
 mod web_browser;
+mod web_browser_assist;
 mod web_browser_cite;
 mod web_browser_digest;
 mod web_browser_timeline;

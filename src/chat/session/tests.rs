@@ -23,6 +23,7 @@ fn talked(q: &str) -> Session {
         citations: vec![],
         unsupported_citations: 0,
         not_from_library: false,
+        thinking: String::new(),
     });
     s
 }

@@ -188,6 +188,9 @@ pub struct EntryDto {
     pub citations: Vec<CitationDto>,
     pub unsupported_citations: usize,
     pub not_from_library: bool,
+    /// The model's reasoning before the answer, shown folded.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub thinking: String,
 }
 
 pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
@@ -203,6 +206,7 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
         citations: citation_dtos(&e.citations, &e.sources, vault),
         unsupported_citations: e.unsupported_citations,
         not_from_library: e.not_from_library,
+        thinking: e.thinking.clone(),
     }
 }
 
@@ -236,6 +240,7 @@ pub fn event_json(ev: &ChatEvent, vault: Option<&Path>) -> Value {
             TurnState::Thinking => "thinking",
         } }),
         ChatEvent::Text { text } => json!({ "type": "text", "text": text }),
+        ChatEvent::Thinking { text } => json!({ "type": "thinking", "text": text }),
         ChatEvent::ToolStart { id, name, summary } => {
             json!({ "type": "tool_start", "id": id, "name": name, "summary": summary })
         }
