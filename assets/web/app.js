@@ -12,6 +12,8 @@ import { initViewer } from './viewer.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
 import { initSetup, refresh as refreshSetup, openSetup, searchInstead, searchInline } from './setup.js';
+import { initProfiles, showProfile, profileSwitched } from './profiles.js';
+import { initCommands, openCommands } from './commands.js';
 
 // The editor (about a third of our script) loads the first time it is
 // needed — the Editor view, a suggested change, a menu action — so a chat
@@ -74,6 +76,7 @@ function showSession(s) {
   el.privateBadge.hidden = !s.private;
   setDbOnly(s.kb_only !== false);
   refreshInfo();
+  showProfile(s);
   renderSidebar();
   updateComposer();
 }
@@ -379,6 +382,8 @@ export async function send(textArg) {
           if (viewing()) scrollDown();
           break;
         case 'thinking': R.thinkingDelta(shell, ev.text); break;
+        case 'plan_ready': R.planReady(shell, ev.plan); if (viewing()) scrollDown(); break;
+        case 'profile_switched': R.profileSwitched(shell, ev.profile_name); profileSwitched(sid, ev.profile_id); break;
         case 'tool_start': R.toolStarted(shell, ev); if (viewing()) scrollDown(); break;
         case 'tool_finish': R.toolFinished(shell, ev); break;
         case 'edit_proposal': {
@@ -568,7 +573,15 @@ async function boot() {
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
   if (view === 'editor') setView('editor');
   initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
-  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup });
+  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup, openCommands });
+  initProfiles({ state: S, refreshInfo });
+  initCommands({
+    input: el.input, form: el.form, send, newChat, openModelPicker,
+    switchModel: async (spec) => {
+      if (!S.session) return;
+      try { const r = await post('/model', { session_id: S.session.id, spec }); S.session.model = r.spec; refreshInfo(); toast(`Model: ${r.spec}`); } catch (e) { toast(e.message, true); }
+    },
+  });
   initSetup({
     refreshInfo,
     // A model chosen in the set-up panel: the conversation on screen takes

@@ -26,6 +26,7 @@ function commands() {
     { label: 'Rate the digest', hint: 'command', run: ctx.openDigest },
     { label: 'Set response style…', hint: 'command', run: ctx.openStyle },
     { label: 'Edit prompts…', hint: 'command', run: ctx.openPrompts },
+    { label: 'Custom commands…', hint: 'command', run: ctx.openCommands },
     { label: 'Show configuration', hint: 'command', run: ctx.openConfig },
     { label: 'Set-up (notes folder, model, first index)…', hint: 'command', run: ctx.openSetup },
   ];

@@ -45,6 +45,28 @@ export function thinkingDelta(shell, text) {
   shell.thinking.querySelector('.thinking-text').append(text);
 }
 
+/** The planning phase's numbered plan, as a card above the answer: open
+ *  while the turn runs, folded once it is answered (and when reloaded). */
+export function planCard(plan, open) {
+  const steps = String(plan || '').split('\n').map((l) => l.trim()).filter(Boolean)
+    .map((l) => h('li', {}, l.replace(/^\d+[.)]\s*/, '')));
+  return h('details', { class: 'plan-card', open: !!open },
+    h('summary', {}, h('span', { class: 'plan-icon', 'aria-hidden': 'true' }, '🗺'),
+      h('span', {}, `Plan · ${steps.length} step${steps.length === 1 ? '' : 's'}`)),
+    h('ol', {}, steps));
+}
+
+export function planReady(shell, plan) {
+  if (shell.plan) shell.plan.remove();
+  shell.plan = planCard(plan, true);
+  shell.li.prepend(shell.plan);
+}
+
+/** A line in the answer's shell saying the profile changed mid-turn. */
+export function profileSwitched(shell, name) {
+  shell.after.before(h('span', { class: 'status-badge profile-note', role: 'note' }, `Switched to the ${name} profile`));
+}
+
 function toolLabel(box) {
   const n = box.querySelectorAll('li').length;
   const running = box.querySelectorAll('li:not(.done):not(.failed)').length;
@@ -174,6 +196,7 @@ export function fillReply(shell, reply) {
   else shell.bubble.textContent = reply.text || '';
   if (reply.error) shell.li.classList.add('error');
   if (shell.thinking) thinkingLabel(shell.thinking, true);
+  if (shell.plan) shell.plan.open = false;
   if (shell.tools && !shell.tools.hidden) {
     shell.tools.open = false;
     shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
@@ -187,6 +210,10 @@ export function savedAssistant(entry) {
   const log = toolLog(entry.tools);
   if (log) shell.tools.replaceWith(log);
   shell.tools = null;
+  if (entry.plan) {
+    shell.plan = planCard(entry.plan, false);
+    shell.li.prepend(shell.plan);
+  }
   if (entry.thinking) {
     shell.thinking = thinkingBox(entry.thinking);
     shell.li.prepend(shell.thinking);

@@ -164,13 +164,73 @@ impl ChatAgent {
 
     /// A fresh, unsaved session on `spec` (the default when `None`).
     pub fn new_session(&self, spec: Option<&str>, kb_only: Option<bool>) -> Result<Session, ChatError> {
-        let spec = spec.map_or_else(|| self.deps.providers.default_spec(), str::to_string);
+        self.new_session_as(spec, kb_only, None)
+    }
+
+    /// [`ChatAgent::new_session`] with a profile: its model unless `spec`
+    /// names one.
+    pub fn new_session_as(
+        &self,
+        spec: Option<&str>,
+        kb_only: Option<bool>,
+        profile: Option<&str>,
+    ) -> Result<Session, ChatError> {
+        let profile = match profile.filter(|p| !p.is_empty()) {
+            Some(id) => Some(self.profile(id)?),
+            None => None,
+        };
+        let spec = spec
+            .map(str::to_string)
+            .or_else(|| profile.as_ref().and_then(|p| p.model.clone()))
+            .unwrap_or_else(|| self.deps.providers.default_spec());
         let (provider, model) = self.deps.providers.resolve(&spec)?;
-        Ok(Session::new(
-            &provider,
-            &model,
-            kb_only.unwrap_or(self.settings().default_kb_only),
-        ))
+        let mut s = Session::new(&provider, &model, kb_only.unwrap_or(self.settings().default_kb_only));
+        if let Some(p) = profile {
+            s.profile = p.id;
+        }
+        Ok(s)
+    }
+
+    /// Every profile, and the files that could not be read.
+    pub fn profiles(&self) -> super::profiles::Catalogue {
+        super::profiles::load(&self.deps.home)
+    }
+
+    /// The profile `id`.
+    pub fn profile(&self, id: &str) -> Result<super::profiles::Profile, ChatError> {
+        self.profiles()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ChatError::NoProfile(id.to_string()))
+    }
+
+    /// Give a session the profile `id` ("" for none) from its next turn,
+    /// with the profile's model when it names one (validated like any
+    /// model switch: a private session never moves to a cloud model).
+    /// Returns the profile, `None` for none.
+    pub fn set_profile(
+        &self,
+        session: &SharedSession,
+        id: &str,
+    ) -> Result<Option<super::profiles::Profile>, ChatError> {
+        let profile = match id {
+            "" => None,
+            id => Some(self.profile(id)?),
+        };
+        let mut s = lock(session);
+        if let Some(m) = profile.as_ref().and_then(|p| p.model.as_deref()) {
+            let (provider, model) = validate_switch(self.deps.providers.as_ref(), s.private, m)?;
+            if s.provider != provider || s.model != model {
+                s.provider = provider;
+                s.model = model;
+                s.served_model = None;
+            }
+        }
+        s.profile = profile.as_ref().map(|p| p.id.clone()).unwrap_or_default();
+        if !s.is_empty() {
+            self.deps.sessions.save(&s)?;
+        }
+        Ok(profile)
     }
 
     /// The session to continue: the live object when a turn is running on

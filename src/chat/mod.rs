@@ -19,6 +19,8 @@
 //! |---|---|---|
 //! | `status` | before compaction and before the first model request | `state`: `compacting` \| `thinking` |
 //! | `thinking` | a piece of the model's reasoning as it streams (Ollama `thinking`, Anthropic thinking blocks, OpenAI-compatible `reasoning`/`reasoning_content`); shown apart from the answer, kept in the display entry, never in the transcript a later request carries | `text` |
+//! | `profile_switched` | the session took another profile: `switch_profile` mid-turn (its tools apply from the next step), or a custom command that names one | `id`, `name` |
+//! | `plan_ready` | the profile plans and the planning call wrote a plan (before the first tool event; a `DIRECT` answer sends none) | `plan` (numbered lines) |
 //! | `text` | a piece of the model's text as it streams (text a step says before its tool calls streams too; `reply` carries the final answer) | `text` |
 //! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
@@ -78,15 +80,19 @@
 pub mod agent;
 pub mod chatlog;
 pub mod cite;
+pub mod commands;
 pub mod compact;
 pub mod eval;
 pub mod history;
 mod indexer;
 pub mod lifecycle;
 pub mod models;
+pub mod plan;
+pub mod profiles;
 pub mod prompt;
 pub mod runaway;
 pub mod session;
+mod switch;
 pub mod tools;
 mod turn;
 
@@ -184,6 +190,15 @@ pub enum ChatEvent {
     Thinking {
         text: String,
     },
+    /// The planning phase's numbered plan for this turn.
+    Plan {
+        text: String,
+    },
+    /// The session's profile changed.
+    ProfileSwitched {
+        id: String,
+        name: String,
+    },
     ToolStart {
         id: String,
         name: String,
@@ -254,6 +269,12 @@ pub enum ChatError {
     /// An empty message.
     #[error("the message is empty")]
     EmptyMessage,
+    /// No profile has that id.
+    #[error("no profile {0:?} — the profiles are the shipped ones and the TOML files in $JARVIS_HOME/profiles/ (`GET /profiles` lists them)")]
+    NoProfile(String),
+    /// A custom command could not be read or written.
+    #[error(transparent)]
+    Command(#[from] commands::CommandError),
     /// The knowledge base failed.
     #[error("the knowledge base: {0}")]
     Kb(#[from] crate::kb::KbError),
@@ -277,6 +298,8 @@ impl ChatError {
             ChatError::NotRunning(_) | ChatError::NoConversation(_) => ErrorKind::NotFound,
             ChatError::Switch(e) => e.kind(),
             ChatError::EmptyMessage => ErrorKind::User,
+            ChatError::NoProfile(_) => ErrorKind::NotFound,
+            ChatError::Command(e) => e.kind(),
             ChatError::Kb(e) => e.kind(),
             ChatError::Llm(e) => e.error_kind(),
             ChatError::Prompt(e) => e.kind(),

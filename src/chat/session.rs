@@ -123,6 +123,9 @@ pub struct DisplayEntry {
     /// never part of the transcript sent to a model).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub thinking: String,
+    /// The numbered plan the planning phase made for this answer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub plan: String,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -151,6 +154,9 @@ pub struct Session {
     pub model: String,
     #[serde(default = "yes")]
     pub kb_only: bool,
+    /// The profile's id (`chat::profiles`); empty for none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub profile: String,
     #[serde(default)]
     pub messages: Vec<Message>,
     #[serde(default)]
@@ -218,6 +224,7 @@ impl Session {
             provider: provider.to_string(),
             model: model.to_string(),
             kb_only,
+            profile: String::new(),
             messages: Vec::new(),
             display: Vec::new(),
             cost: BTreeMap::new(),
@@ -239,11 +246,18 @@ impl Session {
     /// Record the user's question: a turn start, the message and its bubble.
     /// The first question also names an untitled session.
     pub fn begin_turn(&mut self, text: &str) {
+        self.begin_turn_as(text, text);
+    }
+
+    /// [`Session::begin_turn`] for a question the human typed as `shown`
+    /// (a custom command line) and the model is sent as `text` (its
+    /// expansion): the bubble and the title show what was typed.
+    pub fn begin_turn_as(&mut self, text: &str, shown: &str) {
         self.turn_starts.push(self.messages.len());
         self.messages.push(Message::user(text));
         self.display.push(DisplayEntry {
             role: Role::User,
-            text: text.to_string(),
+            text: shown.to_string(),
             tools: Vec::new(),
             sources: Vec::new(),
             error: false,
@@ -252,9 +266,10 @@ impl Session {
             unsupported_citations: 0,
             not_from_library: false,
             thinking: String::new(),
+            plan: String::new(),
         });
         if self.title.is_empty() {
-            self.title = default_title(text);
+            self.title = default_title(shown);
         }
         self.updated = now();
     }

@@ -4,20 +4,25 @@
 //! transcript, and one commit under the session lock — or nothing at all
 //! when the turn was stopped.
 
+use std::cell::{Cell, RefCell};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::cancel::Cancel;
 use crate::llm::transcript::{drop_opaque, Block, Message};
-use crate::llm::{redact_secrets, CallError, ChatProvider, StreamEvent, ToolCall, ToolError, ToolOutcome, TurnEnd};
+use crate::llm::{
+    redact_secrets, CallError, ChatProvider, StepOptions, StreamEvent, ToolCall, ToolError, ToolOutcome, TurnEnd,
+};
 
 use super::agent::{lock, ChatAgent};
 use super::chatlog::TurnRecord;
 use super::cite::{finish, Evidence, Finished, TurnEvidence};
 use super::compact::{maybe_compact, needs_compaction};
+use super::profiles::{Profile, TurnSetup, SWITCH_TOOL};
 use super::prompt::build_system_prompt;
 use super::runaway::{Deadline, Runaway, Watch};
 use super::session::{DisplayEntry, SourceRef, ToolLogEntry};
+use super::switch::LoopProfiles;
 use super::tools::{tool_specs, ToolBox};
 use super::{middle_ellipsis, ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnContext, TurnState};
 
@@ -196,15 +201,33 @@ impl ChatAgent {
         cancel: &Cancel,
         record: &mut TurnRecord,
     ) -> Result<Option<Reply>, ChatError> {
-        let message = message.trim();
+        let typed = message.trim();
+        if typed.is_empty() {
+            return Err(ChatError::EmptyMessage);
+        }
+        // A custom command line (`/name args`) runs as its expansion, with
+        // the model and profile it names; the bubble keeps what was typed.
+        let invocation = super::commands::resolve(&self.deps.home, typed)?;
+        let message = invocation.as_ref().map_or(typed, |i| i.prompt.trim());
         if message.is_empty() {
             return Err(ChatError::EmptyMessage);
         }
+        if let Some(inv) = &invocation {
+            if let Some(m) = &inv.model {
+                self.switch_model(session, m)?;
+            }
+            if let Some(p) = &inv.profile {
+                let before = lock(session).profile.clone();
+                if let Some(p) = self.set_profile(session, p)?.filter(|p| p.id != before) {
+                    events(ChatEvent::ProfileSwitched { id: p.id, name: p.name });
+                }
+            }
+        }
         let settings = self.settings();
-        let (id, spec, kb_only) = {
+        let (id, spec, kb_only, profile_id) = {
             let s = lock(session);
             self.check_resume(&s)?;
-            (s.id.clone(), s.model_spec(), s.kb_only)
+            (s.id.clone(), s.model_spec(), s.kb_only, s.profile.clone())
         };
         record.model = spec.clone();
         self.clear_pending_for(&id);
@@ -268,7 +291,7 @@ impl ChatAgent {
         let (mut transcript, base_len) = {
             let mut s = lock(session);
             cancel.check().map_err(|_| ChatError::Cancelled)?;
-            s.begin_turn(message);
+            s.begin_turn_as(message, typed);
             if !context.question_with_answer {
                 self.deps.sessions.save(&s)?;
             }
@@ -285,7 +308,43 @@ impl ChatAgent {
             system.push_str("\n\n");
             system.push_str(&note);
         }
-        let tools = tool_specs(kb_only);
+        // The profile cuts the tool list and adds its prompt, cap and
+        // temperature; planning (when the profile plans) runs before the
+        // loop, and its plan joins this turn's system prompt.
+        let catalogue = super::profiles::load(&self.deps.home);
+        let profile = match profile_id.as_str() {
+            "" => None,
+            p => {
+                let found = catalogue.get(p).cloned();
+                if found.is_none() {
+                    tracing::warn!(session = %id, profile = %p, "the session's profile is gone; running without one");
+                }
+                found
+            }
+        };
+        let all_tools = tool_specs(kb_only);
+        let default_rounds = settings.max_tool_rounds;
+        let mut setup = TurnSetup::new(profile.clone(), &catalogue, &all_tools, &system, default_rounds);
+        let mut plan_text = String::new();
+        if setup.planning() {
+            // A stop or the budget running out during the call is the
+            // tool loop's to report: it checks the switch first thing.
+            if let Ok(Some(plan)) = super::plan::make_plan(provider.as_ref(), message, &setup.tools, &turn_cancel) {
+                events(ChatEvent::Plan { text: plan.clone() });
+                system.push_str(&super::plan::plan_block(&plan));
+                setup = TurnSetup::new(profile, &catalogue, &all_tools, &system, default_rounds);
+                plan_text = plan;
+            }
+        }
+        let switched: RefCell<Option<Profile>> = RefCell::new(None);
+        let profiles = LoopProfiles {
+            catalogue: &catalogue,
+            all_tools: &all_tools,
+            base_system: &system,
+            default_rounds,
+            switched: &switched,
+            private: lock(session).private,
+        };
         let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, &turn_cancel);
         toolbox.session_private = lock(session).private;
         toolbox.results = settings.search_results;
@@ -294,15 +353,14 @@ impl ChatAgent {
 
         let mut stats = LoopStats::default();
         let limits = Limits {
-            max_rounds: settings.max_tool_rounds,
             max_output_tokens: settings.max_output_tokens,
             tripped: &tripped,
         };
         let result = self.tool_loop(
             provider.as_ref(),
             &mut transcript,
-            &tools,
-            &system,
+            setup,
+            &profiles,
             &mut toolbox,
             &mut log,
             &limits,
@@ -345,6 +403,9 @@ impl ChatAgent {
         }
         if cancel.is_cancelled() || matches!(result, Err(CallError::Cancelled(_))) {
             return Err(ChatError::Cancelled);
+        }
+        if let Some(p) = switched.into_inner() {
+            self.apply_switch(&mut s, &p);
         }
         // Only an answer is checked for citations; a stop or failure
         // message cites nothing and is no abstention.
@@ -416,6 +477,7 @@ impl ChatAgent {
             unsupported_citations: finished.unsupported,
             not_from_library: finished.not_from_library,
             thinking,
+            plan: plan_text,
         });
         s.updated = crate::kb::stage::now_iso();
         // The session file is the truth: once it holds the answer the turn
@@ -480,8 +542,8 @@ impl ChatAgent {
         &self,
         provider: &dyn ChatProvider,
         transcript: &mut Vec<Message>,
-        tools: &[crate::llm::ToolSpec],
-        system: &str,
+        setup: TurnSetup,
+        profiles: &LoopProfiles<'_>,
         toolbox: &mut ToolBox<'_>,
         log: &mut Vec<ToolLogEntry>,
         limits: &Limits<'_>,
@@ -489,17 +551,21 @@ impl ChatAgent {
         events: EventSink<'_>,
         cancel: &Cancel,
     ) -> Result<Ended, CallError> {
-        let max_rounds = limits.max_rounds;
         let secrets = self.deps.providers.secrets();
-        // The step the model is on (0-based), from the stream: a call in
-        // step n belongs to tool round n + 1.
-        let step = std::cell::Cell::new(0usize);
-        let mut capped = false;
+        // What the profile offers; `switch_profile` replaces it, and the
+        // provider's loop hands control back so the next step gets it.
+        let active = RefCell::new(setup);
+        // The step the model is on (0-based, counted across those hand-
+        // backs), from the stream: a call in step n belongs to round n + 1.
+        let step = Cell::new(0usize);
+        let first_step = Cell::new(0usize);
+        let capped = Cell::new(false);
         let mut announced = 0usize;
         let mut dispatch = |call: &ToolCall| -> Result<ToolOutcome, ToolError> {
             let rounds = step.get() + 1;
+            let max_rounds = active.borrow().max_rounds;
             if rounds > max_rounds {
-                capped = true;
+                capped.set(true);
                 // Ends the turn at once with no further request, exactly
                 // like a privacy stop; the caller tells the two apart.
                 return Err(ToolError::Privacy(round_cap_message(max_rounds)));
@@ -511,10 +577,21 @@ impl ChatAgent {
                 summary: summary.clone(),
             });
             let t = Instant::now();
-            let out = toolbox.dispatch(call);
+            let out = if call.name == SWITCH_TOOL {
+                self.switch_call(call, profiles, &active, events)
+            } else if active.borrow().withholds(&call.name) {
+                // A tool the profile leaves out does not run, even when
+                // the model names it from memory.
+                Err(ToolError::Failed(format!(
+                    "`{}` is not available in this conversation's profile — use only the tools you were given",
+                    call.name
+                )))
+            } else {
+                toolbox.dispatch(call)
+            };
             let duration_ms = t.elapsed().as_millis() as u64;
             let (result_chars, is_error) = match &out {
-                Ok(o) => (o.content.chars().count(), o.is_error),
+                Ok(o) | Err(ToolError::Yield(o)) => (o.content.chars().count(), o.is_error),
                 Err(ToolError::Failed(m)) => (m.chars().count(), true),
                 Err(_) => (0, true),
             };
@@ -573,7 +650,7 @@ impl ChatAgent {
             }
             let verdict = match e {
                 StreamEvent::StepStart { step: n } => {
-                    step.set(n);
+                    step.set(first_step.get() + n);
                     stats.rounds += 1;
                     watch.reset();
                     None
@@ -609,26 +686,37 @@ impl ChatAgent {
                 trip(limits.tripped, why, cancel);
             }
         };
-        let end = provider.agentic_turn_capped(
-            transcript,
-            tools,
-            &mut dispatch,
-            system,
-            limits.max_output_tokens,
-            Some(cancel),
-            &mut on_event,
-        )?;
-        Ok(match end {
-            TurnEnd::Reply(text) => Ended::Reply(text),
-            TurnEnd::PrivacyStop(text) if capped => Ended::RoundCap(text),
-            TurnEnd::PrivacyStop(text) => Ended::PrivacyStop(text),
-        })
+        loop {
+            let (tools, system, temperature) = {
+                let a = active.borrow();
+                (a.tools.clone(), a.system.clone(), a.temperature)
+            };
+            let options = StepOptions {
+                max_tokens: limits.max_output_tokens,
+                temperature,
+            };
+            let end = provider.agentic_turn_capped(
+                transcript,
+                &tools,
+                &mut dispatch,
+                &system,
+                options,
+                Some(cancel),
+                &mut on_event,
+            )?;
+            match end {
+                TurnEnd::Reply(text) => return Ok(Ended::Reply(text)),
+                TurnEnd::PrivacyStop(text) if capped.get() => return Ok(Ended::RoundCap(text)),
+                TurnEnd::PrivacyStop(text) => return Ok(Ended::PrivacyStop(text)),
+                // The next call's first step follows the last one.
+                TurnEnd::Yielded => first_step.set(step.get() + 1),
+            }
+        }
     }
 }
 
-/// The turn's limits, for the tool loop.
+/// The turn's limits, for the tool loop (the round cap is the profile's).
 struct Limits<'a> {
-    max_rounds: usize,
     max_output_tokens: u32,
     tripped: &'a Tripped,
 }

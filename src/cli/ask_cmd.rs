@@ -1,4 +1,4 @@
-//! `jarvis ask "…" [--session ID] [--model SPEC] [--json]`: one chat turn
+//! `jarvis ask "…" [--session ID] [--model SPEC] [--profile ID] [--json]`: one chat turn
 //! from the terminal through the same `run_turn` the web app uses. The
 //! answer streams to stdout, tool lines and status go to stderr, and the
 //! session is saved like any other (resume it with `--session`).
@@ -8,7 +8,9 @@
 //! [`Term`], so both ways print the same bytes. A stop (Ctrl-C, SIGTERM, or
 //! the client hanging up) is the web app's stop: the turn is cancelled and
 //! rolled back, leaving the session as it was. The question is written with
-//! the answer, so even a SIGKILL leaves no question-only session.
+//! the answer, so even a SIGKILL leaves no question-only session. A
+//! question that is a custom command line (`/summarize foo bar`) runs as
+//! the command's expansion, as in the web composer (the turn expands it).
 //!
 //! What the model can only propose — a removal (or another confirmation)
 //! and a draft edit — is answered where that is possible and said honestly
@@ -36,6 +38,9 @@ pub struct AskArgs {
     /// Model for this session, `provider[:model]` (new sessions: default `chat.provider`).
     #[arg(long)]
     pub model: Option<String>,
+    /// Profile of a new session (`research`, `writing`, `librarian`, or a file in $JARVIS_HOME/profiles/).
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Print the whole reply (text, citations, sources, tools, model, spend) as JSON instead of streaming text.
     #[arg(long)]
     pub json: bool,
@@ -68,8 +73,15 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
     // the turn, which embeds every new chunk of the conversation.
     let agent = app.chat()?;
     let session: SharedSession = match &a.session {
+        Some(_) if a.profile.is_some() => anyhow::bail!(
+            "a session's profile is chosen when it starts — drop --session to start a new one with --profile (the assistant can still switch an existing session's profile)"
+        ),
         Some(id) => agent.resume(id)?.0,
-        None => Arc::new(Mutex::new(agent.new_session(a.model.as_deref(), None)?)),
+        None => Arc::new(Mutex::new(agent.new_session_as(
+            a.model.as_deref(),
+            None,
+            a.profile.as_deref(),
+        )?)),
     };
     if let (Some(spec), Some(_)) = (&a.model, &a.session) {
         agent.switch_model(&session, spec)?;
@@ -92,6 +104,8 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
         // Reasoning is the web app's folded block; a terminal shows the
         // answer only.
         ChatEvent::Thinking { .. } => {}
+        ChatEvent::Plan { text } => t.err(&format!("plan:\n{text}\n")),
+        ChatEvent::ProfileSwitched { name, .. } => t.err(&format!("→ profile: {name}\n")),
         ChatEvent::ToolStart { name, summary, .. } => t.err(&format!("→ {name}({summary})\n")),
         ChatEvent::ToolFinish {
             name,

@@ -39,7 +39,8 @@ pub mod wire;
 pub use catalogue::{format_catalogue, list_catalogue, CatalogueEntry};
 pub use error::{CallError, ErrorKind, LlmError};
 pub use provider::{
-    ChatProvider, ModelCost, PdfToText, SummarySource, ToolCall, ToolError, ToolOutcome, ToolSpec, TurnEnd, Usage,
+    ChatProvider, ModelCost, PdfToText, StepOptions, SummarySource, ToolCall, ToolError, ToolOutcome, ToolSpec,
+    TurnEnd, Usage,
 };
 pub use redact::redact_secrets;
 pub use retry::with_retries;

@@ -47,6 +47,12 @@ pub enum ToolError {
     /// An ordinary failure, reported back to the model as an error result.
     #[error("{0}")]
     Failed(String),
+    /// The call worked and changed what the loop should offer (a profile
+    /// switch): its result is recorded like any other, the step's other
+    /// calls still run, and then the turn returns [`TurnEnd::Yielded`] so
+    /// the caller can go on with new tools or a new system prompt.
+    #[error("{}", .0.content)]
+    Yield(ToolOutcome),
 }
 
 impl ToolError {
@@ -56,7 +62,7 @@ impl ToolError {
         match self {
             ToolError::Privacy(_) => ErrorKind::User,
             ToolError::Cancelled(_) => ErrorKind::Cancelled,
-            ToolError::Failed(_) => ErrorKind::Internal,
+            ToolError::Failed(_) | ToolError::Yield(_) => ErrorKind::Internal,
         }
     }
 }
@@ -69,14 +75,28 @@ pub enum TurnEnd {
     /// A tool raised a privacy stop; the text is for the user. The orphaned
     /// assistant message was not committed.
     PrivacyStop(String),
+    /// A tool asked to hand control back ([`ToolError::Yield`]): the step,
+    /// its calls and all their results, is in the transcript, and no
+    /// answer yet — the caller continues with another call.
+    Yielded,
 }
 
 impl TurnEnd {
     pub fn text(&self) -> &str {
         match self {
             TurnEnd::Reply(t) | TurnEnd::PrivacyStop(t) => t,
+            TurnEnd::Yielded => "",
         }
     }
+}
+
+/// What every step of an agentic turn asks of the model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepOptions {
+    /// Output cap of one step.
+    pub max_tokens: u32,
+    /// Sampling temperature; `None` leaves the service's default.
+    pub temperature: Option<f64>,
 }
 
 /// Input for [`ChatProvider::summarize`].
@@ -177,9 +197,9 @@ pub trait ChatProvider: Send + Sync {
     }
 
     /// [`Self::agentic_turn_streaming`] with each step's output capped at
-    /// `max_tokens` (the chat's `chat.max_output_tokens`) instead of
-    /// [`AGENTIC_MAX_TOKENS`]. The default, for implementors that cannot
-    /// cap (test doubles), ignores the cap.
+    /// `step.max_tokens` (the chat's `chat.max_output_tokens`) instead of
+    /// [`AGENTIC_MAX_TOKENS`], at `step.temperature`. The default, for
+    /// implementors that cannot cap (test doubles), ignores both.
     #[allow(clippy::too_many_arguments)]
     fn agentic_turn_capped(
         &self,
@@ -187,11 +207,11 @@ pub trait ChatProvider: Send + Sync {
         tools: &[ToolSpec],
         dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
         system: &str,
-        max_tokens: u32,
+        step: StepOptions,
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
     ) -> Result<TurnEnd, CallError> {
-        let _ = max_tokens;
+        let _ = step;
         self.agentic_turn_streaming(messages, tools, dispatch, system, cancel, on_event)
     }
 
@@ -219,6 +239,8 @@ pub struct Turn<'a> {
     pub max_tokens: u32,
     pub context_length: Option<u32>,
     pub attachment: Option<Attachment<'a>>,
+    /// Sampling temperature; `None` leaves the service's default.
+    pub temperature: Option<f64>,
 }
 
 /// What a provider implements: one streamed request → one assistant message.
@@ -288,6 +310,7 @@ impl<T: Exchange> ChatProvider for T {
                 max_tokens,
                 context_length,
                 attachment: None,
+                temperature: None,
             },
             cancel,
             on_event,
@@ -332,6 +355,7 @@ impl<T: Exchange> ChatProvider for T {
                 max_tokens,
                 context_length: None,
                 attachment: pdf_bytes.as_deref().map(Attachment::Pdf),
+                temperature: None,
             },
             cancel,
             &mut stream::ignore,
@@ -359,7 +383,11 @@ impl<T: Exchange> ChatProvider for T {
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
     ) -> Result<TurnEnd, CallError> {
-        self.agentic_turn_capped(messages, tools, dispatch, system, AGENTIC_MAX_TOKENS, cancel, on_event)
+        let step = StepOptions {
+            max_tokens: AGENTIC_MAX_TOKENS,
+            temperature: None,
+        };
+        self.agentic_turn_capped(messages, tools, dispatch, system, step, cancel, on_event)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -369,7 +397,7 @@ impl<T: Exchange> ChatProvider for T {
         tools: &[ToolSpec],
         dispatch: &mut dyn FnMut(&ToolCall) -> Result<ToolOutcome, ToolError>,
         system: &str,
-        max_tokens: u32,
+        options: StepOptions,
         cancel: Option<&Cancel>,
         on_event: &mut OnEvent<'_>,
     ) -> Result<TurnEnd, CallError> {
@@ -387,9 +415,10 @@ impl<T: Exchange> ChatProvider for T {
                     messages: &history,
                     system: Some(system),
                     tools,
-                    max_tokens,
+                    max_tokens: options.max_tokens,
                     context_length: None,
                     attachment: None,
+                    temperature: options.temperature,
                 },
                 cancel,
                 &mut *on_event,
@@ -415,10 +444,15 @@ impl<T: Exchange> ChatProvider for T {
             for (index, call) in calls.iter().enumerate() {
                 on_event(StreamEvent::ToolCallEnd { index, call });
             }
+            let mut yielded = false;
             for call in &calls {
                 check_cancel(cancel)?;
                 let outcome = match dispatch(call) {
                     Ok(o) => o,
+                    Err(ToolError::Yield(o)) => {
+                        yielded = true;
+                        o
+                    }
                     Err(ToolError::Privacy(text)) => {
                         // Drop the assistant message whose calls will never
                         // get results (and the results already in): history
@@ -440,6 +474,10 @@ impl<T: Exchange> ChatProvider for T {
                 });
                 push_tool_result(&mut tail, call.id.clone(), outcome);
             }
+            if yielded {
+                messages.extend(tail);
+                return Ok(TurnEnd::Yielded);
+            }
             step += 1;
         }
     }
@@ -455,6 +493,7 @@ impl<T: Exchange> ChatProvider for T {
                 max_tokens: CAPTION_MAX_TOKENS,
                 context_length: None,
                 attachment: Some(Attachment::Image(image)),
+                temperature: None,
             },
             cancel,
             &mut stream::ignore,

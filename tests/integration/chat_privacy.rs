@@ -234,6 +234,7 @@ fn compaction_of_a_private_session_runs_on_its_own_local_provider() {
                 unsupported_citations: 0,
                 not_from_library: false,
                 thinking: String::new(),
+                plan: String::new(),
             });
         }
         g.mark_private();
@@ -287,6 +288,7 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
                 unsupported_citations: 0,
                 not_from_library: false,
                 thinking: String::new(),
+                plan: String::new(),
             });
         }
     }

@@ -726,6 +726,7 @@ fn the_reply_goes_out_before_indexing_and_a_crash_in_between_is_caught_up_once()
         unsupported_citations: 0,
         not_from_library: false,
         thinking: String::new(),
+        plan: String::new(),
     });
     agent.store().save(&saved).unwrap();
     drop(agent);

@@ -24,6 +24,7 @@ fn talked(q: &str) -> Session {
         unsupported_citations: 0,
         not_from_library: false,
         thinking: String::new(),
+        plan: String::new(),
     });
     s
 }

@@ -77,6 +77,10 @@ impl AnthropicProvider {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(turn.max_tokens));
+        if let Some(t) = turn.temperature {
+            // Anthropic takes 0–1; a profile may say up to 2.
+            body.insert("temperature".into(), json!(t.min(1.0)));
+        }
         body.insert("messages".into(), Value::Array(messages));
         body.insert("stream".into(), json!(true));
         if let Some(system) = turn.system.filter(|s| !s.is_empty()) {

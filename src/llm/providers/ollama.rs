@@ -58,6 +58,9 @@ impl OllamaProvider {
         }
         let mut options = Map::new();
         options.insert("num_predict".into(), json!(turn.max_tokens));
+        if let Some(t) = turn.temperature {
+            options.insert("temperature".into(), json!(t));
+        }
         if let Some(ctx) = turn.context_length {
             options.insert("num_ctx".into(), json!(ctx));
         }

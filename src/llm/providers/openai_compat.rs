@@ -111,6 +111,9 @@ impl OpenAiCompatProvider {
         body.insert("messages".into(), Value::Array(messages));
         body.insert("stream".into(), json!(true));
         body.insert("max_tokens".into(), json!(turn.max_tokens));
+        if let Some(t) = turn.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
         if !turn.tools.is_empty() {
             body.insert("tools".into(), tools_json(turn.tools));
         }

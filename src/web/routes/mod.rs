@@ -1,6 +1,7 @@
 //! The router: one file per resource. Others (chat, drafts, mcp) add a file
 //! here and one line to [`router`].
 
+pub mod assist;
 pub mod chat;
 pub mod cite;
 pub mod digest;
@@ -43,6 +44,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(drafts_pages::routes())
         .merge(sessions::routes())
         .merge(chat::routes())
+        .merge(assist::routes())
         .merge(models::routes())
         .merge(prompts::routes())
         .merge(mcp::routes(&state))

@@ -43,6 +43,8 @@ pub struct SessionDto {
     pub private: bool,
     pub pinned: bool,
     pub kb_only: bool,
+    /// The profile's id; "" for none.
+    pub profile: String,
     /// Has a file (at least one turn was saved).
     pub saved: bool,
 }
@@ -55,6 +57,7 @@ pub fn session_dto(s: &Session) -> SessionDto {
         private: s.private,
         pinned: s.pinned,
         kb_only: s.kb_only,
+        profile: s.profile.clone(),
         saved: !s.is_empty(),
     }
 }

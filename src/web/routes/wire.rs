@@ -191,6 +191,9 @@ pub struct EntryDto {
     /// The model's reasoning before the answer, shown folded.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub thinking: String,
+    /// The plan the planning phase made for this answer.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub plan: String,
 }
 
 pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
@@ -207,6 +210,7 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
         unsupported_citations: e.unsupported_citations,
         not_from_library: e.not_from_library,
         thinking: e.thinking.clone(),
+        plan: e.plan.clone(),
     }
 }
 
@@ -241,6 +245,10 @@ pub fn event_json(ev: &ChatEvent, vault: Option<&Path>) -> Value {
         } }),
         ChatEvent::Text { text } => json!({ "type": "text", "text": text }),
         ChatEvent::Thinking { text } => json!({ "type": "thinking", "text": text }),
+        ChatEvent::Plan { text } => json!({ "type": "plan_ready", "plan": text }),
+        ChatEvent::ProfileSwitched { id, name } => {
+            json!({ "type": "profile_switched", "profile_id": id, "profile_name": name })
+        }
         ChatEvent::ToolStart { id, name, summary } => {
             json!({ "type": "tool_start", "id": id, "name": name, "summary": summary })
         }
