@@ -51,9 +51,9 @@ function renderMenu() {
         ? h('li', { role: 'option', id: `slash-${i}`, class: 'slash-manage' }, 'Manage your commands…')
         : h('li', { role: 'option', id: `slash-${i}`, dataset: { name: it.name } },
           h('span', { class: 'sl-name' }, `/${it.name}`),
-          it.hint ? h('span', { class: 'sl-hint' }, it.hint) : null,
+          h('span', { class: 'sl-hint' }, it.hint || ''),
           h('span', { class: 'sl-desc' }, it.description || ''),
-          it.builtin ? h('span', { class: 'sl-kind' }, 'built-in') : null);
+          h('span', { class: 'sl-kind' }, it.builtin ? 'built-in' : ''));
       li.addEventListener('mousedown', (e) => { e.preventDefault(); pick(it, false); });
       li.addEventListener('mousemove', () => { sel = i; mark(); });
       return li;
@@ -156,7 +156,7 @@ function buildDialog() {
         h('div', { class: 'cmd-row' },
           field('Model (optional)', h('input', { id: 'cmd-model', placeholder: 'provider:model', spellcheck: 'false' })),
           field('Profile (optional)', h('select', { id: 'cmd-profile' }, h('option', { value: '' }, '— the conversation’s own —')))),
-        field('Template', h('textarea', { id: 'cmd-template', rows: 6, spellcheck: 'false', placeholder: 'Summarise what my notes say about $1…' }),
+        field('Template', h('textarea', { id: 'cmd-template', rows: 4, spellcheck: 'false', placeholder: 'Summarise what my notes say about $1…' }),
           '$ARGUMENTS is everything typed after the name; $1…$9 one argument each ("quoted words" count as one). Arguments no placeholder asks for are added at the end.'),
         field('Try it with', h('input', { id: 'cmd-args', placeholder: 'foo bar', spellcheck: 'false' })),
         h('div', { class: 'cmd-preview-head' }, 'The model is sent'),

@@ -51,9 +51,21 @@ export function planCard(plan, open) {
   const steps = String(plan || '').split('\n').map((l) => l.trim()).filter(Boolean)
     .map((l) => h('li', {}, l.replace(/^\d+[.)]\s*/, '')));
   return h('details', { class: 'plan-card', open: !!open },
-    h('summary', {}, h('span', { class: 'plan-icon', 'aria-hidden': 'true' }, '🗺'),
-      h('span', {}, `Plan · ${steps.length} step${steps.length === 1 ? '' : 's'}`)),
+    h('summary', {}, planIcon(), h('span', {}, `Plan · ${steps.length} step${steps.length === 1 ? '' : 's'}`)),
     h('ol', {}, steps));
+}
+
+/** A route with three stops (no emoji: the page ships no emoji font). */
+function planIcon() {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', 'ic plan-icon');
+  svg.setAttribute('aria-hidden', 'true');
+  const p = document.createElementNS(ns, 'path');
+  p.setAttribute('d', 'M6 5a2 2 0 1 0 0 .1M18 12a2 2 0 1 0 0 .1M6 19a2 2 0 1 0 0 .1M8 5h6a3.5 3.5 0 0 1 0 7h-4a3.5 3.5 0 0 0 0 7h6');
+  svg.append(p);
+  return svg;
 }
 
 export function planReady(shell, plan) {
