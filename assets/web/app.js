@@ -14,6 +14,11 @@ import { openPalette, initPalette } from './palette.js';
 import { initSetup, refresh as refreshSetup, openSetup, searchInstead, searchInline } from './setup.js';
 import { initProfiles, showProfile, profileSwitched } from './profiles.js';
 import { initCommands, openCommands } from './commands.js';
+import { initActions, decorate } from './actions.js';
+import { groupSessions } from './sidebar.js';
+import * as Q from './queue.js';
+import { openPins } from './pins.js';
+import { openVoices, onVoices, stop as stopSpeaking } from './speech.js';
 
 // The editor (about a third of our script) loads the first time it is
 // needed — the Editor view, a suggested change, a menu action — so a chat
@@ -169,16 +174,14 @@ function trashIcon() {
 }
 
 function renderSidebar() {
-  const pinned = S.sessions.filter((m) => m.pinned);
-  const rest = S.sessions.filter((m) => !m.pinned);
+  const q = $('#session-search').value;
   const kids = [];
-  if (pinned.length) kids.push(h('li', { class: 'group-label', 'aria-hidden': 'true' }, 'Pinned'), ...pinned.map(sessionRow));
-  if (rest.length) {
-    if (pinned.length) kids.push(h('li', { class: 'group-label', 'aria-hidden': 'true' }, 'Recent'));
-    kids.push(...rest.map(sessionRow));
+  for (const [label, rows] of groupSessions(S.sessions, q)) {
+    kids.push(h('li', { class: 'group-label', 'aria-hidden': 'true' }, label), ...rows.map(sessionRow));
   }
   el.list.replaceChildren(...kids);
   el.empty.hidden = S.sessions.length > 0;
+  $('#sessions-none').hidden = !(S.sessions.length && !kids.length);
 }
 
 async function deleteSession(m) {
@@ -216,7 +219,7 @@ function giveBackText(sessionId, text) {
 function renderEntries(entries, pending) {
   const kids = [];
   for (const e of entries) {
-    if (e.role === 'user') kids.push(R.userBubble(e.text));
+    if (e.role === 'user') kids.push(e.steered ? Q.steeredBubble(e.text) : R.userBubble(e.text));
     else kids.push(R.savedAssistant(e));
   }
   // A conversation that ends in a failed turn keeps its way out after a
@@ -232,6 +235,7 @@ function renderEntries(entries, pending) {
   el.messages.replaceChildren(...kids);
   for (const p of pending || []) el.messages.append(h('li', { class: 'msg assistant' }, R.confirmCard(p, answerConfirm)));
   el.welcome.hidden = kids.length > 0;
+  decorate(el.messages);
 }
 
 async function loadHistory(id, gen) {
@@ -241,7 +245,7 @@ async function loadHistory(id, gen) {
   const live = S.live.get(id);
   if (live && entries.length && entries[entries.length - 1].role === 'user') entries = entries.slice(0, -1);
   renderEntries(entries, r.pending);
-  if (live) el.messages.append(live.userLi, live.shell.li);
+  if (live) { el.messages.append(live.userLi, ...(live.steered || []), live.shell.li); decorate(el.messages); }
   scrollDown(true);
   return r;
 }
@@ -266,6 +270,7 @@ export async function resumeSession(id) {
   const gen = ++S.gen;
   switchDraft(id);
   showSession(r.session);
+  Q.load(id);
   await loadHistory(id, gen);
   if (r.busy && !S.live.has(id)) {
     el.messages.append(h('li', { class: 'msg assistant', id: 'resume-working' }, R.workingLine()));
@@ -290,6 +295,7 @@ async function pollUntilDone(id, gen) {
       await loadHistory(id, gen);
       updateComposer();
       refreshInfo();
+      Q.next(id);
       return;
     }
   }
@@ -302,6 +308,7 @@ export async function newChat() {
     S.gen++;
     switchDraft(r.session.id);
     showSession(r.session);
+    Q.load(r.session.id);
     renderEntries([], []);
     el.input.focus();
   } catch (e) { toast(e.message, true); }
@@ -316,9 +323,12 @@ async function answerConfirm(token, confirmed) {
 function updateComposer() {
   const id = S.session && S.session.id;
   const running = !!id && (S.inFlight.has(id) || S.busy.has(id));
-  el.send.hidden = running;
+  // The composer stays usable during a turn: Send queues the message.
+  el.send.textContent = running ? 'Queue' : searchInstead() ? 'Search' : 'Send';
+  el.send.title = running ? 'Queue this message: it is sent when the answer finishes' : '';
   el.stop.hidden = !running;
   el.input.setAttribute('aria-busy', String(running));
+  Q.refresh();
 }
 
 function autosize() {
@@ -326,12 +336,19 @@ function autosize() {
   el.input.style.height = `${Math.min(el.input.scrollHeight, window.innerHeight * 0.4)}px`;
 }
 
-export async function send(textArg) {
-  if (!S.session) return;
-  const sid = S.session.id;
-  const text = (textArg ?? el.input.value).trim();
-  if (!text || S.inFlight.has(sid) || S.busy.has(sid)) return;
-  if (textArg === undefined) { el.input.value = ''; autosize(); }
+/** Send `textArg` (else the composer's text) on the viewed session, or —
+ *  `opts.queued` — run that queued message on `opts.sid`. While a turn
+ *  runs, a typed message goes to the queue instead. */
+export async function send(textArg, opts = {}) {
+  if (!S.session && !opts.sid) return;
+  const sid = opts.sid || S.session.id;
+  const queued = opts.queued || null;
+  const text = (queued ? queued.text : (textArg ?? el.input.value)).trim();
+  if (!text) return;
+  const running = S.inFlight.has(sid) || S.busy.has(sid);
+  if (running && queued) return;
+  if (textArg === undefined && !queued) { el.input.value = ''; autosize(); }
+  if (running) { await Q.add(sid, text); return; }
   if (searchInstead()) {
     // No model yet: the knowledge base still answers, as a search.
     el.welcome.hidden = true;
@@ -339,28 +356,45 @@ export async function send(textArg) {
     scrollDown(true);
     return;
   }
+  for (const n of el.messages.querySelectorAll('.rolled-back')) n.remove();
+  stopSpeaking();
   const userLi = R.userBubble(text);
   const shell = R.assistantShell();
   const turn = { shell, userLi, text, ended: false };
   S.live.set(sid, turn);
   S.inFlight.add(sid);
-  if (!S.session.title) {
-    // A first message names the session (the server does the same).
-    el.title.textContent = text.length > 60 ? `${text.slice(0, 59)}…` : text;
+  const viewing = () => S.session && S.session.id === sid;
+  if (viewing()) {
+    if (!S.session.title) {
+      // A first message names the session (the server does the same).
+      el.title.textContent = text.length > 60 ? `${text.slice(0, 59)}…` : text;
+    }
+    el.welcome.hidden = true;
+    el.messages.append(userLi, shell.li);
+    decorate(el.messages);
+    scrollDown(true);
   }
-  el.welcome.hidden = true;
-  el.messages.append(userLi, shell.li);
-  scrollDown(true);
   updateComposer();
   renderSidebar();
-  const viewing = () => S.session && S.session.id === sid;
   const rollback = () => {
     userLi.remove(); shell.li.remove();
+    for (const b of turn.steered || []) b.remove();
     giveBackText(sid, text);
+    if (viewing()) {
+      // A first question rolled back leaves a conversation with no title.
+      if (!el.messages.querySelector('.msg.user')) {
+        el.title.textContent = S.session.title || 'New chat';
+        document.title = S.session.title ? `${S.session.title} — Jarvis` : 'Jarvis';
+        el.welcome.hidden = false;
+      }
+      decorate(el.messages);
+    }
   };
+  let startFailed = false;
   try {
     // In the Editor view the question is about the file on screen.
     const body = { message: text, session_id: sid };
+    if (queued) body.queued = queued.id;
     const open = ed ? ed.openFileForChat() : null;
     if (open) body.open_file = open;
     await stream('/chat', body, (ev) => {
@@ -385,6 +419,15 @@ export async function send(textArg) {
         case 'plan_ready': R.planReady(shell, ev.plan); if (viewing()) scrollDown(); break;
         case 'profile_switched': R.profileSwitched(shell, ev.profile_name); profileSwitched(sid, ev.profile_id); break;
         case 'tool_start': R.toolStarted(shell, ev); if (viewing()) scrollDown(); break;
+        case 'steered': {
+          // A queued message went to this turn after its tool round.
+          const b = Q.steeredBubble(ev.text);
+          (turn.steered ||= []).push(b);
+          if (shell.li.parentElement) shell.li.before(b);
+          Q.load(sid);
+          if (viewing()) scrollDown();
+          break;
+        }
         case 'tool_finish': R.toolFinished(shell, ev); break;
         case 'edit_proposal': {
           withEditor((m) => m.onProposal(ev));
@@ -420,10 +463,18 @@ export async function send(textArg) {
           break;
         case 'stopped':
           turn.ended = true;
+          turn.stopped = true;
           rollback();
+          if (viewing()) {
+            // Quiet, and gone with the next message.
+            el.messages.append(h('li', { class: 'rolled-back', role: 'status' },
+              'Stopped — the turn was rolled back and your question is back in the message box.'));
+            scrollDown(true);
+          }
           break;
         case 'error':
           turn.ended = true;
+          turn.failed = true;
           shell.status.replaceChildren();
           shell.bubble.hidden = true;
           shell.after.replaceChildren(R.errorCard(ev.message, {
@@ -440,8 +491,13 @@ export async function send(textArg) {
       toast('The server ended the turn before it finished; your message is back in the box.', true);
     }
   } catch (e) {
-    rollback();
-    if (e instanceof ApiError && e.status === 409) toast(e.message, true);
+    startFailed = true;
+    if (queued) {
+      // It never started: the message is still in the queue.
+      userLi.remove(); shell.li.remove();
+      toast(e.message, true);
+    } else rollback();
+    if (queued) { /* said above */ } else if (e instanceof ApiError && e.status === 409) toast(e.message, true);
     else {
       toast(e.message, true);
       if (viewing()) {
@@ -456,6 +512,11 @@ export async function send(textArg) {
     S.live.delete(sid);
     S.busy.delete(sid);
     updateComposer();
+    if (viewing()) decorate(el.messages);
+    // The next queued message starts (a stop or a failure paused the
+    // queue); not after a turn that could not even start.
+    if (turn.failed) Q.hold(sid, true);
+    else if (!startFailed && !turn.stopped) Q.next(sid);
     loadSessions();
     if (viewing()) refreshInfo();
   }
@@ -481,6 +542,8 @@ export async function stopGeneration() {
     await loadHistory(sid, S.gen);
     updateComposer();
   }
+  // The stop paused the queue: show it waiting.
+  Q.load(sid);
 }
 
 // ---------- layout ----------
@@ -505,6 +568,14 @@ function closeSidebar() {
 }
 
 function wire() {
+  // The latest message stays in view when the room below it changes (the
+  // queue or a notice appears) as long as the reader was at the bottom.
+  // (Also when the messages grow below it: action bars, a card.)
+  let atBottom = true;
+  el.conv.addEventListener('scroll', () => { atBottom = el.conv.scrollHeight - el.conv.scrollTop - el.conv.clientHeight < 48; });
+  const stick = new ResizeObserver(() => { if (atBottom) el.conv.scrollTo({ top: el.conv.scrollHeight, behavior: 'instant' }); });
+  stick.observe(el.conv);
+  stick.observe(el.messages);
   el.form.addEventListener('submit', (e) => { e.preventDefault(); send(); });
   el.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
@@ -512,6 +583,10 @@ function wire() {
   el.input.addEventListener('input', autosize);
   el.stop.addEventListener('click', stopGeneration);
   $('#new-chat').addEventListener('click', newChat);
+  $('#session-search').addEventListener('input', renderSidebar);
+  $('#session-search').addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && e.target.value) { e.preventDefault(); e.stopPropagation(); e.target.value = ''; renderSidebar(); }
+  });
   for (const b of document.querySelectorAll('#view-switch [data-view]')) {
     b.addEventListener('click', () => setView(b.dataset.view));
     b.addEventListener('keydown', (e) => {
@@ -551,7 +626,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
+    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, voice: openVoices, pins: openPins, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
@@ -573,7 +648,7 @@ async function boot() {
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
   if (view === 'editor') setView('editor');
   initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
-  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup, openCommands });
+  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup, openCommands, openVoices, openPins });
   initProfiles({ state: S, refreshInfo });
   initCommands({
     input: el.input, form: el.form, send, newChat, openModelPicker,
@@ -581,6 +656,20 @@ async function boot() {
       if (!S.session) return;
       try { const r = await post('/model', { session_id: S.session.id, spec }); S.session.model = r.spec; refreshInfo(); toast(`Model: ${r.spec}`); } catch (e) { toast(e.message, true); }
     },
+  });
+  initActions({
+    state: S,
+    isRunning: (id) => S.inFlight.has(id) || S.busy.has(id),
+    rewind: async (id) => (await post(`/sessions/${id}/rewind`, {})).question,
+    // The rewound exchange leaves the screen before the question goes again.
+    resend: async (text) => { await loadHistory(S.session.id, S.gen); send(text); },
+    toComposer: (text) => { el.input.value = text; autosize(); el.input.focus(); },
+  });
+  onVoices(() => decorate(el.messages));
+  Q.initQueue({
+    state: S,
+    isRunning: (id) => S.inFlight.has(id) || S.busy.has(id),
+    run: (sid, item) => send(undefined, { sid, queued: item }),
   });
   initSetup({
     refreshInfo,
@@ -606,6 +695,8 @@ async function boot() {
     switchDraft(r.session.id);
     showSession(r.session);
     await loadHistory(r.session.id, S.gen);
+    await Q.load(r.session.id);
+    if (!r.busy) Q.next(r.session.id);
     if (r.busy) {
       el.messages.append(h('li', { class: 'msg assistant' }, R.workingLine()));
       el.welcome.hidden = true;

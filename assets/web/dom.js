@@ -3,6 +3,8 @@
 // DOMParser and copied element by element through an allowlist (never
 // innerHTML of model text).
 
+import { enhanceCode } from './code.js';
+
 export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
 
@@ -89,13 +91,8 @@ export function renderHtml(container, html) {
   }
   container.replaceChildren(frag);
   container.classList.add('md');
-  for (const pre of container.querySelectorAll('pre')) {
-    const btn = h('button', { type: 'button', class: 'copy-code', 'aria-label': 'Copy code' }, 'Copy');
-    btn.addEventListener('click', () => {
-      navigator.clipboard?.writeText(pre.textContent.replace(/Copy$/, '')).then(() => { btn.textContent = 'Copied'; });
-    });
-    pre.append(btn);
-  }
+  // Code blocks get their Copy button and colours from code.js.
+  enhanceCode(container);
 }
 
 let toastTimer;

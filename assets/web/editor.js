@@ -22,6 +22,7 @@ import { clearPreview, renderPreview, measureAnchors, syncScroll } from './previ
 import { build, showPages, showFailed, watchPaneWidth } from './build.js';
 import { openReview, answerAll, discardReview } from './editor-review.js';
 import { attachCitations } from './cite.js';
+import { ask } from './ask.js';
 
 // ---------- lifecycle ----------
 export function initEditor() {
@@ -187,19 +188,33 @@ function renderList() {
 }
 
 async function newDraft() {
-  const filename = prompt('File name for the new draft (e.g. notes.md, paper.tex):', 'draft.md');
-  if (!filename) return;
-  const title = prompt('Title:', filename.replace(/\.[^.]+$/, '')) || '';
+  const a = await ask({
+    title: 'New draft',
+    note: 'A draft is a folder of its own under Jarvis’s drafts; the assistant can read it and suggest changes you review.',
+    fields: [
+      { name: 'filename', label: 'File name', value: 'draft.md', required: true, hint: 'Markdown (.md) or LaTeX (.tex), e.g. notes.md or paper.tex.' },
+      { name: 'title', label: 'Title', placeholder: 'optional — the file name without its extension' },
+    ],
+    ok: 'Create',
+  });
+  if (!a) return;
+  const filename = a.filename;
+  const title = a.title || filename.replace(/\.[^.]+$/, '');
   try {
-    const r = await post('/drafts/new', { filename: filename.trim(), title });
+    const r = await post('/drafts/new', { filename, title });
     await refreshDrafts();
     await openFile(r.draft_id, r.filename);
   } catch (e) { toast(e.message, true); }
 }
 
 async function addFile(d) {
-  const filename = prompt(`New file in “${d.title || d.id}”:`, '');
-  if (!filename) return;
+  const a = await ask({
+    title: `New file in “${d.title || d.id}”`,
+    fields: [{ name: 'filename', label: 'File name', placeholder: 'e.g. chapter2.tex or refs.bib', required: true }],
+    ok: 'Create',
+  });
+  if (!a) return;
+  const filename = a.filename;
   try {
     const r = await post('/drafts/new', { draft_id: d.id, filename: filename.trim() });
     await refreshDrafts();

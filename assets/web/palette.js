@@ -29,6 +29,8 @@ function commands() {
     { label: 'Custom commands…', hint: 'command', run: ctx.openCommands },
     { label: 'Show configuration', hint: 'command', run: ctx.openConfig },
     { label: 'Set-up (notes folder, model, first index)…', hint: 'command', run: ctx.openSetup },
+    { label: 'Pinned context…', hint: 'command', run: ctx.openPins },
+    { label: 'Read-aloud voice…', hint: 'command', run: ctx.openVoices },
   ];
   const sessions = ctx.state.sessions.map((m) => ({
     label: m.title || 'Untitled', hint: m.pinned ? 'pinned conversation' : 'conversation', run: () => ctx.resumeSession(m.id),

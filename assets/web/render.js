@@ -206,6 +206,8 @@ export function fillReply(shell, reply) {
   shell.bubble.classList.remove('streaming');
   if (reply.html) renderHtml(shell.bubble, reply.html);
   else shell.bubble.textContent = reply.text || '';
+  // The Markdown as written, for the answer's Copy button.
+  shell.li.dataset.text = reply.text || '';
   if (reply.error) shell.li.classList.add('error');
   if (shell.thinking) thinkingLabel(shell.thinking, true);
   if (shell.plan) shell.plan.open = false;
@@ -213,7 +215,8 @@ export function fillReply(shell, reply) {
     shell.tools.open = false;
     shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
   }
-  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources, reply.citations), metaLine(reply)].filter(Boolean));
+  const notices = (reply.notices || []).map((n) => h('p', { class: 'turn-notice', role: 'note' }, n));
+  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources, reply.citations), metaLine(reply), ...notices].filter(Boolean));
   wireCitations(shell, reply.citations);
 }
 

@@ -123,6 +123,10 @@ pub struct ChatAgent {
     pub(crate) indexer: Indexer,
     /// `logs/chat.log`: a line per turn and per failed tool call.
     pub(crate) chatlog: super::chatlog::ChatLog,
+    /// Messages queued per session while turns run.
+    pub(crate) queues: super::queue::Queues,
+    /// Pinned context, added to every turn.
+    pub(crate) pins: super::pins::Pins,
     next_generation: AtomicU64,
 }
 
@@ -133,9 +137,12 @@ impl ChatAgent {
         let settings = RwLock::new(deps.settings.clone());
         let indexer = Indexer::new(deps.tools.kb.clone(), deps.sessions.clone());
         let chatlog = super::chatlog::ChatLog::new(deps.home.clone());
+        let state = deps.home.path(crate::paths::Dir::State);
         ChatAgent {
             indexer,
             chatlog,
+            queues: super::queue::Queues::new(state.join("queues")),
+            pins: super::pins::Pins::new(state.join("pins.json")),
             deps,
             settings,
             running: Mutex::new(HashMap::new()),
@@ -386,6 +393,7 @@ impl ChatAgent {
             return Err(super::SessionError::NotFound(id.to_string()).into());
         }
         self.clear_pending_for(id);
+        self.queues.forget(id);
         Ok(())
     }
 
@@ -433,6 +441,10 @@ impl ChatAgent {
             }
             undone
         };
+        // What a rolled-back turn took from the queue goes back to its
+        // front, and the queue waits for the human either way. Under the
+        // commit lock, like the worker's settling of what it took.
+        self.queues.on_stop(id);
         drop(s);
         self.clear_pending_for(id);
         Ok(StopOutcome { rolled_back })

@@ -24,6 +24,7 @@
 //! | `text` | a piece of the model's text as it streams (text a step says before its tool calls streams too; `reply` carries the final answer) | `text` |
 //! | `tool_start` | a tool call begins | `id`, `name`, `summary` (arguments, middle-ellipsised so a long path keeps its file name) |
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
+//! | `steered` | a queued message marked "send now" was handed to the turn after a tool round | `text` |
 //! | `confirm` | `remove_document`, or `add_document` on a local PDF, asked for the human's answer | `token`, `description` (a removal's carries the invariant line; an add's names the file and its visibility), `action`: `remove` \| `add` |
 //! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library` |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
@@ -87,9 +88,12 @@ pub mod history;
 mod indexer;
 pub mod lifecycle;
 pub mod models;
+pub mod pins;
 pub mod plan;
 pub mod profiles;
 pub mod prompt;
+pub mod queue;
+mod redo;
 pub mod runaway;
 pub mod session;
 mod switch;
@@ -171,6 +175,8 @@ pub struct Reply {
     /// Labelled "not from your library": the turn searched the library (or
     /// the model used its own knowledge) and the text cites nothing.
     pub not_from_library: bool,
+    /// Quiet lines under the answer (a pinned private note left out).
+    pub notices: Vec<String>,
     /// For an evaluation; no wire carries it.
     #[serde(skip)]
     pub evidence: cite::Evidence,
@@ -227,6 +233,11 @@ pub enum ChatEvent {
         base_hash: String,
         hunks: Vec<crate::drafts::hunks::Hunk>,
         message: String,
+    },
+    /// A queued message handed to this turn after a tool round ("send
+    /// now"); the model reads it before its next step.
+    Steered {
+        text: String,
     },
     Reply(Reply),
     Stopped,
@@ -287,6 +298,15 @@ pub enum ChatError {
     /// The turn was stopped.
     #[error("stopped")]
     Cancelled,
+    /// The queue of messages sent while a turn runs.
+    #[error(transparent)]
+    Queue(#[from] queue::QueueError),
+    /// Pinned context.
+    #[error(transparent)]
+    Pins(#[from] pins::PinError),
+    /// Regenerate or edit with no answered question to take back.
+    #[error("conversation {0} has no answered question to ask again")]
+    NothingToRedo(String),
 }
 
 impl ChatError {
@@ -305,6 +325,9 @@ impl ChatError {
             ChatError::Prompt(e) => e.kind(),
             ChatError::Add(e) => e.kind(),
             ChatError::Cancelled => ErrorKind::Cancelled,
+            ChatError::Queue(e) => e.kind(),
+            ChatError::Pins(e) => e.kind(),
+            ChatError::NothingToRedo(_) => ErrorKind::Conflict,
         }
     }
 }

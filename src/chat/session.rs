@@ -126,6 +126,34 @@ pub struct DisplayEntry {
     /// The numbered plan the planning phase made for this answer.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plan: String,
+    /// A question handed to a running turn ("send now"): shown as sent
+    /// while Jarvis worked, never a turn of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub steered: bool,
+    /// Quiet lines under an answer (a pinned private note left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+}
+
+impl DisplayEntry {
+    /// A message handed to a running turn, as the transcript shows it.
+    pub fn steered(text: &str) -> DisplayEntry {
+        DisplayEntry {
+            role: Role::User,
+            text: text.to_string(),
+            tools: Vec::new(),
+            sources: Vec::new(),
+            error: false,
+            at: now(),
+            citations: Vec::new(),
+            unsupported_citations: 0,
+            not_from_library: false,
+            thinking: String::new(),
+            plan: String::new(),
+            steered: true,
+            notices: Vec::new(),
+        }
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -267,6 +295,8 @@ impl Session {
             not_from_library: false,
             thinking: String::new(),
             plan: String::new(),
+            steered: false,
+            notices: Vec::new(),
         });
         if self.title.is_empty() {
             self.title = default_title(shown);
@@ -282,8 +312,13 @@ impl Session {
             return false;
         };
         self.messages.truncate(start);
-        if let Some(i) = self.display.iter().rposition(|d| d.role == Role::User) {
+        if let Some(i) = self.display.iter().rposition(|d| d.role == Role::User && !d.steered) {
             self.display.truncate(i);
+        }
+        // A first question taken back leaves a conversation with nothing
+        // to be named after (its title came from that question).
+        if self.display.is_empty() {
+            self.title.clear();
         }
         true
     }
@@ -317,11 +352,13 @@ impl Session {
     }
 
     /// (user, assistant) pairs of the display list, in order.
+    /// Messages sent while a turn worked are part of that turn, not pairs.
     pub fn exchanges(&self) -> Vec<(&DisplayEntry, &DisplayEntry)> {
+        let shown: Vec<&DisplayEntry> = self.display.iter().filter(|d| !d.steered).collect();
         let mut out = Vec::new();
         let mut i = 0;
-        while i + 1 < self.display.len() {
-            let (u, a) = (&self.display[i], &self.display[i + 1]);
+        while i + 1 < shown.len() {
+            let (u, a) = (shown[i], shown[i + 1]);
             if u.role == Role::User && a.role == Role::Assistant {
                 out.push((u, a));
                 i += 2;

@@ -105,6 +105,8 @@ struct LoopStats {
     tokens_out: Option<u64>,
     /// The reasoning the model streamed, every step's, for the display.
     thinking: String,
+    /// Queued messages handed to the turn ("send now"), in order.
+    steered: Vec<String>,
 }
 
 impl ChatAgent {
@@ -308,6 +310,13 @@ impl ChatAgent {
             system.push_str("\n\n");
             system.push_str(&note);
         }
+        // Pinned context, within its budget; a private pinned note never
+        // reaches a cloud model (the answer says it was left out).
+        let pinned = self.pinned_for_turn(cloud);
+        if let Some(block) = &pinned.block {
+            system.push_str("\n\n");
+            system.push_str(block);
+        }
         // The profile cuts the tool list and adds its prompt, cap and
         // temperature; planning (when the profile plans) runs before the
         // loop, and its plan joins this turn's system prompt.
@@ -347,6 +356,9 @@ impl ChatAgent {
         };
         let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, &turn_cancel);
         toolbox.session_private = lock(session).private;
+        // A private pinned note read into a local turn makes the session
+        // private, like any private read.
+        toolbox.saw_private |= pinned.saw_private;
         toolbox.results = settings.search_results;
         let mut log: Vec<ToolLogEntry> = Vec::new();
         let started = Instant::now();
@@ -403,6 +415,16 @@ impl ChatAgent {
         }
         if cancel.is_cancelled() || matches!(result, Err(CallError::Cancelled(_))) {
             return Err(ChatError::Cancelled);
+        }
+        // Messages handed over mid-turn stand with an answer; a turn that
+        // ends without one gives them back to the queue, which waits.
+        if matches!(result, Ok(Ended::Reply(_))) {
+            self.queues.settle(&id);
+            for t in &stats.steered {
+                s.display.push(DisplayEntry::steered(t));
+            }
+        } else {
+            self.queues.on_stop(&id);
         }
         if let Some(p) = switched.into_inner() {
             self.apply_switch(&mut s, &p);
@@ -478,6 +500,8 @@ impl ChatAgent {
             not_from_library: finished.not_from_library,
             thinking,
             plan: plan_text,
+            steered: false,
+            notices: pinned.notices.clone(),
         });
         s.updated = crate::kb::stage::now_iso();
         // The session file is the truth: once it holds the answer the turn
@@ -505,6 +529,7 @@ impl ChatAgent {
             citations: finished.citations,
             unsupported_citations: finished.unsupported,
             not_from_library: finished.not_from_library,
+            notices: pinned.notices,
             evidence: Evidence {
                 passages: evidence.passages.into_vec(),
                 kept_markers: finished.kept,
@@ -560,6 +585,11 @@ impl ChatAgent {
         let step = Cell::new(0usize);
         let first_step = Cell::new(0usize);
         let capped = Cell::new(false);
+        // Calls in the current step (from the stream) and how many ran, so
+        // a "send now" message goes after the round's last result.
+        let round_calls = Cell::new(0usize);
+        let dispatched = Cell::new(0usize);
+        let steered = RefCell::new(Vec::new());
         let mut announced = 0usize;
         let mut dispatch = |call: &ToolCall| -> Result<ToolOutcome, ToolError> {
             let rounds = step.get() + 1;
@@ -577,7 +607,7 @@ impl ChatAgent {
                 summary: summary.clone(),
             });
             let t = Instant::now();
-            let out = if call.name == SWITCH_TOOL {
+            let mut out = if call.name == SWITCH_TOOL {
                 self.switch_call(call, profiles, &active, events)
             } else if active.borrow().withholds(&call.name) {
                 // A tool the profile leaves out does not run, even when
@@ -589,6 +619,7 @@ impl ChatAgent {
             } else {
                 toolbox.dispatch(call)
             };
+            dispatched.set(dispatched.get() + 1);
             let duration_ms = t.elapsed().as_millis() as u64;
             let (result_chars, is_error) = match &out {
                 Ok(o) | Err(ToolError::Yield(o)) => (o.content.chars().count(), o.is_error),
@@ -637,6 +668,18 @@ impl ChatAgent {
                     message: crate::drafts::proposals::INVARIANT_LINE.into(),
                 });
             }
+            if dispatched.get() >= round_calls.get() {
+                if let Ok(o) = &mut out {
+                    let items = self.queues.take_steered(toolbox.session_id);
+                    if !items.is_empty() {
+                        o.follow_up = Some(super::queue::steer_text(&items));
+                        for i in items {
+                            events(ChatEvent::Steered { text: i.text.clone() });
+                            steered.borrow_mut().push(i.text);
+                        }
+                    }
+                }
+            }
             out
         };
         // Text streams as it arrives. A step that ends in tool calls may
@@ -651,6 +694,8 @@ impl ChatAgent {
             let verdict = match e {
                 StreamEvent::StepStart { step: n } => {
                     step.set(first_step.get() + n);
+                    round_calls.set(0);
+                    dispatched.set(0);
                     stats.rounds += 1;
                     watch.reset();
                     None
@@ -670,6 +715,10 @@ impl ChatAgent {
                     }
                     v => v,
                 },
+                StreamEvent::ToolCallEnd { index, .. } => {
+                    round_calls.set(round_calls.get().max(index + 1));
+                    None
+                }
                 StreamEvent::Usage(u) => {
                     let add = |sum: &mut Option<u64>, n: Option<u64>| {
                         if let Some(n) = n {
@@ -686,7 +735,7 @@ impl ChatAgent {
                 trip(limits.tripped, why, cancel);
             }
         };
-        loop {
+        let ended = loop {
             let (tools, system, temperature) = {
                 let a = active.borrow();
                 (a.tools.clone(), a.system.clone(), a.temperature)
@@ -695,7 +744,7 @@ impl ChatAgent {
                 max_tokens: limits.max_output_tokens,
                 temperature,
             };
-            let end = provider.agentic_turn_capped(
+            let end = match provider.agentic_turn_capped(
                 transcript,
                 &tools,
                 &mut dispatch,
@@ -703,15 +752,20 @@ impl ChatAgent {
                 options,
                 Some(cancel),
                 &mut on_event,
-            )?;
+            ) {
+                Ok(end) => end,
+                Err(e) => break Err(e),
+            };
             match end {
-                TurnEnd::Reply(text) => return Ok(Ended::Reply(text)),
-                TurnEnd::PrivacyStop(text) if capped.get() => return Ok(Ended::RoundCap(text)),
-                TurnEnd::PrivacyStop(text) => return Ok(Ended::PrivacyStop(text)),
+                TurnEnd::Reply(text) => break Ok(Ended::Reply(text)),
+                TurnEnd::PrivacyStop(text) if capped.get() => break Ok(Ended::RoundCap(text)),
+                TurnEnd::PrivacyStop(text) => break Ok(Ended::PrivacyStop(text)),
                 // The next call's first step follows the last one.
                 TurnEnd::Yielded => first_step.set(step.get() + 1),
             }
-        }
+        };
+        stats.steered = steered.into_inner();
+        ended
     }
 }
 

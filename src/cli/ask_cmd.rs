@@ -136,9 +136,14 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
             if !json && !lock(&proposed).streamed {
                 let _ = t.out(&r.text);
             }
+            for n in &r.notices {
+                t.err(&format!("note: {n}\n"));
+            }
         }
         ChatEvent::Stopped => t.err("stopped — the question was not saved and the session is as it was\n"),
         ChatEvent::Error { .. } => {}
+        // The terminal has no queue to send from.
+        ChatEvent::Steered { .. } => {}
     };
     let reply = run_stoppable(&agent, &session, &id, &a.message, t.cancel(), &events)?;
     let Some(reply) = reply else {

@@ -466,6 +466,7 @@ impl<T: Exchange> ChatProvider for T {
                     Err(ToolError::Failed(text)) => ToolOutcome {
                         content: text,
                         is_error: true,
+                        follow_up: None,
                     },
                 };
                 on_event(StreamEvent::ToolResult {

@@ -116,6 +116,10 @@ pub fn tool_name_for(messages: &[Message], call_id: &str) -> Option<String> {
 /// results of the same step), else as a new user message. Every path that
 /// records a tool result uses this, so the shape cannot differ between the
 /// agentic loop and the wire decoders.
+///
+/// A result with a `follow_up` (words the human sent while the step ran)
+/// gets them as a text block right after it, in the same user message —
+/// every wire accepts text after tool results there.
 pub fn push_tool_result(messages: &mut Vec<Message>, tool_call_id: impl Into<String>, outcome: ToolOutcome) {
     let block = Block::ToolResult {
         tool_call_id: tool_call_id.into(),
@@ -130,6 +134,9 @@ pub fn push_tool_result(messages: &mut Vec<Message>, tool_call_id: impl Into<Str
             role: Role::User,
             content: vec![block],
         }),
+    }
+    if let (Some(text), Some(last)) = (outcome.follow_up, messages.last_mut()) {
+        last.content.push(Block::Text { text });
     }
 }
 
@@ -146,6 +153,9 @@ pub struct ToolCall {
 pub struct ToolOutcome {
     pub content: String,
     pub is_error: bool,
+    /// Text for the model after this result: set by the caller on the last
+    /// call of a step to pass on a message the human sent meanwhile.
+    pub follow_up: Option<String>,
 }
 
 impl ToolOutcome {
@@ -153,6 +163,7 @@ impl ToolOutcome {
         ToolOutcome {
             content: content.into(),
             is_error: false,
+            follow_up: None,
         }
     }
 }

@@ -235,6 +235,8 @@ fn compaction_of_a_private_session_runs_on_its_own_local_provider() {
                 not_from_library: false,
                 thinking: String::new(),
                 plan: String::new(),
+                steered: false,
+                notices: vec![],
             });
         }
         g.mark_private();
@@ -289,6 +291,8 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
                 not_from_library: false,
                 thinking: String::new(),
                 plan: String::new(),
+                steered: false,
+                notices: vec![],
             });
         }
     }

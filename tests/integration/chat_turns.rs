@@ -727,6 +727,8 @@ fn the_reply_goes_out_before_indexing_and_a_crash_in_between_is_caught_up_once()
         not_from_library: false,
         thinking: String::new(),
         plan: String::new(),
+        steered: false,
+        notices: vec![],
     });
     agent.store().save(&saved).unwrap();
     drop(agent);

@@ -132,11 +132,11 @@ fn chat_streams_tools_confirms_a_removal_cancels_one_and_stops_a_turn() {
         1
     );
 
-    // Stop a running turn: Stop replaces Send, Esc stops, the text comes back.
+    // Stop a running turn: Stop beside Send (which now queues), Esc stops, the text comes back.
     b.type_into("#input", &format!("Tell me a very long story{ENTER}"));
     b.wait(
         "the stop button",
-        "return !document.querySelector('#stop').hidden && document.querySelector('#send').hidden",
+        "return !document.querySelector('#stop').hidden && document.querySelector('#send').textContent === 'Queue'",
     );
     b.wait(
         "the busy dot",
@@ -148,7 +148,7 @@ fn chat_streams_tools_confirms_a_removal_cancels_one_and_stops_a_turn() {
         "the text back in the composer",
         "return document.querySelector('#input').value === 'Tell me a very long story'",
     );
-    b.wait("Send again", "return !document.querySelector('#send').hidden");
+    b.wait("Send again", "return document.querySelector('#stop').hidden");
     assert_eq!(
         b.js("return [...document.querySelectorAll('.msg.user')].some(m => m.textContent.includes('very long story'))"),
         json!(false)
@@ -195,7 +195,7 @@ fn sessions_in_parallel_reload_resume_library_prompts_models_and_a_narrow_screen
     );
     b.wait(
         "the turn settled",
-        "return !document.querySelector('#send').hidden && !document.querySelector('#session-list .busy-dot')",
+        "return document.querySelector('#stop').hidden && !document.querySelector('#session-list .busy-dot')",
     );
     std::thread::sleep(Duration::from_millis(300));
 
@@ -220,7 +220,7 @@ fn sessions_in_parallel_reload_resume_library_prompts_models_and_a_narrow_screen
     b.click("#new-chat");
     b.wait(
         "a fresh chat",
-        "return document.querySelectorAll('.msg').length === 0 && !document.querySelector('#send').hidden",
+        "return document.querySelectorAll('.msg').length === 0 && document.querySelector('#stop').hidden",
     );
     b.type_into("#input", &format!("another long question{ENTER}"));
     b.wait(

@@ -60,7 +60,7 @@ fn a_failed_turn_offers_retry_and_switch_model_and_both_recover() {
     );
     let buttons = b.js("return [...document.querySelectorAll('.card.error button')].map(e => e.textContent)");
     assert_eq!(buttons, json!(["Retry", "Switch model"]));
-    b.wait("Send again", "return !document.querySelector('#send').hidden");
+    b.wait("Send again", "return document.querySelector('#stop').hidden");
     b.screenshot("13-error-card-desktop");
 
     // Retry asks the same question again, on the same model, and succeeds.
@@ -76,7 +76,7 @@ fn a_failed_turn_offers_retry_and_switch_model_and_both_recover() {
         llm.requests()[1].body["messages"].to_string().matches("hello").count(),
         2
     );
-    b.wait("Send again", "return !document.querySelector('#send').hidden");
+    b.wait("Send again", "return document.querySelector('#stop').hidden");
 
     // Fails again: Switch model opens the picker; the retry goes to the new model.
     b.type_into("#input", &format!("and now?{ENTER}"));
@@ -84,7 +84,7 @@ fn a_failed_turn_offers_retry_and_switch_model_and_both_recover() {
         "a second error card",
         "return document.querySelectorAll('.card.error').length === 2",
     );
-    b.wait("Send again", "return !document.querySelector('#send').hidden");
+    b.wait("Send again", "return document.querySelector('#stop').hidden");
     b.js("[...document.querySelectorAll('.card.error')].pop().querySelectorAll('button')[1].click()");
     b.wait("the picker", "return document.querySelector('#model-dialog').open");
     b.wait(
@@ -168,10 +168,10 @@ fn the_light_scheme_and_a_phone_width_look_right() {
         "the rendered reply",
         "return [...document.querySelectorAll('.msg.assistant .md')].some(e => e.textContent.includes('replaces recurrence'))",
     );
-    b.wait("Send again", "return !document.querySelector('#send').hidden");
+    b.wait("Send again", "return document.querySelector('#stop').hidden");
     b.type_into("#input", &format!("and BERT?{ENTER}"));
     b.wait("the error card", "return !!document.querySelector('.card.error')");
-    b.wait("Send again", "return !document.querySelector('#send').hidden");
+    b.wait("Send again", "return document.querySelector('#stop').hidden");
     b.js("document.querySelector('#input').value = 'A half-typed follow-up'");
     // Contrast where it matters: body text, muted text, a button, the
     // user's bubble, chips and the error card (WCAG AA: 4.5 for text).

@@ -209,7 +209,7 @@ fn a_suggestion_is_reviewed_hunk_by_hunk_and_only_the_accepted_change_is_written
     while !s.get("/sessions").json()["busy"].as_array().unwrap().is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
-    b.wait("the composer free", "return !document.querySelector('#send').hidden");
+    b.wait("the composer free", "return document.querySelector('#stop').hidden");
     b.type_into("#input", &format!("And line five{ENTER}"));
     // Under load the server may still be closing the first turn (a send
     // refused as busy puts the text back in the box with a toast): send again.

@@ -170,10 +170,15 @@ fn the_file_menu_reviews_discards_keeps_adds_and_deletes_from_keyboard_and_mouse
     b.wait("the kept mark", "return !!document.querySelector('.draft .keep-mark')");
     assert!(d.workspace.meta(&id).unwrap().keep);
 
-    // A new file in this draft (the name comes from the prompt).
-    b.js("window.prompt = () => 'second.md'");
+    // A new file in this draft: the name comes from the in-app dialog.
+    b.js("window.prompt = () => { throw new Error('the browser prompt is not used'); }");
     menu_from_keyboard(&b, row);
     choose(&b, "New file in");
+    b.wait(
+        "the new-file dialog",
+        "return document.querySelector('dialog.ask')?.open",
+    );
+    b.keys(&format!("second.md{ENTER}"));
     b.wait(
         "the new tab",
         "return document.querySelector('.tab.active .tab-open')?.textContent === 'second.md'",

@@ -25,6 +25,8 @@ fn talked(q: &str) -> Session {
         not_from_library: false,
         thinking: String::new(),
         plan: String::new(),
+        steered: false,
+        notices: vec![],
     });
     s
 }

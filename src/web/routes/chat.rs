@@ -48,6 +48,9 @@ pub struct ChatBody {
     /// The draft file open in the editor, so "this file" means it.
     #[serde(default)]
     pub open_file: Option<OpenFileBody>,
+    /// Run this queued message (its text is the queue's, not `message`).
+    #[serde(default)]
+    pub queued: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -59,7 +62,8 @@ pub struct OpenFileBody {
 async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> ApiResult<Response> {
     let id = check_id(&b.session_id)?;
     let message = b.message.trim().to_string();
-    if message.is_empty() {
+    // A queued message's text is the queue's, checked when it was queued.
+    if message.is_empty() && b.queued.is_none() {
         return Err(ChatError::EmptyMessage.into());
     }
     if message.chars().count() > MESSAGE_MAX {
@@ -83,7 +87,18 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
     let rid = id.clone();
     // Registered with the chat before the worker starts, so a second /chat
     // racing in is refused and a stop arriving at once finds the turn.
-    let turn = blocking(move || Ok(chat.begin_turn_in(&rid)?)).await?;
+    let queued = b.queued;
+    let (turn, message) = blocking(move || {
+        let turn = chat.begin_turn_in(&rid)?;
+        // Taken only once the turn is registered: a refused turn leaves
+        // the message queued. (Dropping `turn` on an error lets it go.)
+        let message = match queued {
+            Some(item) => chat.queue_take(&rid, &item)?.text,
+            None => message,
+        };
+        Ok((turn, message))
+    })
+    .await?;
     let turn_id = turn.generation();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     state.start_stream(&id, turn_id, tx.clone());

@@ -11,7 +11,9 @@ pub mod drafts_pages;
 pub mod health;
 pub mod mcp;
 pub mod models;
+pub mod pins;
 pub mod prompts;
+pub mod queue;
 pub mod sessions;
 pub mod settings;
 pub mod setup;
@@ -45,6 +47,8 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(sessions::routes())
         .merge(chat::routes())
         .merge(assist::routes())
+        .merge(queue::routes())
+        .merge(pins::routes())
         .merge(models::routes())
         .merge(prompts::routes())
         .merge(mcp::routes(&state))

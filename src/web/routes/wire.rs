@@ -194,6 +194,11 @@ pub struct EntryDto {
     /// The plan the planning phase made for this answer.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub plan: String,
+    /// A message handed to a running turn ("sent while working").
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub steered: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
@@ -211,6 +216,8 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
         not_from_library: e.not_from_library,
         thinking: e.thinking.clone(),
         plan: e.plan.clone(),
+        steered: e.steered,
+        notices: e.notices.clone(),
     }
 }
 
@@ -275,6 +282,7 @@ pub fn event_json(ev: &ChatEvent, vault: Option<&Path>) -> Value {
             message,
         } => json!({ "type": "edit_proposal", "token": token, "draft_id": draft_id, "filename": filename,
                      "base_hash": base_hash, "hunks": hunks, "message": message }),
+        ChatEvent::Steered { text } => json!({ "type": "steered", "text": text }),
         ChatEvent::Reply(r) => reply_json(r, vault),
         ChatEvent::Stopped => json!({ "type": "stopped" }),
         ChatEvent::Error { message, kind } => json!({ "type": "error", "message": message, "kind": kind }),

@@ -53,6 +53,9 @@ pub enum Reply {
     },
     /// Read the request, then say nothing at all (a model cold-loading).
     Silent,
+    /// Read the request, wait, then answer with the inner reply (a slow
+    /// model: time for the test to act while a turn is mid-step).
+    Delayed(Duration, Box<Reply>),
 }
 
 impl Reply {
@@ -83,6 +86,11 @@ impl Reply {
             },
             other => other,
         }
+    }
+
+    /// This reply, sent `wait` after the request arrives.
+    pub fn after(self, wait: Duration) -> Reply {
+        Reply::Delayed(wait, Box::new(self))
     }
 
     pub fn status(status: u16, body: &str) -> Reply {
@@ -231,6 +239,10 @@ fn write_chunk(stream: &mut TcpStream, data: &str) -> std::io::Result<()> {
 
 fn serve(mut stream: TcpStream, reply: Reply, closed: &Sender<Instant>) {
     match reply {
+        Reply::Delayed(wait, inner) => {
+            thread::sleep(wait);
+            serve(stream, *inner, closed)
+        }
         Reply::Silent => hang(&mut stream, None, Duration::from_secs(60), closed),
         Reply::Status { status, headers, body } => {
             let mut head = format!(
