@@ -38,8 +38,15 @@ pub fn llm_settings(cfg: &Config) -> LlmSettings {
             .collect(),
         models: cfg.models(),
         pdf_to_text: Some(pdf_to_text(cfg, None)),
+        response_cache: Some(response_cache_dir(&cfg.home)),
         ..defaults
     }
+}
+
+/// Where the response cache keeps reusable answers: beside the other
+/// state, 0700 like it (a metadata answer quotes a PDF's first page).
+pub fn response_cache_dir(home: &crate::paths::JarvisHome) -> std::path::PathBuf {
+    home.path(crate::paths::Dir::State).join("llm-cache")
 }
 
 /// The LLM layer's PDF-to-text hook (used by `summarize` on providers that

@@ -263,7 +263,14 @@ fn ask(
                     }
                 }
             };
-            provider.complete_streaming(&messages, max_tokens, ctx, Some(cancel), &mut on_event)
+            provider.complete_reusable(
+                &messages,
+                max_tokens,
+                ctx,
+                &|reply: &str| parse_reply(reply).is_ok(),
+                Some(cancel),
+                &mut on_event,
+            )
         },
     )
 }

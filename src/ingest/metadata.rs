@@ -97,7 +97,14 @@ pub fn infer(
     let Some(provider) = provider else { return meta };
     let text: String = first_pages.chars().take(MAX_PROMPT_CHARS).collect();
     let prompt = prompt_template.replace("{text}", &text);
-    let reply = match provider.complete(&[Message::user(prompt)], 400, None, cancel) {
+    let reply = match provider.complete_reusable(
+        &[Message::user(prompt)],
+        400,
+        None,
+        &|reply: &str| parse_reply(reply).is_some(),
+        cancel,
+        &mut crate::llm::stream::ignore,
+    ) {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!(provider = provider.provider_name(), model = provider.model(), error = %e,

@@ -21,7 +21,9 @@
 //! [`probe`] of a local server. All HTTP is blocking; async callers run it
 //! on a blocking thread.
 
+pub mod cache;
 pub mod catalogue;
+pub mod cooldown;
 pub mod error;
 mod http;
 pub mod probe;

@@ -147,6 +147,26 @@ pub trait ChatProvider: Send + Sync {
         self.complete(messages, max_tokens, context_length, cancel)
     }
 
+    /// [`Self::complete_streaming`] for a request the caller knows is safe
+    /// to answer again with the same text (digest scoring, metadata
+    /// extraction): a provider with a response cache ([`crate::llm::cache`])
+    /// answers an identical one from it, reporting no events, and keeps a
+    /// new reply only when `keep` accepts it (a reply the caller could not
+    /// use must not be served again to its retry). The default asks the
+    /// model every time.
+    fn complete_reusable(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        context_length: Option<u32>,
+        keep: &dyn Fn(&str) -> bool,
+        cancel: Option<&Cancel>,
+        on_event: &mut OnEvent<'_>,
+    ) -> Result<String, CallError> {
+        let _ = keep;
+        self.complete_streaming(messages, max_tokens, context_length, cancel, on_event)
+    }
+
     /// Dense summary of a paper from its abstract/text or its PDF.
     /// `prompt` is the instruction as sent (the caller fills it from the
     /// user's editable `paper_summary` prompt, read per call, so an edit

@@ -3,6 +3,7 @@
 //! testable against fake servers and free of file access.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::llm::provider::PdfToText;
@@ -51,6 +52,9 @@ pub struct LlmSettings {
     /// Converts a local PDF to text for providers without document input.
     /// Filled by the PDF layer; `None` makes a PDF summary an error.
     pub pdf_to_text: Option<PdfToText>,
+    /// Where reusable answers are kept ([`crate::llm::cache`]); `None`
+    /// sends every request.
+    pub response_cache: Option<PathBuf>,
 }
 
 pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
@@ -82,6 +86,7 @@ impl Default for LlmSettings {
             request_timeout: Duration::from_secs(300),
             connect_timeout: Duration::from_secs(10),
             pdf_to_text: None,
+            response_cache: None,
         }
     }
 }

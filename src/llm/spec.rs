@@ -96,8 +96,20 @@ fn unknown_provider(name: &str, settings: &LlmSettings) -> LlmError {
     ))
 }
 
-/// Builds the provider for `spec`.
+/// Builds the provider for `spec`, answering reusable requests from the
+/// response cache when the settings name one.
 pub fn make_provider(spec: &str, settings: &LlmSettings) -> Result<Box<dyn ChatProvider>, LlmError> {
+    let provider = make_uncached(spec, settings)?;
+    Ok(match &settings.response_cache {
+        Some(dir) => Box::new(crate::llm::cache::Cached::new(
+            provider,
+            crate::llm::cache::ResponseCache::new(dir.clone()),
+        )),
+        None => provider,
+    })
+}
+
+fn make_uncached(spec: &str, settings: &LlmSettings) -> Result<Box<dyn ChatProvider>, LlmError> {
     let parsed = ModelSpec::parse(spec);
     let model = resolve_model(&parsed, settings)?;
     match parsed.provider.as_str() {

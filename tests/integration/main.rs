@@ -33,6 +33,7 @@ mod drafts_build;
 mod kb_crash;
 mod kb_crash_ops;
 mod llm;
+mod llm_cache;
 mod llm_stream;
 mod mcp;
 mod metadata;

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::cancel::{Cancel, Cancelled};
 use crate::llm::check_cancel;
+use crate::llm::cooldown::{self, CooldownStop};
 use crate::llm::error::{classify_status, error_detail, CallError, ErrorKind, LlmError, StatusContext};
 use crate::llm::http::{post_stream, Opened, StatusFailure, StreamBody, Timeouts, TransportFailure};
 use crate::llm::redact::redact_secrets;
@@ -54,7 +55,8 @@ pub(crate) struct Request<'a> {
     pub timeouts: &'a Timeouts,
 }
 
-/// The one streamed exchange: checks the stop switch, opens the stream
+/// The one streamed exchange: checks the stop switch, honours the
+/// provider's cooldown ([`cooldown`]), opens the stream
 /// (a transport failure or an error status worded by `errors`), reads it
 /// into `A`, hands the finished accumulator to `finish`, reports the usage,
 /// and returns the one assistant message `finish` produced.
@@ -71,12 +73,24 @@ pub(crate) fn stream_exchange<A: Accumulator>(
     finish: impl FnOnce(&A) -> Vec<Message>,
 ) -> Result<Message, CallError> {
     check_cancel(cancel)?;
+    // A provider cooling down after a rate limit is waited out (or refused
+    // with one clear message) before anything is sent to it.
+    let cooling = cooldown::Key::new(errors.provider, errors.base_url);
+    match cooldown::global().honour(&cooling, errors.label, cancel) {
+        Ok(()) => {}
+        Err(CooldownStop::Cancelled(c)) => return Err(c.into()),
+        Err(CooldownStop::Refused(e)) => return Err(errors.wrap(e)),
+    }
     let opened = post_stream(&request.url, request.headers, &request.body, request.timeouts, cancel);
     check_cancel(cancel)?;
     let mut stream = match opened.map_err(|f| errors.transport(f))? {
         Opened::Stream(s) => s,
-        Opened::Status(f) => return Err(errors.status(f)),
+        Opened::Status(f) => {
+            cooldown::global().record_failure(&cooling, f.status, f.retry_after, std::time::Instant::now());
+            return Err(errors.status(f));
+        }
     };
+    cooldown::global().record_success(&cooling);
     let mut acc = A::default();
     acc.read(&mut stream, cancel, on_event).map_err(|f| errors.read(f))?;
     // The reply is whole: close the connection before anything else runs.
