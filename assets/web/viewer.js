@@ -145,7 +145,22 @@ function showPdf(body, v, my) {
   const status = h('span', { class: 'pg', 'aria-live': 'polite' }, '');
   const prev = h('button', { type: 'button', class: 'btn small ghost', 'aria-label': 'Previous page' }, '‹');
   const next = h('button', { type: 'button', class: 'btn small ghost', 'aria-label': 'Next page' }, '›');
-  const frame = h('div', { class: 'pdf-frame' }, img);
+  // An annotation passage's boxes, outlined on its own page only (the
+  // boxes are fractions of the page, so any drawing size fits).
+  const p = v.passage;
+  const rects = (p && p.rects) || [];
+  const marks = rects.map(([l, t, r, b]) => h('div', {
+    class: 'pdf-mark', 'aria-hidden': 'true',
+    style: `left:${l * 100}%;top:${t * 100}%;width:${(r - l) * 100}%;height:${(b - t) * 100}%`,
+  }));
+  const frame = h('div', { class: 'pdf-frame' }, img, ...marks);
+  const showMarks = () => {
+    const here = p && p.page === page && img.complete;
+    for (const m of marks) m.hidden = !here;
+    if (here && marks.length) marks[0].scrollIntoView({ block: 'center' });
+  };
+  for (const m of marks) m.hidden = true;
+  img.addEventListener('load', () => { if (my === seq) showMarks(); });
   const width = Math.min(1400, Math.round((body.clientWidth || 600) * (window.devicePixelRatio || 1)));
   const draw = async () => {
     status.textContent = `Drawing page ${page}…`;
@@ -164,6 +179,7 @@ function showPdf(body, v, my) {
       pages = Number(r.headers.get('x-pages')) || pages;
       await r.blob();
       if (my !== seq) return;
+      for (const m of marks) m.hidden = true;
       img.src = url;
       img.alt = `Page ${page} of “${v.title}”`;
       status.textContent = pages ? `Page ${page} of ${pages}` : `Page ${page}`;
@@ -176,10 +192,10 @@ function showPdf(body, v, my) {
   };
   prev.addEventListener('click', () => { if (page > 1) { page--; draw(); } });
   next.addEventListener('click', () => { page++; draw(); });
-  const p = v.passage;
   body.replaceChildren(h('div', { class: 'pdf-view' },
     h('div', { class: 'pdf-col' }, h('div', { class: 'pdf-nav' }, prev, status, next), frame),
     p ? quote(p.text, p.annotation) : null));
+  if (marks.length) frame.dataset.marked = String(marks.length);
   draw();
 }
 

@@ -168,6 +168,16 @@ pub fn locate(text: &str, passage: &str, section: &str) -> (Option<usize>, Optio
     (heading, found)
 }
 
+/// Where an annotation passage sits on its page (boxes as fractions of the
+/// page, see `pdf::Annotation::rects`); empty for other chunks and for
+/// annotations stored before their boxes were kept.
+pub fn passage_rects(chunk: &crate::store::ChunkRecord) -> Vec<[f32; 4]> {
+    chunk
+        .meta_str("rects")
+        .map(crate::pdf::rects_from_meta)
+        .unwrap_or_default()
+}
+
 /// An ATX heading's title (`## Install` → `Install`), else `None`.
 pub fn heading_title(line: &str) -> Option<&str> {
     let t = line

@@ -40,6 +40,42 @@ pub struct Annotation {
     /// The reader's comment on a highlight; "" when none, always "" for
     /// comments.
     pub note_text: String,
+    /// Where it sits on its page: one box per marked line of a highlight
+    /// (its quad points), the note's rectangle for a comment — each
+    /// `[left, top, right, bottom]` as fractions of the page's width and
+    /// height from its top-left corner, so any drawing of the page can
+    /// outline it. Empty when the PDF gave no geometry (and in documents
+    /// read before it was kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rects: Vec<[f32; 4]>,
+}
+
+/// `rects` as chunk metadata stores them: `l t r b` per box, boxes
+/// separated by `;`, four decimals (a tenth of a point on a Letter page).
+pub fn rects_to_meta(rects: &[[f32; 4]]) -> String {
+    rects
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| format!("{:.4}", v.clamp(0.0, 1.0)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// [`rects_to_meta`] read back; a box that does not parse is left out.
+pub fn rects_from_meta(s: &str) -> Vec<[f32; 4]> {
+    s.split(';')
+        .filter_map(|b| {
+            let v: Vec<f32> = b.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            match v[..] {
+                [l, t, r, b] if l <= r && t <= b => Some([l, t, r, b]),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 impl Annotation {
@@ -118,6 +154,11 @@ pub fn extract_annotations(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Resu
         }
         let page_no = pi as u32 + 1;
         let height = page.height().value;
+        let width = page.width().value;
+        let norm = |a: &Area| -> [f32; 4] {
+            let (w, h) = (width.max(1.0), height.max(1.0));
+            [a.x0 / w, a.top / h, a.x1 / w, a.bottom / h]
+        };
         let mut lines: Option<Vec<Line>> = None;
         let mut found: Vec<Found> = Vec::new();
         let mut replies: Vec<(usize, String)> = Vec::new();
@@ -139,6 +180,19 @@ pub fn extract_annotations(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Resu
                 if contents.is_empty() {
                     continue;
                 }
+                let rects: Vec<[f32; 4]> = annot
+                    .bounds()
+                    .ok()
+                    .map(|r| {
+                        norm(&Area {
+                            x0: r.left().value,
+                            x1: r.right().value,
+                            top: height - r.top().value,
+                            bottom: height - r.bottom().value,
+                        })
+                    })
+                    .into_iter()
+                    .collect();
                 if subtype == "Text" {
                     let targets = reply_targets.get_or_insert_with(|| engine.reply_targets(bytes, pi, annots.len()));
                     if let Some(parent) = targets.get(ai).copied().flatten() {
@@ -153,6 +207,7 @@ pub fn extract_annotations(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Resu
                         page: page_no,
                         text: contents,
                         note_text: String::new(),
+                        rects,
                     },
                     index: ai,
                     order: usize::MAX,
@@ -205,6 +260,7 @@ pub fn extract_annotations(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Resu
                     page: page_no,
                     text: marked,
                     note_text: note,
+                    rects: quads.iter().map(norm).collect(),
                 },
                 index: ai,
                 order,
@@ -227,6 +283,7 @@ pub fn extract_annotations(engine: &PdfEngine, name: &str, bytes: &[u8]) -> Resu
                         page: page_no,
                         text: reply,
                         note_text: String::new(),
+                        rects: Vec::new(),
                     },
                     index: usize::MAX,
                     order: usize::MAX,

@@ -27,7 +27,7 @@ mod tables;
 mod text;
 
 pub use annotations::extract_annotations;
-pub use annotations::{Annotation, AnnotationKind};
+pub use annotations::{rects_from_meta, rects_to_meta, Annotation, AnnotationKind};
 pub use convert::Converted;
 pub use convert::{pdf_to_markdown, pdf_to_markdown_ocr};
 pub use figures::extract_figures;

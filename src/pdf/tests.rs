@@ -437,3 +437,40 @@ fn a_pdf_without_an_outline_has_an_empty_one() {
 
 mod golden;
 mod tex;
+
+#[test]
+fn annotations_keep_their_boxes_on_the_page() {
+    let a = annotations("annotated.pdf");
+    for x in &a {
+        for r in &x.rects {
+            assert!(
+                r.iter().all(|v| (0.0..=1.0).contains(v)) && r[0] < r[2] && r[1] < r[3],
+                "{x:#?}"
+            );
+        }
+    }
+    // One box per marked line: the two-line highlight has two.
+    let lazy = a.iter().find(|x| x.text.starts_with("lazy dog")).expect("highlight");
+    assert_eq!(lazy.rects.len(), 2, "{lazy:#?}");
+    // "yellow highlight" on page 2 sits where pdftotext finds its words
+    // (x 279–361 pt of 595, y 53–64 pt of 842 from the top).
+    let y = a.iter().find(|x| x.page == 2).expect("page 2");
+    let r = y.rects.first().expect("a box");
+    let near = |got: f32, want: f32| (got - want).abs() < 0.02;
+    assert!(
+        near(r[0], 0.469) && near(r[2], 0.606) && r[1] < 0.075 && r[3] > 0.07,
+        "{r:?}"
+    );
+    // A sticky note keeps its rectangle.
+    let sticky = a.iter().find(|x| x.subtype == "Text").expect("sticky");
+    assert_eq!(sticky.rects.len(), 1);
+    // As chunk metadata and back.
+    let meta = super::annotations::rects_to_meta(&lazy.rects);
+    let back = super::annotations::rects_from_meta(&meta);
+    assert_eq!(back.len(), 2);
+    assert!(back
+        .iter()
+        .zip(&lazy.rects)
+        .all(|(b, r)| b.iter().zip(r).all(|(x, y)| (x - y).abs() < 1e-3)));
+    assert!(super::annotations::rects_from_meta("junk;1 2;0.5 0.5 0.1 0.1").is_empty());
+}

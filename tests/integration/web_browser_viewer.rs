@@ -142,7 +142,37 @@ fn the_viewer_shows_a_note_heading_a_pdf_page_and_a_chat_exchange() {
         b.js("return document.querySelector('#viewer .passage-text blockquote').textContent"),
         json!(HIGHLIGHT)
     );
+    // The highlight outlined on the page: a box per line, where its words
+    // are (the boxes are fractions of the page, laid over the picture).
+    b.wait(
+        "the highlight's boxes",
+        "return document.querySelectorAll('#viewer .pdf-mark:not([hidden])').length === 2",
+    );
+    let boxes = b.js("const i = document.querySelector('#viewer .pdf-page').getBoundingClientRect(); return [...document.querySelectorAll('#viewer .pdf-mark')].map((m) => { const r = m.getBoundingClientRect(); return [(r.left - i.left) / i.width, (r.top - i.top) / i.height, (r.right - i.left) / i.width]; })");
+    let boxes = boxes.as_array().unwrap();
+    let near = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 0.01;
+    assert!(
+        near(&boxes[0][0], 0.678)
+            && near(&boxes[0][1], 0.068)
+            && near(&boxes[1][0], 0.508)
+            && near(&boxes[1][2], 0.905),
+        "{boxes:?}"
+    );
     b.screenshot("viewer-02-desktop-pdf");
+    // The next page has no box; back on the cited page it is there again.
+    b.js("document.querySelector('#viewer .pdf-nav button[aria-label=\"Next page\"]').click()");
+    b.wait(
+        "page 3 without the box",
+        "return document.querySelector('#viewer .pdf-nav .pg').textContent === 'Page 3 of 3' && document.querySelectorAll('#viewer .pdf-mark:not([hidden])').length === 0",
+    );
+    b.js("document.querySelector('#viewer .pdf-nav button[aria-label=\"Previous page\"]').click()");
+    b.wait(
+        "page 2 with the box",
+        "return document.querySelectorAll('#viewer .pdf-mark:not([hidden])').length === 2",
+    );
+    b.resize(390, 844);
+    b.screenshot("viewer-02b-phone-pdf-highlight");
+    b.resize(1280, 860);
     close_with_escape(&b);
 
     // A chat passage: the exchange of the earlier session. Wait until the

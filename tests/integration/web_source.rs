@@ -54,6 +54,12 @@ pub fn add_pdf(s: &WebServer, dir: &std::path::Path) -> String {
     caller.insert("title".into(), json!("Converting PDFs on a modest machine"));
     caller.insert("page".into(), json!(2));
     caller.insert("annotation_kind".into(), json!("highlight"));
+    // Where the highlight's two lines sit on page 2, as ingest keeps a
+    // highlight's quad points (fractions of the page; from pdftotext -bbox).
+    caller.insert(
+        "rects".into(),
+        json!("0.6784 0.0679 0.9048 0.0833;0.5084 0.0821 0.9048 0.0975"),
+    );
     s.app
         .kb()
         .unwrap()

@@ -154,6 +154,7 @@ pub fn annotation(kind: AnnotationKind, page: u32, text: &str, comment: &str) ->
             page,
             text: text.trim().to_string(),
             note_text: comment.trim().to_string(),
+            rects: Vec::new(),
         },
         AnnotationKind::Comment => Annotation {
             kind,
@@ -163,6 +164,7 @@ pub fn annotation(kind: AnnotationKind, page: u32, text: &str, comment: &str) ->
                 .trim()
                 .to_string(),
             note_text: String::new(),
+            rects: Vec::new(),
         },
     }
 }

@@ -533,6 +533,10 @@ pub(super) fn annotation_chunks(annotations: &[Annotation], entry: &Entry, repor
         );
         m.insert("page".into(), json!(a.page));
         m.insert("note_text".into(), json!(a.note_text));
+        if !a.rects.is_empty() {
+            // Where the viewer outlines it on the page picture.
+            m.insert("rects".into(), json!(crate::pdf::rects_to_meta(&a.rects)));
+        }
         docs.push(annotation_doc(a.chunk_text(), &entry.header, m, &entry.own));
         report.annotation_chunks += 1;
     }

@@ -63,6 +63,10 @@ struct Passage {
     section: String,
     page: Option<i64>,
     annotation: Option<String>,
+    /// An annotation's boxes on its page (`[left, top, right, bottom]`,
+    /// fractions of the page), for the outline on the page picture.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rects: Vec<[f32; 4]>,
 }
 
 #[derive(Serialize)]
@@ -102,6 +106,7 @@ fn view(state: &WebState, s: SourceDoc) -> ApiResult<SourceView> {
         section: c.meta_str("section").unwrap_or("").to_string(),
         page: c.meta_i64("page"),
         annotation: c.meta_str("annotation_kind").map(str::to_string),
+        rects: crate::app::source::passage_rects(c),
     });
     let mut v = SourceView {
         key: s.doc.key.clone(),
