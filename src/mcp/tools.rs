@@ -152,13 +152,13 @@ pub fn definitions() -> Vec<ToolDef> {
         ToolDef {
             name: "search",
             title: "Search the knowledge base",
-            description: "Search the user's personal knowledge base (Markdown notes, papers, digests, past chats) and return the best matching passages. Each result has `cite` — the note's vault path or the paper's source URL — to cite it and to pass to get_document for the full text. Use filters to narrow by record fields from note frontmatter.",
+            description: "Search the user's personal knowledge base (Markdown notes, papers, digests, past chats) and return the best matching passages, numbered `n` from 1 in each call as Jarvis's own chat numbers them: when a sentence of your answer rests on a passage, end it with [n] and list each cited `n` with its `title` and `cite`. Each result has `cite` — the note's vault path or the paper's source URL — to cite it and to pass to get_document for the full text. Use filters to narrow by record fields from note frontmatter.",
             input_schema: object_schema(search_props, &["query"]),
         },
         ToolDef {
             name: "get_document",
             title: "Read one document",
-            description: "Read one document of the knowledge base in full, 15 passages per page, in reading order. Name it by `cite` from a search or list_documents result: a note's vault path (e.g. \"Projects/Plan.md\") or a paper's source (e.g. \"https://arxiv.org/abs/2301.01234\"). Returns `next_page` while there is more.",
+            description: "Read one document of the knowledge base in full, 15 passages per page, in reading order, each numbered `n` by its place in the document (cite one as [n] with the document's `cite`). Name it by `cite` from a search or list_documents result: a note's vault path (e.g. \"Projects/Plan.md\") or a paper's source (e.g. \"https://arxiv.org/abs/2301.01234\"). Returns `next_page` while there is more.",
             input_schema: object_schema(
                 Map::from_iter([
                     (
@@ -388,6 +388,7 @@ fn search(app: &App, scope: Scope, a: &Args<'_>) -> Result<Value, ToolError> {
     if grouped {
         for (i, d) in app.search_documents(&req).map_err(failed)?.into_iter().enumerate() {
             let mut r = Map::new();
+            r.insert("n".into(), json!(i + 1));
             r.insert("rank".into(), json!(i + 1));
             describe(&d.best.record, &mut r);
             passage(&d.best.record, &mut r);
@@ -398,6 +399,7 @@ fn search(app: &App, scope: Scope, a: &Args<'_>) -> Result<Value, ToolError> {
     } else {
         for (i, h) in app.search(&req).map_err(failed)?.into_iter().enumerate() {
             let mut r = Map::new();
+            r.insert("n".into(), json!(i + 1));
             r.insert("rank".into(), json!(i + 1));
             describe(&h.record, &mut r);
             passage(&h.record, &mut r);
@@ -450,11 +452,16 @@ fn get_document(app: &App, scope: Scope, a: &Args<'_>) -> Result<Value, ToolErro
         }
     }
     out.remove("date_added");
+    // Numbered by position in the document, so a passage keeps its number
+    // whichever page of it a client reads.
+    let first = chunks.page.saturating_sub(1) * crate::kb::ops::PAGE_SIZE;
     let passages: Vec<Value> = chunks
         .chunks
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             let mut p = Map::new();
+            p.insert("n".into(), json!(first + i + 1));
             passage(c, &mut p);
             Value::Object(p)
         })
