@@ -9,6 +9,7 @@ import { openLibrary, initLibrary } from './library.js';
 import { openTimeline, initTimeline } from './timeline.js';
 import { openDigest, digestFromHash } from './digest.js';
 import { initViewer } from './viewer.js';
+import { initResearch, researchOn, researchSent, onResearchEvent } from './research.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
 import { initSetup, refresh as refreshSetup, openSetup, searchInstead, searchInline } from './setup.js';
@@ -397,6 +398,7 @@ export async function send(textArg, opts = {}) {
     if (queued) body.queued = queued.id;
     const open = ed ? ed.openFileForChat() : null;
     if (open) body.open_file = open;
+    if (researchOn()) { body.research = true; researchSent(); }
     await stream('/chat', body, (ev) => {
       if (!turn.listed) {
         // The question is saved as the turn starts: list the session now,
@@ -429,6 +431,7 @@ export async function send(textArg, opts = {}) {
           break;
         }
         case 'tool_finish': R.toolFinished(shell, ev); break;
+        case 'research': onResearchEvent(shell, ev); if (viewing()) scrollDown(); break;
         case 'edit_proposal': {
           withEditor((m) => m.onProposal(ev));
           const open = h('button', { type: 'button', class: 'btn small primary' }, 'Review in the editor');
@@ -643,6 +646,7 @@ async function boot() {
   initViewer();
   digestFromHash();
   window.addEventListener('hashchange', digestFromHash);
+  initResearch();
   // The last view comes back at once, before the network answers.
   let view = 'chat';
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }

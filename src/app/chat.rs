@@ -6,6 +6,7 @@ use std::sync::{Arc, Weak};
 
 use crate::cancel::Cancel;
 use crate::chat::models::{check_spec, SwitchError};
+use crate::chat::research::ResearchSettings;
 use crate::chat::tools::{PaperAdder, ToolDeps, VaultSettings};
 use crate::chat::{ChatAgent, ChatDeps, ChatSettings, ProviderSource, SessionStore};
 use crate::config::Config;
@@ -23,7 +24,21 @@ pub fn chat_settings(cfg: &Config) -> ChatSettings {
         max_tool_rounds: cfg.int("chat.max_tool_rounds").max(1) as usize,
         max_output_tokens: cfg.int("chat.max_output_tokens").clamp(1, i64::from(u32::MAX)) as u32,
         turn_timeout: std::time::Duration::from_secs(cfg.int("chat.turn_timeout_secs").max(1) as u64),
+        research: research_settings(cfg),
         ..ChatSettings::default()
+    }
+}
+
+/// `[research]`: the limits of a research report.
+pub fn research_settings(cfg: &Config) -> ResearchSettings {
+    let n = |k: &str| cfg.int(k).max(1) as usize;
+    ResearchSettings {
+        sub_questions: n("research.sub_questions"),
+        concurrency: n("research.concurrency"),
+        rounds: n("research.rounds"),
+        max_tokens: cfg.int("research.max_tokens").max(1) as u64,
+        max_cost_cents: cfg.int("research.max_cost_cents").max(0) as u64,
+        timeout: std::time::Duration::from_secs(cfg.int("research.timeout_secs").max(1) as u64),
     }
 }
 

@@ -172,6 +172,35 @@ pub fn check(text: &str, passages: &Passages) -> Checked {
     }
 }
 
+/// Give `text`'s markers (outside code) new numbers: each number becomes
+/// what `map` says, a number it maps to nothing is dropped, and a marker
+/// left with none is removed with the blank before it. For text written
+/// against one numbering (a research sub-agent's turn) that is read
+/// against another (the report's).
+pub fn renumber(text: &str, map: impl Fn(u32) -> Option<u32>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for m in find_markers(text) {
+        let mut mapped: Vec<u32> = Vec::new();
+        for n in m.numbers.iter().filter_map(|n| map(*n)) {
+            if !mapped.contains(&n) {
+                mapped.push(n);
+            }
+        }
+        let before = &text[last..m.start];
+        if mapped.is_empty() {
+            out.push_str(before.trim_end_matches([' ', '\t']));
+        } else {
+            out.push_str(before);
+            let list: Vec<String> = mapped.iter().map(u32::to_string).collect();
+            out.push_str(&format!("[{}]", list.join(", ")));
+        }
+        last = m.end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// A piece of text split around markers (for rendering markers as links).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Segment<'a> {
@@ -361,6 +390,61 @@ impl Grounding {
     }
 }
 
+/// Words a paragraph needs before it counts as a claim: a sentence that
+/// states something. A lead-in ("Here is what your notes say:"), a
+/// heading or a one-line sign-off is shorter and cites nothing by nature.
+pub const CLAIM_WORDS: usize = 12;
+
+/// Paragraphs of `text` that state something and cite nothing: prose
+/// outside code (each list item on its own; headings, table rows and a
+/// line ending in `:` skipped) of at least [`CLAIM_WORDS`] words with no
+/// marker. An answer that cites the library and still has such a
+/// paragraph is "partly not from your library": that paragraph rests on
+/// no passage the turn returned — the model's own knowledge, or a claim
+/// it did not tie to its source.
+pub fn uncited_paragraphs(text: &str) -> usize {
+    let mut units: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut fence = false;
+    let flush = |current: &mut String, units: &mut Vec<String>| {
+        if !current.trim().is_empty() {
+            units.push(std::mem::take(current));
+        }
+        current.clear();
+    };
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            flush(&mut current, &mut units);
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        let item = t.starts_with("- ") || t.starts_with("* ") || t.starts_with("+ ") || {
+            let d = t.chars().take_while(char::is_ascii_digit).count();
+            d > 0 && (t[d..].starts_with(". ") || t[d..].starts_with(") "))
+        };
+        if t.is_empty() || t.starts_with('#') || t.starts_with('|') || item {
+            flush(&mut current, &mut units);
+        }
+        if t.is_empty() || t.starts_with('#') || t.starts_with('|') {
+            continue;
+        }
+        current.push_str(t);
+        current.push('\n');
+    }
+    flush(&mut current, &mut units);
+    units
+        .iter()
+        .filter(|u| {
+            let u = u.trim();
+            !u.ends_with(':') && u.split_whitespace().count() >= CLAIM_WORDS && find_markers(u).is_empty()
+        })
+        .count()
+}
+
 /// What the tools did in one turn, for checking its reply.
 #[derive(Debug, Clone, Default)]
 pub struct TurnEvidence {
@@ -382,6 +466,10 @@ pub struct Finished {
     /// Marker numbers kept (each occurrence).
     pub kept: usize,
     pub not_from_library: bool,
+    /// Claims that cite nothing in an answer that cites the library
+    /// ([`uncited_paragraphs`]); 0 when it cites nothing at all (that is
+    /// `not_from_library`).
+    pub uncited_paragraphs: usize,
     /// `text` is the fixed "nothing found" message, not the model's words.
     pub replaced: bool,
 }
@@ -401,7 +489,13 @@ pub fn finish(text: &str, evidence: &TurnEvidence, kb_only: bool) -> Finished {
         own_knowledge: evidence.own_knowledge,
     };
     let replaced = kb_only && g.found_nothing();
+    let uncited = if checked.citations.is_empty() {
+        0
+    } else {
+        uncited_paragraphs(&checked.text)
+    };
     Finished {
+        uncited_paragraphs: uncited,
         text: if replaced {
             nothing_found_message(&evidence.searched)
         } else {

@@ -26,7 +26,8 @@
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
 //! | `steered` | a queued message marked "send now" was handed to the turn after a tool round | `text` |
 //! | `confirm` | `remove_document`, or `add_document` on a local PDF, asked for the human's answer | `token`, `description` (a removal's carries the invariant line; an add's names the file and its visibility), `action`: `remove` \| `add` |
-//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library` |
+//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library`, `uncited_paragraphs` |
+//! | `research` | a research run's progress ([`research::ResearchEvent`]): the plan, each sub-agent's state and tool calls, writing, the report's draft | — |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
 //! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
 //!
@@ -94,6 +95,7 @@ pub mod profiles;
 pub mod prompt;
 pub mod queue;
 mod redo;
+pub mod research;
 pub mod runaway;
 pub mod session;
 mod switch;
@@ -127,6 +129,9 @@ pub struct TurnContext {
     /// leave a session holding only the question. The web app keeps the
     /// default, so a closed tab never loses what was asked.
     pub question_with_answer: bool,
+    /// Run this message as a research report ([`research`]) delivered
+    /// this way, instead of a chat answer.
+    pub research: Option<research::ReportDelivery>,
 }
 
 /// A draft file by id and name (both already validated by the caller's
@@ -177,6 +182,9 @@ pub struct Reply {
     pub not_from_library: bool,
     /// Quiet lines under the answer (a pinned private note left out).
     pub notices: Vec<String>,
+    /// Paragraphs stating something with no citation in an answer that
+    /// does cite the library: labelled "partly not from your library".
+    pub uncited_paragraphs: usize,
     /// For an evaluation; no wire carries it.
     #[serde(skip)]
     pub evidence: cite::Evidence,
@@ -239,6 +247,8 @@ pub enum ChatEvent {
     Steered {
         text: String,
     },
+    /// A research run's progress (its plan, each sub-agent, the report).
+    Research(research::ResearchEvent),
     Reply(Reply),
     Stopped,
     Error {

@@ -126,6 +126,11 @@ pub struct DisplayEntry {
     /// The numbered plan the planning phase made for this answer.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plan: String,
+    /// Paragraphs stating something with no citation, in an answer that
+    /// cites the library: "partly not from your library"
+    /// (`cite::uncited_paragraphs`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uncited_paragraphs: usize,
     /// A question handed to a running turn ("send now"): shown as sent
     /// while Jarvis worked, never a turn of its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -148,6 +153,7 @@ impl DisplayEntry {
             citations: Vec::new(),
             unsupported_citations: 0,
             not_from_library: false,
+            uncited_paragraphs: 0,
             thinking: String::new(),
             plan: String::new(),
             steered: true,
@@ -297,6 +303,7 @@ impl Session {
             plan: String::new(),
             steered: false,
             notices: Vec::new(),
+            uncited_paragraphs: 0,
         });
         if self.title.is_empty() {
             self.title = default_title(shown);

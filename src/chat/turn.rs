@@ -78,7 +78,7 @@ impl ChatAgent {
 }
 
 /// How the loop ended, before the commit.
-enum Ended {
+pub(super) enum Ended {
     Reply(String),
     PrivacyStop(String),
     RoundCap(String),
@@ -88,7 +88,7 @@ enum Ended {
 
 /// The first verdict that ends a turn early (the runaway watch, the time
 /// budget), shared with the timer thread.
-type Tripped = Arc<Mutex<Option<Runaway>>>;
+pub(super) type Tripped = Arc<Mutex<Option<Runaway>>>;
 
 fn trip(tripped: &Tripped, why: Runaway, turn_cancel: &Cancel) {
     lock(tripped).get_or_insert(why);
@@ -99,12 +99,12 @@ fn trip(tripped: &Tripped, why: Runaway, turn_cancel: &Cancel) {
 
 /// What the tool loop counted, for chat.log.
 #[derive(Default)]
-struct LoopStats {
-    rounds: usize,
-    tokens_in: Option<u64>,
-    tokens_out: Option<u64>,
+pub(super) struct LoopStats {
+    pub rounds: usize,
+    pub tokens_in: Option<u64>,
+    pub tokens_out: Option<u64>,
     /// The reasoning the model streamed, every step's, for the display.
-    thinking: String,
+    pub thinking: String,
     /// Queued messages handed to the turn ("send now"), in order.
     steered: Vec<String>,
 }
@@ -157,7 +157,10 @@ impl ChatAgent {
             session: id.clone(),
             ..TurnRecord::default()
         };
-        let out = self.turn_inner(session, message, context, events, cancel, &mut record);
+        let out = match context.research {
+            Some(delivery) => self.research_turn(session, message, context, delivery, events, cancel, &mut record),
+            None => self.turn_inner(session, message, context, events, cancel, &mut record),
+        };
         self.deregister(&id, generation);
         if matches!(out, Ok(Some(_))) {
             // Saved with its reply (a stop can no longer empty it).
@@ -502,6 +505,7 @@ impl ChatAgent {
             plan: plan_text,
             steered: false,
             notices: pinned.notices.clone(),
+            uncited_paragraphs: finished.uncited_paragraphs,
         });
         s.updated = crate::kb::stage::now_iso();
         // The session file is the truth: once it holds the answer the turn
@@ -530,6 +534,7 @@ impl ChatAgent {
             unsupported_citations: finished.unsupported,
             not_from_library: finished.not_from_library,
             notices: pinned.notices,
+            uncited_paragraphs: finished.uncited_paragraphs,
             evidence: Evidence {
                 passages: evidence.passages.into_vec(),
                 kept_markers: finished.kept,
@@ -563,7 +568,7 @@ impl ChatAgent {
     /// runaway tool loop without another request, and the runaway watch
     /// ends a step whose output has lost the thread.
     #[allow(clippy::too_many_arguments)]
-    fn tool_loop(
+    pub(super) fn tool_loop(
         &self,
         provider: &dyn ChatProvider,
         transcript: &mut Vec<Message>,
@@ -770,9 +775,9 @@ impl ChatAgent {
 }
 
 /// The turn's limits, for the tool loop (the round cap is the profile's).
-struct Limits<'a> {
-    max_output_tokens: u32,
-    tripped: &'a Tripped,
+pub(super) struct Limits<'a> {
+    pub max_output_tokens: u32,
+    pub tripped: &'a Tripped,
 }
 
 /// Put `text` in place of the final answer's words in the transcript, so

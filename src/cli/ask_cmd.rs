@@ -24,6 +24,7 @@ use serde_json::json;
 
 use crate::app::App;
 use crate::cancel::Cancel;
+use crate::chat::research::ReportDelivery;
 use crate::chat::{ChatAgent, ChatError, ChatEvent, Reply, SharedSession, TurnContext, TurnState};
 
 use super::term::{Access, Term};
@@ -67,6 +68,19 @@ use crate::lock::lock;
 /// `jarvis serve` (pending confirmations and suggested edits can be
 /// answered there); `None` otherwise.
 pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyhow::Result<u8> {
+    run_as(a, app, t, web, None)
+}
+
+/// [`run`], or — with `research` — a research report (`jarvis research`):
+/// the same session, stop and output rules, the plan and the sub-agents'
+/// progress on stderr, the report on stdout.
+pub(super) fn run_as(
+    a: AskArgs,
+    app: &Arc<App>,
+    t: &dyn Term,
+    web: Option<&str>,
+    research: Option<ReportDelivery>,
+) -> anyhow::Result<u8> {
     // The model loads for throughput (the App's default), not for a quick
     // start as a one-shot `kb search` does: a turn may search several times,
     // its LLM call takes seconds anyway, and the session is indexed after
@@ -144,8 +158,9 @@ pub fn run(a: AskArgs, app: &Arc<App>, t: &dyn Term, web: Option<&str>) -> anyho
         ChatEvent::Error { .. } => {}
         // The terminal has no queue to send from.
         ChatEvent::Steered { .. } => {}
+        ChatEvent::Research(r) => super::research_cmd::progress(t, &r),
     };
-    let reply = run_stoppable(&agent, &session, &id, &a.message, t.cancel(), &events)?;
+    let reply = run_stoppable(&agent, &session, &id, &a.message, t.cancel(), research, &events)?;
     let Some(reply) = reply else {
         return Ok(130);
     };
@@ -215,6 +230,13 @@ fn print_citations(t: &dyn Term, reply: &Reply) {
     }
     if reply.not_from_library {
         t.err("  not from your library: this answer cites nothing the search found\n");
+    } else if reply.uncited_paragraphs > 0 {
+        t.err(&format!(
+            "  partly not from your library: {} paragraph{} of this answer cite{} nothing\n",
+            reply.uncited_paragraphs,
+            if reply.uncited_paragraphs == 1 { "" } else { "s" },
+            if reply.uncited_paragraphs == 1 { "s" } else { "" }
+        ));
     }
 }
 
@@ -226,6 +248,7 @@ fn run_stoppable(
     id: &str,
     message: &str,
     stop: &Cancel,
+    research: Option<ReportDelivery>,
     events: &(dyn Fn(ChatEvent) + Send + Sync),
 ) -> Result<Option<Reply>, ChatError> {
     let turn = Cancel::new();
@@ -251,6 +274,7 @@ fn run_stoppable(
     };
     let context = TurnContext {
         question_with_answer: true,
+        research,
         ..TurnContext::default()
     };
     let out = agent.run_turn_in(session, message, &context, events, &turn);

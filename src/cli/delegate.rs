@@ -21,6 +21,7 @@ use crate::app::owner::protocol::{write_frame, BarEvent, ClientFrame, OwnerFrame
 use crate::app::owner::server::Handler;
 use crate::app::{App, AppError, SessionProfile};
 use crate::cancel::Cancel;
+use crate::chat::research::ReportDelivery;
 use crate::config::Config;
 
 use super::kb::KbCmd;
@@ -43,6 +44,15 @@ pub fn run_kb(cmd: KbCmd, config: Config) -> anyhow::Result<u8> {
 pub fn run_ask(args: super::ask_cmd::AskArgs, config: Config) -> anyhow::Result<u8> {
     here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
         super::ask_cmd::run(args, app, term, None)
+    })
+}
+
+/// `jarvis research`, the same way. Here, with nobody to review a
+/// suggestion once the process ends, the report is the draft's file; in an
+/// owner that runs the web app it waits there as a suggested change.
+pub fn run_research(args: super::ask_cmd::AskArgs, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
+        super::ask_cmd::run_as(args, app, term, None, Some(ReportDelivery::Write))
     })
 }
 
@@ -227,6 +237,20 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
                 Err(e) => super::report_error(&e, &t),
             },
             Ok(Cli {
+                command: Command::Research(args),
+                ..
+            }) => {
+                let web = web.get().map(String::as_str);
+                let delivery = match web {
+                    Some(_) => ReportDelivery::Suggest,
+                    None => ReportDelivery::Write,
+                };
+                match super::ask_cmd::run_as(args, app, &t, web, Some(delivery)) {
+                    Ok(code) => code,
+                    Err(e) => super::report_error(&e, &t),
+                }
+            }
+            Ok(Cli {
                 command: Command::Undo(args),
                 ..
             }) => match super::history_cmd::run(super::history_cmd::HistoryCmd::Undo(args), app, &t) {
@@ -267,7 +291,7 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
             },
             Ok(_) => {
                 t.err(
-                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis undo`, `jarvis log`, `jarvis run-digest`, `jarvis digest …` and `jarvis sync run-job …` go through the owner\n",
+                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis research`, `jarvis undo`, `jarvis log`, `jarvis run-digest`, `jarvis digest …` and `jarvis sync run-job …` go through the owner\n",
                 );
                 2
             }

@@ -15,6 +15,7 @@ mod kb;
 mod mcp_cmd;
 mod models_cmd;
 mod owner_cmd;
+mod research_cmd;
 mod runtime_cmd;
 mod signals;
 mod sync_cmd;
@@ -57,6 +58,8 @@ pub enum Command {
     Log(history_cmd::LogArgs),
     /// Ask the chat agent one question (the same turn the web app runs); the answer goes to stdout, tool lines to stderr.
     Ask(ask_cmd::AskArgs),
+    /// Research a question: it is split into sub-questions that sub-agents answer from your library in parallel, and one report with citations is written into a new draft (a suggested change to review in the web app's editor when `jarvis serve` runs, else the draft's file). Progress goes to stderr, the report to stdout.
+    Research(ask_cmd::AskArgs),
     /// List the switchable LLMs from config, each marked local or cloud.
     Models {
         /// Machine-readable output.
@@ -223,6 +226,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sync(a) => Ok(ExitCode::from(sync_cmd::run(a, &config)?)),
         Command::Mcp => Ok(ExitCode::from(mcp_cmd::run(config)?)),
         Command::Ask(a) => Ok(ExitCode::from(delegate::run_ask(a, config)?)),
+        Command::Research(a) => Ok(ExitCode::from(delegate::run_research(a, config)?)),
         Command::Undo(a) => Ok(ExitCode::from(delegate::run_history(
             history_cmd::HistoryCmd::Undo(a),
             config,

@@ -27,6 +27,7 @@ macro_rules! field {
 /// Sections in display order.
 pub const SECTIONS: &[&str] = &[
     "chat",
+    "research",
     "openrouter",
     "models",
     "rag",
@@ -42,8 +43,34 @@ pub const SECTIONS: &[&str] = &[
     "runtime",
 ];
 
-/// Every setting. Order within a section is display order.
-pub const FIELDS: &[Field] = &[
+/// Every setting. Order within a section is display order. The table is
+/// kept in parts (this file's rows and the `[research]` rows of
+/// `schema/research.rs`) so no file of it passes the length limit; the
+/// parts are joined when the program is compiled.
+pub const FIELDS: &[Field] = &join::<{ CORE.len() + research::FIELDS.len() }>(&[CORE, research::FIELDS]);
+
+/// The parts of the table as one array of `N` rows (`N` must be their
+/// total: a wrong one fails the build).
+const fn join<const N: usize>(parts: &[&[Field]]) -> [Field; N] {
+    let mut out = [CORE[0]; N];
+    let (mut k, mut p) = (0, 0);
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            out[k] = parts[p][i];
+            k += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    assert!(k == N, "the settings table's parts do not add up");
+    out
+}
+
+mod research;
+
+/// The rows of every section but `[research]`.
+const CORE: &[Field] = &[
     // [chat]
     field!(
         "chat",

@@ -67,6 +67,7 @@ fn precedence_default_then_file_then_env_in_every_section() {
             Some(Value::Str("c/d".into())),
         ),
         ("rag", "chunk_size", "2048", None, Value::Int(2048), None),
+        ("research", "concurrency", "3", None, Value::Int(3), None),
         (
             "vault",
             "path",

@@ -104,6 +104,48 @@ pub fn compute(old: &str, new: &str) -> Vec<Hunk> {
     out
 }
 
+/// The hunks that fill an empty file with `new`, one per part: a part
+/// starts at every line opening a Markdown heading of level one or two
+/// (outside code fences), so a whole new document — a research report —
+/// can be taken part by part instead of all or nothing. Each is an `Add`
+/// at line 0 of the empty file; [`apply`] joins the accepted ones in order.
+pub fn sections(new: &str) -> Vec<Hunk> {
+    let lines = split_lines(new);
+    let mut starts = vec![0usize];
+    let mut fence = false;
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+        }
+        let heading = t.starts_with("# ") || t.starts_with("## ");
+        if i > 0 && heading && !fence && l.len() - t.len() <= 3 {
+            starts.push(i);
+        }
+    }
+    starts.push(lines.len());
+    let mut out: Vec<Hunk> = Vec::new();
+    for w in starts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a == b {
+            continue;
+        }
+        out.push(Hunk {
+            index: out.len(),
+            kind: HunkKind::Add,
+            old_start: 0,
+            old_len: 0,
+            new_start: a,
+            new_len: b - a,
+            old_lines: Vec::new(),
+            new_lines: lines[a..b].iter().map(|l| strip(l)).collect(),
+            old_spans: Vec::new(),
+            new_spans: vec![[0, b - a]],
+        });
+    }
+    out
+}
+
 /// Rebuild the file: `old` with each hunk whose index is in `accepted`
 /// taken from `new`. `hunks` must have been computed from this pair.
 pub fn apply(old: &str, new: &str, hunks: &[Hunk], accepted: &[usize]) -> String {

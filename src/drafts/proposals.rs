@@ -87,6 +87,43 @@ impl Proposals {
         session_id: Option<&str>,
     ) -> Result<Proposal, DraftsError> {
         let current = ws.read_file(draft_id, filename)?;
+        let hunks = hunks::compute(&current.text, new_text);
+        self.hold(ws, current, draft_id, filename, new_text, hunks, session_id)
+    }
+
+    /// [`Proposals::propose_edit`] for a file that is still empty: the new
+    /// text in one hunk per part ([`hunks::sections`]), so a whole new
+    /// document is reviewed part by part. A file with text gets the
+    /// ordinary diff. Writes nothing.
+    pub fn propose_new(
+        &self,
+        ws: &Workspace,
+        draft_id: &str,
+        filename: &str,
+        new_text: &str,
+        session_id: Option<&str>,
+    ) -> Result<Proposal, DraftsError> {
+        let current = ws.read_file(draft_id, filename)?;
+        let hunks = if current.text.is_empty() {
+            hunks::sections(new_text)
+        } else {
+            hunks::compute(&current.text, new_text)
+        };
+        self.hold(ws, current, draft_id, filename, new_text, hunks, session_id)
+    }
+
+    /// Hold `hunks` (from `current` to `new_text`) under a fresh token.
+    #[allow(clippy::too_many_arguments)]
+    fn hold(
+        &self,
+        ws: &Workspace,
+        current: super::DraftFile,
+        draft_id: &str,
+        filename: &str,
+        new_text: &str,
+        hunks: Vec<Hunk>,
+        session_id: Option<&str>,
+    ) -> Result<Proposal, DraftsError> {
         if new_text.len() as u64 > ws.settings().max_file_bytes {
             return Err(DraftsError::TooLarge {
                 name: filename.into(),
@@ -94,7 +131,6 @@ impl Proposals {
                 max: ws.settings().max_file_bytes,
             });
         }
-        let hunks = hunks::compute(&current.text, new_text);
         if hunks.is_empty() {
             return Err(DraftsError::NoChange { name: filename.into() });
         }

@@ -149,3 +149,43 @@ fn the_nothing_found_message_names_what_was_searched() {
     assert!(m.contains("library has nothing"), "{m}");
     assert!(nothing_found_message(&[]).contains("library has nothing"));
 }
+
+#[test]
+fn uncited_claims_are_counted_and_lead_ins_code_and_headings_are_not() {
+    let claim = "Pasta should boil for nine minutes in well salted water before it is drained and served";
+    // Every claim cited: nothing to label.
+    assert_eq!(
+        uncited_paragraphs(&format!("Here is what your notes say:\n\n{claim} [1].")),
+        0
+    );
+    // A second paragraph stating something with no marker.
+    let text = format!(
+        "{claim} [1].\n\nRisotto, on the other hand, wants a hot stock added one ladle at a time while you stir it."
+    );
+    assert_eq!(uncited_paragraphs(&text), 1);
+    // Each list item is its own claim.
+    let list = format!("- {claim} [1]\n- {claim}\n- short item\n");
+    assert_eq!(uncited_paragraphs(&list), 1);
+    // Headings, code, a table, a lead-in ending in ':' and a short sign-off
+    // never count, however long.
+    let quiet = format!(
+        "## {claim}\n\n```\n{claim}\n```\n\n| {claim} |\n\nThe passages below explain at some length what your notes say about cooking pasta:\n\nHope that helps!"
+    );
+    assert_eq!(uncited_paragraphs(&quiet), 0);
+    // finish() labels only an answer that does cite something.
+    let mut passages = Passages::default();
+    passages.number(passage("a.md", Some(1)));
+    let ev = TurnEvidence {
+        passages,
+        retrievals: 1,
+        ..TurnEvidence::default()
+    };
+    let f = finish(&text, &ev, true);
+    assert_eq!((f.uncited_paragraphs, f.not_from_library), (1, false));
+    let f = finish(claim, &ev, true);
+    assert_eq!(
+        (f.uncited_paragraphs, f.not_from_library),
+        (0, true),
+        "citing nothing is the other label"
+    );
+}

@@ -27,6 +27,7 @@ fn talked(q: &str) -> Session {
         plan: String::new(),
         steered: false,
         notices: vec![],
+        uncited_paragraphs: 0,
     });
     s
 }

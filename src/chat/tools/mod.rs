@@ -168,6 +168,10 @@ pub struct ToolBox<'a> {
     pub searched: Vec<String>,
     /// The model called use_own_knowledge.
     pub own_knowledge: bool,
+    /// The only tools this box runs (a research sub-agent's read-only
+    /// set); `None` runs every tool. A call outside it fails as unknown,
+    /// whatever the model was told.
+    pub only: Option<&'static [&'static str]>,
 }
 
 impl<'a> ToolBox<'a> {
@@ -196,6 +200,7 @@ impl<'a> ToolBox<'a> {
             retrievals: 0,
             searched: Vec::new(),
             own_knowledge: false,
+            only: None,
         }
     }
 
@@ -207,6 +212,13 @@ impl<'a> ToolBox<'a> {
             _ => return Err(ToolError::Failed("arguments must be a JSON object".into())),
         };
         let a = Args(&args);
+        if let Some(only) = self.only.filter(|o| !o.contains(&call.name.as_str())) {
+            return Err(ToolError::Failed(format!(
+                "`{}` is not available here — the available tools are: {}",
+                call.name,
+                only.join(", ")
+            )));
+        }
         if RETRIEVAL_TOOLS.contains(&call.name.as_str()) {
             let out = self.retrieve(&call.name, &a);
             if out.is_ok() {

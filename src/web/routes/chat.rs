@@ -51,6 +51,10 @@ pub struct ChatBody {
     /// Run this queued message (its text is the queue's, not `message`).
     #[serde(default)]
     pub queued: Option<String>,
+    /// Research this message (the composer's Research switch): a report
+    /// in a new draft, waiting as a suggested change.
+    #[serde(default)]
+    pub research: bool,
 }
 
 #[derive(Deserialize)]
@@ -76,6 +80,7 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
             Some(f) => Some(open_file(&state, f)?),
             None => None,
         },
+        research: b.research.then_some(crate::chat::research::ReportDelivery::Suggest),
         ..Default::default()
     };
     // A stream still open on this session (its turn's last frames not yet

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::chat::cite::Citation;
+use crate::chat::research::ResearchEvent;
 use crate::chat::session::DisplayEntry;
 use crate::chat::{ChatEvent, Reply, SourceRef, ToolLogEntry, TurnState};
 use crate::llm::transcript::Role;
@@ -199,6 +200,7 @@ pub struct EntryDto {
     pub steered: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    pub uncited_paragraphs: usize,
 }
 
 pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
@@ -218,6 +220,7 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
         plan: e.plan.clone(),
         steered: e.steered,
         notices: e.notices.clone(),
+        uncited_paragraphs: e.uncited_paragraphs,
     }
 }
 
@@ -283,10 +286,39 @@ pub fn event_json(ev: &ChatEvent, vault: Option<&Path>) -> Value {
         } => json!({ "type": "edit_proposal", "token": token, "draft_id": draft_id, "filename": filename,
                      "base_hash": base_hash, "hunks": hunks, "message": message }),
         ChatEvent::Steered { text } => json!({ "type": "steered", "text": text }),
+        ChatEvent::Research(r) => research_json(r),
         ChatEvent::Reply(r) => reply_json(r, vault),
         ChatEvent::Stopped => json!({ "type": "stopped" }),
         ChatEvent::Error { message, kind } => json!({ "type": "error", "message": message, "kind": kind }),
     }
+}
+
+/// A research run's progress as `{"type": "research", "event": …}`.
+fn research_json(r: &ResearchEvent) -> Value {
+    let body = match r {
+        ResearchEvent::Plan { questions } => json!({ "event": "plan", "questions": questions }),
+        ResearchEvent::Agent { index, state } => {
+            let mut v = serde_json::to_value(state).unwrap_or_else(|_| json!({}));
+            v["event"] = json!("agent");
+            v["index"] = json!(index);
+            v
+        }
+        ResearchEvent::Tool { index, name, summary } => {
+            json!({ "event": "tool", "index": index, "name": name, "summary": summary })
+        }
+        ResearchEvent::Writing => json!({ "event": "writing" }),
+        ResearchEvent::Report {
+            draft_id,
+            filename,
+            title,
+            suggested,
+        } => {
+            json!({ "event": "report", "draft_id": draft_id, "filename": filename, "title": title, "suggested": suggested })
+        }
+    };
+    let mut v = body;
+    v["type"] = json!("research");
+    v
 }
 
 /// Whether an event ends the turn's stream.

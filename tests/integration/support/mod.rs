@@ -19,6 +19,8 @@
 //! - `browser`: Debian's chromium through chromedriver.
 //! - `fakes`: the model servers and web services Jarvis talks to.
 //! - `tidy`: reading `src/` for the architecture checks.
+//! - `research`: the research runs' stand-in model (planner, sub-agents
+//!   and report writer told apart by their requests).
 //! - `answer_standin`: the answer eval's deterministic stand-in model,
 //!   shared with `cargo xtask eval answers` (so it uses nothing else from
 //!   here).
@@ -34,6 +36,7 @@ pub mod fs;
 pub mod net;
 pub mod owner;
 pub mod pdf;
+pub mod research;
 pub mod runtime;
 pub mod sandbox;
 pub mod sync_crash_core;
