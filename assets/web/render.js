@@ -153,10 +153,15 @@ export function metaLine(reply) {
   return bits.length ? h('div', { class: 'meta-line' }, bits.join(' · ')) : null;
 }
 
-/** The label of an answer that cites nothing from the library. */
+/** The label of an answer that cites nothing from the library — or
+ *  cites it but also says things in paragraphs that cite nothing. */
 function notFromLibrary(reply) {
-  if (!reply.not_from_library) return null;
-  return h('span', { class: 'status-badge not-library', role: 'note', title: 'This answer cites nothing from your notes or papers' }, 'Not from your library');
+  if (reply.not_from_library) {
+    return h('span', { class: 'status-badge not-library', role: 'note', title: 'This answer cites nothing from your notes or papers' }, 'Not from your library');
+  }
+  const n = reply.uncited_paragraphs || 0;
+  if (!n) return null;
+  return h('span', { class: 'status-badge not-library partly', role: 'note', title: `${n} paragraph${n === 1 ? '' : 's'} of this answer cite${n === 1 ? 's' : ''} nothing from your notes or papers` }, 'Partly not from your library');
 }
 
 /** Show where citation `c` points: flash its source chip, and open the

@@ -44,10 +44,14 @@ pub const SECTIONS: &[&str] = &[
 ];
 
 /// Every setting. Order within a section is display order. The table is
-/// kept in parts (this file's rows and the `[research]` rows of
-/// `schema/research.rs`) so no file of it passes the length limit; the
-/// parts are joined when the program is compiled.
-pub const FIELDS: &[Field] = &join::<{ CORE.len() + research::FIELDS.len() }>(&[CORE, research::FIELDS]);
+/// kept in parts (this file's rows, and the `[research]` and `[runtime]`
+/// rows in `schema/`) so no file of it passes the length limit; the parts
+/// are joined when the program is compiled.
+pub const FIELDS: &[Field] = &join::<{ CORE.len() + research::FIELDS.len() + runtime::FIELDS.len() }>(&[
+    CORE,
+    research::FIELDS,
+    runtime::FIELDS,
+]);
 
 /// The parts of the table as one array of `N` rows (`N` must be their
 /// total: a wrong one fails the build).
@@ -68,8 +72,9 @@ const fn join<const N: usize>(parts: &[&[Field]]) -> [Field; N] {
 }
 
 mod research;
+mod runtime;
 
-/// The rows of every section but `[research]`.
+/// The rows of every section but `[research]` and `[runtime]`.
 const CORE: &[Field] = &[
     // [chat]
     field!(
@@ -768,47 +773,6 @@ const CORE: &[Field] = &[
         Kind::NonEmpty,
         Default::Str("2cm"),
         "page margin for Markdown → PDF export"
-    ),
-    // [runtime]
-    field!(
-        "runtime",
-        "onnxruntime",
-        Some("JARVIS_ORT_LIB"),
-        Kind::OptPath,
-        Default::Unset,
-        "your own libonnxruntime.so (≥ 1.23) instead of the bundled one"
-    ),
-    field!(
-        "runtime",
-        "pdfium",
-        Some("JARVIS_PDFIUM_LIB"),
-        Kind::OptPath,
-        Default::Unset,
-        "your own libpdfium.so instead of the bundled one"
-    ),
-    field!(
-        "runtime",
-        "model_dir",
-        Some("JARVIS_MODEL_DIR"),
-        Kind::OptPath,
-        Default::Unset,
-        "a directory with model.onnx + tokenizer.json instead of the bundled model"
-    ),
-    field!(
-        "runtime",
-        "threads",
-        None,
-        Kind::Int { min: 0, max: 256 },
-        Default::Int(0),
-        "threads for embedding; 0 picks the number of cores"
-    ),
-    field!(
-        "runtime",
-        "model_keep_alive_secs",
-        None,
-        Kind::Int { min: 0, max: 604_800 },
-        Default::Int(300),
-        "seconds `serve`/`sync` keep an unused embedding model loaded; 0 keeps it loaded"
     ),
 ];
 

@@ -274,3 +274,32 @@ fn an_empty_search_says_what_was_searched_and_nothing_found_when_it_is_not() {
         .flat_map(|m| m.content.iter())
         .any(|b| matches!(b, Block::ToolCall { name, .. } if name == "search_kb")));
 }
+
+/// An answer that cites a passage but also says something in a paragraph
+/// citing nothing: labelled "partly not from your library" (the count of
+/// such paragraphs), saved with the session and sent with the reply.
+#[test]
+fn a_cited_answer_with_an_uncited_paragraph_is_partly_not_from_the_library() {
+    let fx = fixture(NOTES);
+    let wire = Wire::Ollama;
+    let server = FakeServer::start(vec![
+        wire.tool_calls(&[("c1", "search_kb", vec![r#"{"query":"boil pasta minutes"}"#])]),
+        wire.text(&[
+            "Boil it for nine minutes in salted water [1].\n\nMost Italians also say the water should taste like the sea, and that oil in the water is a myth.\n\nHope that helps!",
+        ]),
+    ]);
+    let agent = fx.agent(&server);
+    let s = session(&agent, "ollama");
+    let reply = agent
+        .run_turn(&s, QUESTION, &Events::default().sink(), &Cancel::new())
+        .unwrap()
+        .unwrap();
+    assert_eq!(reply.citations.len(), 1);
+    assert!(!reply.not_from_library);
+    assert_eq!(
+        reply.uncited_paragraphs, 1,
+        "the claim about Italians; not the sign-off"
+    );
+    let saved = agent.store().load(&reply.session_id).unwrap();
+    assert_eq!(saved.display.last().unwrap().uncited_paragraphs, 1);
+}

@@ -179,6 +179,14 @@ fn check_public_only(out: &Value) {
     assert!(found.contains(&"jobs/acme.md".to_string()), "{found:?}");
     assert!(!found.iter().any(|c| c.contains("private")), "{found:?}");
     assert!(r[0]["structured"]["results"][0]["path"].is_string(), "{}", r[0]);
+    // Numbered from 1 as the chat numbers its passages, to cite as [n].
+    let numbers: Vec<u64> = r[0]["structured"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["n"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, (1..=numbers.len() as u64).collect::<Vec<_>>(), "{}", r[0]);
 
     // Record filters and grouping.
     assert_eq!(cites(&r[1], "results"), ["jobs/acme.md"], "{}", r[1]);
@@ -199,6 +207,11 @@ fn check_public_only(out: &Value) {
             .unwrap()
             .contains("starter"),
         "{}",
+        r[2]
+    );
+    assert_eq!(
+        r[2]["structured"]["passages"][0]["n"], 1,
+        "a document's passages are numbered by their place in it: {}",
         r[2]
     );
     assert!(r[3]["is_error"].as_bool().unwrap(), "{}", r[3]);
