@@ -5,6 +5,7 @@
 // state and latest tool call, the writing, the draft.
 
 import { $, h } from './dom.js';
+import { workingLine } from './render.js';
 
 let button = null;
 
@@ -71,6 +72,7 @@ export function onResearchEvent(shell, ev) {
   const p = panel(shell);
   switch (ev.event) {
     case 'plan':
+      shell.status.replaceChildren(workingLine('Researching…'));
       p.step.textContent = `${ev.questions.length} sub-question${ev.questions.length === 1 ? '' : 's'}, answered from your library:`;
       p.rows = ev.questions.map((q) => {
         const state = h('span', { class: 'research-state' }, 'waiting');
@@ -94,6 +96,7 @@ export function onResearchEvent(shell, ev) {
       break;
     }
     case 'writing':
+      shell.status.replaceChildren(workingLine('Writing the report…'));
       p.step.textContent = 'Writing the report from what was found…';
       break;
     case 'report':

@@ -127,7 +127,9 @@ fn two_subagents_in_parallel_write_a_report_draft_with_citations() {
         reply.text
     );
     assert!(
-        reply.text.starts_with("📄 The report is in the new draft"),
+        reply
+            .text
+            .starts_with("The report is in the new draft “Research: Pasta and the budget"),
         "{}",
         reply.text
     );
@@ -297,4 +299,49 @@ fn under_a_cloud_model_no_private_passage_reaches_any_request() {
     let drafts = d.workspace.list_drafts().unwrap();
     assert_eq!(drafts.len(), 1);
     assert_eq!(drafts[0].meta.visibility, jarvis::drafts::Visibility::Public);
+}
+
+/// `jarvis research` from a terminal with no `serve` running: the plan and
+/// the sub-agent on stderr, the report on stdout, and — nobody being there
+/// to review a suggestion — the report as the new draft's file.
+#[test]
+fn jarvis_research_writes_the_report_as_a_new_drafts_file() {
+    use crate::support::fakes::llm::FakeServer;
+    let wire = Wire::Ollama;
+    let llm = FakeServer::start(vec![
+        wire.text(&["1. How long does pasta boil?"]),
+        wire.tool_calls(&[("c1", "search_kb", vec![r#"{"query":"How long does pasta boil?"}"#])]),
+        wire.text(&["Nine minutes in salted water [1]."]),
+        wire.text(&["Pasta boils for nine minutes [1]."]),
+    ]);
+    let sb = crate::support::Sandbox::new();
+    let vault = sb.dir.path().join("vault");
+    crate::support::fs::write(&vault, "notes/pasta.md", "# Pasta\n\nBoil pasta for nine minutes in salted water.\n");
+    sb.write_config(&format!(
+        "[chat]\nprovider = \"ollama\"\nollama_host = \"{}\"\n[vault]\npath = \"{}\"\n[research]\nconcurrency = 1\n",
+        llm.url,
+        vault.display()
+    ));
+    let mut c = sb.jarvis();
+    c.args(["kb", "index-vault"]).stdin(std::process::Stdio::null());
+    let r = crate::support::run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut c = sb.jarvis();
+    c.args(["research", "How long does pasta boil?"])
+        .stdin(std::process::Stdio::null());
+    let r = crate::support::run(c);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Pasta boils for nine minutes [1]."), "{}", r.stdout);
+    assert!(r.stderr.contains("plan: 1 sub-question\n  1. How long does pasta boil?"), "{}", r.stderr);
+    assert!(r.stderr.contains("[1] done: cites 1 of"), "{}", r.stderr);
+    let id = r
+        .stderr
+        .split("report: draft ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no draft named: {}", r.stderr))
+        .to_string();
+    let text = std::fs::read_to_string(sb.jarvis_home().join("drafts").join(&id).join("report.md")).unwrap();
+    assert!(text.starts_with("# How long does pasta boil?\n\nPasta boils for nine minutes [1]."), "{text}");
+    assert!(text.contains("## Sources\n\n- [1] ") && text.contains("notes/pasta.md"), "{text}");
 }

@@ -23,8 +23,12 @@ const ENTER: &str = "\u{E007}";
 const REPORT: &str = "Your notes cover both: pasta boils for nine minutes in salted water [1], and the quarterly budget review is on Friday [2].\n\n## Cooking\n\nBoil the pasta in salted water for nine minutes; garlic and oil make a budget dinner [1].\n\n## The budget\n\nThe quarterly review is on Friday, and travel spending is over plan [2].\n\n## Open questions\n\nThe notes do not say who attends the review.";
 
 /// The stand-in's answer to one request on the Ollama wire.
-fn answer(body: &str) -> Answer {
+fn answer(path: &str, body: &str) -> Answer {
     let wire = Wire::Ollama;
+    if path == "/api/tags" {
+        // The model indicator's probe: the model is installed.
+        return Answer::json(json!({ "models": [{ "name": "qwen3-vl:30b", "model": "qwen3-vl:30b", "size": 1 }] }));
+    }
     let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let msgs = v["messages"].as_array().cloned().unwrap_or_default();
     let last_user = msgs
@@ -89,7 +93,7 @@ fn web(llm_url: &str) -> (WebServer, tempfile::TempDir) {
 
 #[test]
 fn research_runs_from_the_composer_and_its_report_is_reviewed_in_parts() {
-    let llm = Stand::start(|seen, _| answer(&seen.body));
+    let llm = Stand::start(|seen, _| answer(&seen.path, &seen.body));
     let (s, _dir) = web(&llm.url);
     let b = Browser::start(1280, 860);
     b.goto(&s.url("/"));

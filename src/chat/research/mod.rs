@@ -595,7 +595,11 @@ impl ChatAgent {
                             message: crate::drafts::proposals::INVARIANT_LINE.into(),
                         });
                     }
-                    draft_note = Some(report::draft_line(&w.draft_id, w.proposal.is_some(), r.sections));
+                    draft_note = Some(report::draft_line(
+                        &report::draft_title(&r.title),
+                        w.proposal.is_some(),
+                        r.sections,
+                    ));
                 }
                 Err(e) => {
                     tracing::error!(session = %id, error = %e, "the research report could not be written to a draft");

@@ -169,6 +169,11 @@ impl Report {
     }
 }
 
+/// The draft's title for a report titled `title`.
+pub(crate) fn draft_title(title: &str) -> String {
+    format!("Research: {title}")
+}
+
 /// The report's draft once written.
 pub(crate) struct Written {
     pub draft_id: String,
@@ -197,7 +202,7 @@ impl ChatAgent {
             Visibility::Public
         };
         let session = Some(session_id).filter(|s| crate::drafts::workspace::valid_id(s));
-        let title = format!("Research: {}", r.title);
+        let title = draft_title(&r.title);
         if r.delivery == ReportDelivery::Write {
             let meta = d
                 .workspace
@@ -226,15 +231,16 @@ impl ChatAgent {
     }
 }
 
-/// The reply's first line: where the report is and what to do.
-pub(crate) fn draft_line(draft_id: &str, suggested: bool, sections: usize) -> String {
+/// The reply's first line: where the report is (the draft by its title,
+/// as the Editor lists it) and what to do.
+pub(crate) fn draft_line(title: &str, suggested: bool, sections: usize) -> String {
     if suggested {
         format!(
-            "📄 The report is in the new draft `{draft_id}` ({REPORT_FILE}) as a suggested change in {sections} part{} — review it in the Editor and accept the parts you want.",
+            "The report is in the new draft “{title}” ({REPORT_FILE}) as a suggested change in {sections} part{} — review it in the Editor and accept the parts you want.",
             if sections == 1 { "" } else { "s" }
         )
     } else {
-        format!("📄 The report is in the new draft `{draft_id}` ({REPORT_FILE}) — open it in the Editor.")
+        format!("The report is in the new draft “{title}” ({REPORT_FILE}) — open it in the Editor.")
     }
 }
 
