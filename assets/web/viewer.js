@@ -149,10 +149,12 @@ function showPdf(body, v, my) {
   // boxes are fractions of the page, so any drawing size fits).
   const p = v.passage;
   const rects = (p && p.rects) || [];
-  const marks = rects.map(([l, t, r, b]) => h('div', {
-    class: 'pdf-mark', 'aria-hidden': 'true',
-    style: `left:${l * 100}%;top:${t * 100}%;width:${(r - l) * 100}%;height:${(b - t) * 100}%`,
-  }));
+  // Placed through the CSSOM: the page's CSP refuses inline style attributes.
+  const marks = rects.map(([l, t, r, b]) => {
+    const m = h('div', { class: 'pdf-mark', 'aria-hidden': 'true' });
+    Object.assign(m.style, { left: `${l * 100}%`, top: `${t * 100}%`, width: `${(r - l) * 100}%`, height: `${(b - t) * 100}%` });
+    return m;
+  });
   const frame = h('div', { class: 'pdf-frame' }, img, ...marks);
   const showMarks = () => {
     const here = p && p.page === page && img.complete;

@@ -316,7 +316,11 @@ fn jarvis_research_writes_the_report_as_a_new_drafts_file() {
     ]);
     let sb = crate::support::Sandbox::new();
     let vault = sb.dir.path().join("vault");
-    crate::support::fs::write(&vault, "notes/pasta.md", "# Pasta\n\nBoil pasta for nine minutes in salted water.\n");
+    crate::support::fs::write(
+        &vault,
+        "notes/pasta.md",
+        "# Pasta\n\nBoil pasta for nine minutes in salted water.\n",
+    );
     sb.write_config(&format!(
         "[chat]\nprovider = \"ollama\"\nollama_host = \"{}\"\n[vault]\npath = \"{}\"\n[research]\nconcurrency = 1\n",
         llm.url,
@@ -332,7 +336,12 @@ fn jarvis_research_writes_the_report_as_a_new_drafts_file() {
     let r = crate::support::run(c);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("Pasta boils for nine minutes [1]."), "{}", r.stdout);
-    assert!(r.stderr.contains("plan: 1 sub-question\n  1. How long does pasta boil?"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("plan: 1 sub-question\n  1. How long does pasta boil?"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("[1] done: cites 1 of"), "{}", r.stderr);
     let id = r
         .stderr
@@ -342,6 +351,12 @@ fn jarvis_research_writes_the_report_as_a_new_drafts_file() {
         .unwrap_or_else(|| panic!("no draft named: {}", r.stderr))
         .to_string();
     let text = std::fs::read_to_string(sb.jarvis_home().join("drafts").join(&id).join("report.md")).unwrap();
-    assert!(text.starts_with("# How long does pasta boil?\n\nPasta boils for nine minutes [1]."), "{text}");
-    assert!(text.contains("## Sources\n\n- [1] ") && text.contains("notes/pasta.md"), "{text}");
+    assert!(
+        text.starts_with("# How long does pasta boil?\n\nPasta boils for nine minutes [1]."),
+        "{text}"
+    );
+    assert!(
+        text.contains("## Sources\n\n- [1] ") && text.contains("notes/pasta.md"),
+        "{text}"
+    );
 }
