@@ -582,7 +582,7 @@ impl ChatAgent {
                     events(ChatEvent::Research(ResearchEvent::Report {
                         draft_id: w.draft_id.clone(),
                         filename: REPORT_FILE.into(),
-                        title: r.title.clone(),
+                        title: report::draft_title(&r.title),
                         suggested: w.proposal.is_some(),
                     }));
                     if let Some(p) = &w.proposal {
