@@ -241,6 +241,7 @@ impl ChatAgent {
     /// The research run of one registered turn (see the module docs). The
     /// caller ([`ChatAgent::run_registered`]) deregisters, logs and maps a
     /// stop, as for a chat turn.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn research_turn(
         &self,
         session: &SharedSession,
