@@ -8,7 +8,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jarvis::cancel::Cancel;
 use jarvis::chat::research::{AgentState, ReportDelivery, ResearchEvent, ResearchSettings};
 use jarvis::chat::tools::{ToolDeps, VaultSettings};
 use jarvis::chat::{
@@ -246,9 +245,8 @@ fn cloud_answer(body: &str) -> Answer {
     };
     let sse = if last_user.contains("You plan a research report") {
         text("1. What is the budget for the lawyer?\n2. What did my diary say?")
-    } else if last_user.contains("You write a research report") {
-        text("The budget review is on Friday [1].")
-    } else if has_result {
+    } else if last_user.contains("You write a research report") || has_result {
+        // The report, and a sub-agent's answer once it has passages.
         text("The budget review is on Friday [1].")
     } else if last_user.contains("sub-question: What did my diary") {
         chunks(wire.tool_calls(&[("c1", "get_document", vec![r#"{"source":"private/diary.md"}"#])]))
