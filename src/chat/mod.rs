@@ -193,6 +193,9 @@ pub struct Reply {
 /// One event of a running turn (see the module docs for the schema). No
 /// serde shape: the wire form is the edge's (`web/routes/wire.rs`).
 #[derive(Debug, Clone, PartialEq)]
+// One event at a time goes through a sink; the reply, the one large
+// variant, is sent once per turn — boxing it would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum ChatEvent {
     Status {
         state: TurnState,
