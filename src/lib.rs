@@ -21,6 +21,7 @@ pub mod drafts;
 pub mod ingest;
 pub mod jobs;
 pub mod kb;
+pub mod memory;
 
 pub mod embed;
 pub mod index;
@@ -45,7 +46,7 @@ pub mod prompts;
 pub mod visibility;
 
 /// Every top-level module, top to bottom: edges (cli, web, mcp) → app →
-/// features (chat, digest, ingest, kb, jobs, drafts) → engines (embed,
+/// features (chat, memory, digest, ingest, kb, jobs, drafts) → engines (embed,
 /// index, llm, ocr, pdf) → store → process helpers (runtime, sandbox) →
 /// foundations. A module may use only the modules listed after it, so no
 /// import runs back up and there are no circles between modules.
@@ -53,7 +54,8 @@ pub mod visibility;
 pub const LAYERS: &[&str] = &[
     "cli", "web", "mcp",                                      // edges
     "app",                                                    // composition
-    "chat", "digest", "ingest", "kb", "jobs", "drafts",       // features
+    "chat", "memory", "digest", "ingest", "kb", "jobs",       // features
+    "drafts",
     "embed", "index", "llm", "ocr", "pdf",                    // engines
     "store",                                                  // truth
     "runtime", "sandbox",                                     // process helpers

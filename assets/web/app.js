@@ -8,6 +8,7 @@ import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
 import { openTimeline, initTimeline } from './timeline.js';
 import { openDigest, digestFromHash } from './digest.js';
+import { openMemory } from './memory.js';
 import { initViewer } from './viewer.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
 import { openPalette, initPalette } from './palette.js';
@@ -626,7 +627,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, voice: openVoices, pins: openPins, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
+    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), memory: () => openMemory(), style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, voice: openVoices, pins: openPins, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }

@@ -3,6 +3,7 @@
 // through the callbacks handed in.
 
 import { h, renderHtml } from './dom.js';
+import { memoryNote } from './memory.js';
 
 export function userBubble(text) {
   return h('li', { class: 'msg user' }, h('div', { class: 'bubble' }, text));
@@ -216,7 +217,7 @@ export function fillReply(shell, reply) {
     shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
   }
   const notices = (reply.notices || []).map((n) => h('p', { class: 'turn-notice', role: 'note' }, n));
-  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources, reply.citations), metaLine(reply), ...notices].filter(Boolean));
+  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources, reply.citations), memoryNote(reply), metaLine(reply), ...notices].filter(Boolean));
   wireCitations(shell, reply.citations);
 }
 

@@ -23,6 +23,7 @@ pub fn chat_settings(cfg: &Config) -> ChatSettings {
         max_tool_rounds: cfg.int("chat.max_tool_rounds").max(1) as usize,
         max_output_tokens: cfg.int("chat.max_output_tokens").clamp(1, i64::from(u32::MAX)) as u32,
         turn_timeout: std::time::Duration::from_secs(cfg.int("chat.turn_timeout_secs").max(1) as u64),
+        memory: super::memory::memory_settings(cfg),
         ..ChatSettings::default()
     }
 }

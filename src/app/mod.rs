@@ -20,6 +20,7 @@ pub mod ingest;
 pub mod jobs;
 pub mod kb;
 pub mod llm;
+pub mod memory;
 pub mod ops;
 pub mod owner;
 pub mod papers;

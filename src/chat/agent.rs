@@ -37,6 +37,8 @@ pub struct ChatSettings {
     pub max_output_tokens: u32,
     /// Wall-clock budget of one turn, tool calls included.
     pub turn_timeout: std::time::Duration,
+    /// Long-term memory: auto-accept and the summary's budget.
+    pub memory: crate::memory::MemorySettings,
 }
 
 /// Default cap on tool rounds per turn. A real question rarely needs more
@@ -66,6 +68,7 @@ impl Default for ChatSettings {
             default_kb_only: true,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             turn_timeout: DEFAULT_TURN_TIMEOUT,
+            memory: crate::memory::MemorySettings::default(),
         }
     }
 }

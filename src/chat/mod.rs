@@ -26,7 +26,7 @@
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
 //! | `steered` | a queued message marked "send now" was handed to the turn after a tool round | `text` |
 //! | `confirm` | `remove_document`, or `add_document` on a local PDF, asked for the human's answer | `token`, `description` (a removal's carries the invariant line; an add's names the file and its visibility), `action`: `remove` \| `add` |
-//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library` |
+//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library`, `memory` (fact ids in its context), `remembered` (fact ids it proposed) |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
 //! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
 //!
@@ -177,6 +177,11 @@ pub struct Reply {
     pub not_from_library: bool,
     /// Quiet lines under the answer (a pinned private note left out).
     pub notices: Vec<String>,
+    /// The long-term memory facts that were in this reply's context (the
+    /// summary after the system prompt), by id.
+    pub memory: Vec<crate::store::FactId>,
+    /// Facts this turn proposed to remember (pending unless auto-accepted).
+    pub remembered: Vec<crate::store::FactId>,
     /// For an evaluation; no wire carries it.
     #[serde(skip)]
     pub evidence: cite::Evidence,

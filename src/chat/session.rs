@@ -133,6 +133,12 @@ pub struct DisplayEntry {
     /// Quiet lines under an answer (a pinned private note left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// The long-term memory facts in this answer's context, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<crate::store::FactId>,
+    /// Facts this answer's turn proposed to remember.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remembered: Vec<crate::store::FactId>,
 }
 
 impl DisplayEntry {
@@ -152,6 +158,8 @@ impl DisplayEntry {
             plan: String::new(),
             steered: true,
             notices: Vec::new(),
+            memory: Vec::new(),
+            remembered: Vec::new(),
         }
     }
 }
@@ -297,6 +305,8 @@ impl Session {
             plan: String::new(),
             steered: false,
             notices: Vec::new(),
+            memory: Vec::new(),
+            remembered: Vec::new(),
         });
         if self.title.is_empty() {
             self.title = default_title(shown);

@@ -310,6 +310,13 @@ impl ChatAgent {
             system.push_str("\n\n");
             system.push_str(&note);
         }
+        // Long-term memory right after the system prompt: the accepted
+        // facts this model may see, within the budget.
+        let remembered = super::tools::memory::summary_for(&self.deps.tools.kb, &settings.memory, cloud);
+        if let Some(m) = &remembered {
+            system.push_str("\n\n");
+            system.push_str(&m.text);
+        }
         // Pinned context, within its budget; a private pinned note never
         // reaches a cloud model (the answer says it was left out).
         let pinned = self.pinned_for_turn(cloud);
@@ -355,10 +362,15 @@ impl ChatAgent {
             private: lock(session).private,
         };
         let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, &turn_cancel);
-        toolbox.session_private = lock(session).private;
         // A private pinned note read into a local turn makes the session
         // private, like any private read.
         toolbox.saw_private |= pinned.saw_private;
+        {
+            let s = lock(session);
+            toolbox.session_private = s.private;
+            toolbox.memory.message = s.display.len().checked_sub(1).map(|i| i as u64);
+        }
+        toolbox.memory.settings = settings.memory.clone();
         toolbox.results = settings.search_results;
         let mut log: Vec<ToolLogEntry> = Vec::new();
         let started = Instant::now();
@@ -396,6 +408,7 @@ impl ChatAgent {
         };
 
         let saw_private = toolbox.saw_private;
+        let memory_turn = std::mem::take(&mut toolbox.memory);
         let sources = std::mem::take(&mut toolbox.sources);
         let pending = std::mem::take(&mut toolbox.pending);
         let evidence = TurnEvidence {
@@ -433,6 +446,7 @@ impl ChatAgent {
         // message cites nothing and is no abstention.
         let mut finished = Finished::default();
         let mut thinking = String::new();
+        let answered = matches!(result, Ok(Ended::Reply(_)));
         let (text, privacy_stop, error) = match result {
             Ok(Ended::Reply(text)) => {
                 record.outcome = "reply".into();
@@ -488,6 +502,18 @@ impl ChatAgent {
         if saw_private && !cloud {
             s.mark_private();
         }
+        // What the model proposed to remember, only for an answer that
+        // stands, and private when the session is (it may have learned the
+        // fact from a private note).
+        let proposed = if answered && !memory_turn.proposals.is_empty() {
+            let agent = crate::kb::Actor::Agent {
+                session: s.id.clone(),
+                token: None,
+            };
+            super::tools::memory::write_proposals(&self.deps.tools.kb, &memory_turn, &s.id, s.private, &agent)
+        } else {
+            Vec::new()
+        };
         s.display.push(DisplayEntry {
             role: crate::llm::Role::Assistant,
             text: text.clone(),
@@ -502,6 +528,8 @@ impl ChatAgent {
             plan: plan_text,
             steered: false,
             notices: pinned.notices.clone(),
+            memory: remembered.as_ref().map(|m| m.facts.clone()).unwrap_or_default(),
+            remembered: proposed.clone(),
         });
         s.updated = crate::kb::stage::now_iso();
         // The session file is the truth: once it holds the answer the turn
@@ -530,6 +558,8 @@ impl ChatAgent {
             unsupported_citations: finished.unsupported,
             not_from_library: finished.not_from_library,
             notices: pinned.notices,
+            memory: remembered.map(|m| m.facts).unwrap_or_default(),
+            remembered: proposed,
             evidence: Evidence {
                 passages: evidence.passages.into_vec(),
                 kept_markers: finished.kept,

@@ -13,6 +13,7 @@ mod digest_cmd;
 mod history_cmd;
 mod kb;
 mod mcp_cmd;
+mod memory_cmd;
 mod models_cmd;
 mod owner_cmd;
 mod runtime_cmd;
@@ -57,6 +58,9 @@ pub enum Command {
     Log(history_cmd::LogArgs),
     /// Ask the chat agent one question (the same turn the web app runs); the answer goes to stdout, tool lines to stderr.
     Ask(ask_cmd::AskArgs),
+    /// What the assistant remembers about you: list, review its proposals, forget a fact, export to and import from one Markdown file.
+    #[command(subcommand)]
+    Memory(memory_cmd::MemoryCmd),
     /// List the switchable LLMs from config, each marked local or cloud.
     Models {
         /// Machine-readable output.
@@ -231,6 +235,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             history_cmd::HistoryCmd::Log(a),
             config,
         )?)),
+        Command::Memory(c) => Ok(ExitCode::from(delegate::run_memory(c, config)?)),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),

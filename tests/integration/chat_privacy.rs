@@ -237,6 +237,8 @@ fn compaction_of_a_private_session_runs_on_its_own_local_provider() {
                 plan: String::new(),
                 steered: false,
                 notices: vec![],
+                memory: Vec::new(),
+                remembered: Vec::new(),
             });
         }
         g.mark_private();
@@ -293,6 +295,8 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
                 plan: String::new(),
                 steered: false,
                 notices: vec![],
+                memory: Vec::new(),
+                remembered: Vec::new(),
             });
         }
     }

@@ -27,6 +27,8 @@ fn talked(q: &str) -> Session {
         plan: String::new(),
         steered: false,
         notices: vec![],
+        memory: Vec::new(),
+        remembered: Vec::new(),
     });
     s
 }

@@ -16,6 +16,7 @@
 
 mod drafts;
 mod manage;
+pub mod memory;
 mod retrieval;
 
 pub use manage::{added_text, CLOUD_LOCAL_FILE};
@@ -71,6 +72,9 @@ pub const TOOL_NAMES: &[&str] = &[
     "list_drafts",
     "read_draft",
     "propose_draft_edit",
+    "remember",
+    "memory_search",
+    "memory_forget",
 ];
 
 /// Adds a paper for the `add_document` tool: the paper path of ingest with
@@ -168,6 +172,8 @@ pub struct ToolBox<'a> {
     pub searched: Vec<String>,
     /// The model called use_own_knowledge.
     pub own_knowledge: bool,
+    /// Long-term memory this turn: settings, and what `remember` proposed.
+    pub memory: memory::MemoryTurn,
 }
 
 impl<'a> ToolBox<'a> {
@@ -196,6 +202,7 @@ impl<'a> ToolBox<'a> {
             retrievals: 0,
             searched: Vec::new(),
             own_knowledge: false,
+            memory: memory::MemoryTurn::default(),
         }
     }
 
@@ -213,6 +220,9 @@ impl<'a> ToolBox<'a> {
                 self.retrievals += 1;
             }
             return out;
+        }
+        if memory::TOOLS.contains(&call.name.as_str()) {
+            return self.memory_tool(&call.name, &a);
         }
         match call.name.as_str() {
             "add_document" => self.add_document(&a),
@@ -452,6 +462,7 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
         ),
     ];
     v.extend(drafts::specs());
+    v.extend(memory::specs());
     if !kb_only {
         v.push(spec(
             "use_own_knowledge",

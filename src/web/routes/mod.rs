@@ -10,6 +10,7 @@ pub mod drafts;
 pub mod drafts_pages;
 pub mod health;
 pub mod mcp;
+pub mod memory;
 pub mod models;
 pub mod pins;
 pub mod prompts;
@@ -40,6 +41,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(documents::routes())
         .merge(timeline::routes())
         .merge(digest::routes())
+        .merge(memory::routes())
         .merge(cite::routes())
         .merge(source::routes())
         .merge(drafts::routes())

@@ -199,6 +199,9 @@ pub struct EntryDto {
     pub steered: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// Memory facts in the answer's context, and those its turn proposed.
+    pub memory: Vec<crate::memory::FactId>,
+    pub remembered: Vec<crate::memory::FactId>,
 }
 
 pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
@@ -218,6 +221,8 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
         plan: e.plan.clone(),
         steered: e.steered,
         notices: e.notices.clone(),
+        memory: e.memory.clone(),
+        remembered: e.remembered.clone(),
     }
 }
 
