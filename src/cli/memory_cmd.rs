@@ -68,7 +68,7 @@ pub fn run(cmd: MemoryCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
             let facts: Vec<Fact> = app
                 .memory_list()?
                 .into_iter()
-                .filter(|f| !(pending && f.accepted()) && !(accepted && !f.accepted()))
+                .filter(|f| if f.accepted() { !pending } else { !accepted })
                 .collect();
             if json {
                 emit_json(t, &facts)?;

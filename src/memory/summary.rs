@@ -112,6 +112,6 @@ pub fn search(memory: &Memory<'_>, query: &str, cloud: bool, n: usize) -> Result
         .filter(|(s, _)| q.is_empty() || *s > 0)
         .collect();
     // `visible` is newest first; a stable sort keeps that among equals.
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     Ok(scored.into_iter().take(n.max(1)).map(|(_, f)| f).collect())
 }
