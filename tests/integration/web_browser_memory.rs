@@ -158,7 +158,15 @@ fn the_memory_view_reviews_a_proposal_and_the_model_sees_only_what_was_accepted(
         .map(|e| e["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["memory_forgotten", "memory_accepted"]);
-    let forgot = events["events"][0]["id"].as_u64().unwrap();
+    // (The chat's own history events may be newer: pick the fact's.)
+    let forgot = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == format!("memory:{id}"))
+        .unwrap()["id"]
+        .as_u64()
+        .unwrap();
     let undone = s.post("/timeline/undo", &json!({ "event": forgot }));
     assert_eq!(undone.status, 200, "{}", undone.text());
     assert_eq!(s.get("/memory").json()["accepted"][0]["id"], json!(id));
