@@ -310,13 +310,7 @@ impl ChatAgent {
             system.push_str("\n\n");
             system.push_str(&note);
         }
-        // Long-term memory right after the system prompt: the accepted
-        // facts this model may see, within the budget.
-        let remembered = super::tools::memory::summary_for(&self.deps.tools.kb, &settings.memory, cloud);
-        if let Some(m) = &remembered {
-            system.push_str("\n\n");
-            system.push_str(&m.text);
-        }
+        let remembered = super::tools::memory::inject(&mut system, &self.deps.tools.kb, &settings.memory, cloud);
         // Pinned context, within its budget; a private pinned note never
         // reaches a cloud model (the answer says it was left out).
         let pinned = self.pinned_for_turn(cloud);
@@ -365,12 +359,8 @@ impl ChatAgent {
         // A private pinned note read into a local turn makes the session
         // private, like any private read.
         toolbox.saw_private |= pinned.saw_private;
-        {
-            let s = lock(session);
-            toolbox.session_private = s.private;
-            toolbox.memory.message = s.display.len().checked_sub(1).map(|i| i as u64);
-        }
-        toolbox.memory.settings = settings.memory.clone();
+        toolbox.session_private = lock(session).private;
+        toolbox.memory = super::tools::memory::MemoryTurn::new(&settings.memory, lock(session).display.len());
         toolbox.results = settings.search_results;
         let mut log: Vec<ToolLogEntry> = Vec::new();
         let started = Instant::now();
@@ -407,8 +397,7 @@ impl ChatAgent {
             (None, r) => r,
         };
 
-        let saw_private = toolbox.saw_private;
-        let memory_turn = std::mem::take(&mut toolbox.memory);
+        let (saw_private, memory_turn) = (toolbox.saw_private, std::mem::take(&mut toolbox.memory));
         let sources = std::mem::take(&mut toolbox.sources);
         let pending = std::mem::take(&mut toolbox.pending);
         let evidence = TurnEvidence {
@@ -446,7 +435,6 @@ impl ChatAgent {
         // message cites nothing and is no abstention.
         let mut finished = Finished::default();
         let mut thinking = String::new();
-        let answered = matches!(result, Ok(Ended::Reply(_)));
         let (text, privacy_stop, error) = match result {
             Ok(Ended::Reply(text)) => {
                 record.outcome = "reply".into();
@@ -502,18 +490,7 @@ impl ChatAgent {
         if saw_private && !cloud {
             s.mark_private();
         }
-        // What the model proposed to remember, only for an answer that
-        // stands, and private when the session is (it may have learned the
-        // fact from a private note).
-        let proposed = if answered && !memory_turn.proposals.is_empty() {
-            let agent = crate::kb::Actor::Agent {
-                session: s.id.clone(),
-                token: None,
-            };
-            super::tools::memory::write_proposals(&self.deps.tools.kb, &memory_turn, &s.id, s.private, &agent)
-        } else {
-            Vec::new()
-        };
+        let proposed = memory_turn.commit(&self.deps.tools.kb, !privacy_stop && !error, &s.id, s.private);
         s.display.push(DisplayEntry {
             role: crate::llm::Role::Assistant,
             text: text.clone(),

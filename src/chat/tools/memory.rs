@@ -32,6 +32,32 @@ pub struct MemoryTurn {
     pub proposals: Vec<FactDraft>,
 }
 
+impl MemoryTurn {
+    /// A turn answering the question at display index `display_len - 1`.
+    pub fn new(settings: &MemorySettings, display_len: usize) -> MemoryTurn {
+        MemoryTurn {
+            settings: settings.clone(),
+            message: display_len.checked_sub(1).map(|i| i as u64),
+            proposals: Vec::new(),
+        }
+    }
+
+    /// Write this turn's proposals once its reply is committed — only when
+    /// it `answered` (a stopped or failed turn leaves none) — private when
+    /// the session is by then (it may have learned the fact from a
+    /// private note). Returns their ids.
+    pub fn commit(&self, kb: &crate::kb::Kb, answered: bool, session: &str, private: bool) -> Vec<FactId> {
+        if !answered || self.proposals.is_empty() {
+            return Vec::new();
+        }
+        let agent = crate::kb::Actor::Agent {
+            session: session.to_string(),
+            token: None,
+        };
+        write_proposals(kb, self, session, private, &agent)
+    }
+}
+
 pub fn specs() -> Vec<ToolSpec> {
     vec![
         spec(
@@ -155,6 +181,20 @@ pub fn write_proposals(
         }
     }
     ids
+}
+
+/// Append the memory summary to `system` (`cloud`: public facts only);
+/// returns it, for the reply to record its facts.
+pub fn inject(
+    system: &mut String,
+    kb: &crate::kb::Kb,
+    settings: &MemorySettings,
+    cloud: bool,
+) -> Option<crate::memory::Summary> {
+    let m = summary_for(kb, settings, cloud)?;
+    system.push_str("\n\n");
+    system.push_str(&m.text);
+    Some(m)
 }
 
 /// The summary a turn places after its system prompt (`cloud`: public
