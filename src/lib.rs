@@ -26,6 +26,7 @@ pub mod memory;
 pub mod embed;
 pub mod index;
 pub mod llm;
+pub mod mcp_client;
 pub mod ocr;
 pub mod pdf;
 
@@ -46,8 +47,8 @@ pub mod prompts;
 pub mod visibility;
 
 /// Every top-level module, top to bottom: edges (cli, web, mcp) → app →
-/// features (chat, memory, digest, ingest, kb, jobs, drafts) → engines (embed,
-/// index, llm, ocr, pdf) → store → process helpers (runtime, sandbox) →
+/// features (chat, memory, digest, ingest, kb, jobs, drafts) → engines
+/// (mcp_client, embed, index, llm, ocr, pdf) → store → process helpers (runtime, sandbox) →
 /// foundations. A module may use only the modules listed after it, so no
 /// import runs back up and there are no circles between modules.
 #[rustfmt::skip]
@@ -56,7 +57,7 @@ pub const LAYERS: &[&str] = &[
     "app",                                                    // composition
     "chat", "memory", "digest", "ingest", "kb", "jobs",       // features
     "drafts",
-    "embed", "index", "llm", "ocr", "pdf",                    // engines
+    "mcp_client", "embed", "index", "llm", "ocr", "pdf",      // engines
     "store",                                                  // truth
     "runtime", "sandbox",                                     // process helpers
     "config", "logging", "prompts", "paths", "cancel",        // foundations

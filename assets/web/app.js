@@ -11,6 +11,7 @@ import { openDigest, digestFromHash } from './digest.js';
 import { openMemory } from './memory.js';
 import { initViewer } from './viewer.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
+import { openMcpServers } from './mcp.js';
 import { openPalette, initPalette } from './palette.js';
 import { initSetup, refresh as refreshSetup, openSetup, searchInstead, searchInline } from './setup.js';
 import { initProfiles, showProfile, profileSwitched } from './profiles.js';
@@ -627,7 +628,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), memory: () => openMemory(), style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, voice: openVoices, pins: openPins, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
+    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), memory: () => openMemory(), style: openStyle, prompts: openPrompts, config: openConfig, mcp: openMcpServers, setup: () => openSetup(), palette: openPalette, voice: openVoices, pins: openPins, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
@@ -649,7 +650,7 @@ async function boot() {
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
   if (view === 'editor') setView('editor');
   initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
-  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup, openCommands, openVoices, openPins });
+  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup, openCommands, openVoices, openPins, openMcpServers });
   initProfiles({ state: S, refreshInfo });
   initCommands({
     input: el.input, form: el.form, send, newChat, openModelPicker,

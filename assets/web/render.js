@@ -242,6 +242,7 @@ export function savedAssistant(entry) {
  *  own token). */
 export function confirmCard(ev, onAnswer, { waiting = false } = {}) {
   const adding = ev.action === 'add';
+  if (ev.action === 'mcp_call') return mcpConfirmCard(ev, onAnswer, { waiting });
   const lines = String(ev.description || '').split('\n');
   const inv = lines.filter((l) => l.startsWith('Database entry only'));
   const rest = lines.filter((l) => !l.startsWith('Database entry only')).join('\n').trim();
@@ -274,6 +275,35 @@ export function confirmCard(ev, onAnswer, { waiting = false } = {}) {
   cancel.addEventListener('click', () => answer(false));
   // The agent records the request when its turn is saved: until then the
   // buttons wait (a stopped turn takes its requests with it).
+  const note = h('p', { class: 'note' }, 'You can answer as soon as the reply finishes.');
+  card.enable = () => { ok.disabled = false; cancel.disabled = false; note.remove(); };
+  if (waiting) { ok.disabled = true; cancel.disabled = true; card.append(note); }
+  return card;
+}
+
+/** The Send/Don't send card of a call to a remote MCP server from a
+ *  conversation that read private notes: the server and the arguments are
+ *  shown exactly as they would be sent. */
+function mcpConfirmCard(ev, onAnswer, { waiting }) {
+  const outcome = h('pre', { class: 'outcome mcp-outcome', role: 'status', hidden: true });
+  const ok = h('button', { type: 'button', class: 'btn primary small' }, 'Send');
+  const cancel = h('button', { type: 'button', class: 'btn ghost small' }, "Don't send");
+  const card = h('div', { class: 'card confirm', role: 'group', 'aria-label': 'Confirm a call to a remote MCP server' },
+    h('h3', {}, 'Send this to a remote MCP server?'),
+    h('pre', { class: 'desc mcp-call' }, String(ev.description || '')),
+    h('div', { class: 'row' }, ok, cancel), outcome);
+  const answer = async (confirmed) => {
+    ok.disabled = true; cancel.disabled = true;
+    try {
+      outcome.textContent = await onAnswer(ev.token, confirmed);
+    } catch (e) {
+      outcome.textContent = e.message; outcome.classList.add('error');
+    }
+    outcome.hidden = false;
+    ok.remove(); cancel.remove();
+  };
+  ok.addEventListener('click', () => answer(true));
+  cancel.addEventListener('click', () => answer(false));
   const note = h('p', { class: 'note' }, 'You can answer as soon as the reply finishes.');
   card.enable = () => { ok.disabled = false; cancel.disabled = false; note.remove(); };
   if (waiting) { ok.disabled = true; cancel.disabled = true; card.append(note); }

@@ -133,6 +133,7 @@ pub fn chat_agent(app: &Arc<super::App>) -> Result<ChatAgent, super::AppError> {
                     None
                 }
             },
+            mcp: Some(app.mcp_clients()).filter(|m| !m.is_empty()),
             papers: Some(Arc::new(ConfigPapers {
                 cfg: (*cfg).clone(),
                 kb,

@@ -544,6 +544,39 @@ impl ChatAgent {
                     None => super::tools::added_text(&r),
                 })
             }
+            PendingKind::McpCall {
+                server,
+                tool,
+                arguments,
+            } => {
+                if !confirmed {
+                    return Ok(format!(
+                        "Did not call {tool} on the MCP server `{server}`; nothing was sent."
+                    ));
+                }
+                let clients = self
+                    .deps
+                    .tools
+                    .mcp
+                    .clone()
+                    .ok_or_else(|| ChatError::Mcp(crate::mcp_client::McpClientError::Unknown(server.clone())))?;
+                let secrets = clients.spec(&server).map(|s| s.secrets()).unwrap_or_default();
+                let out = clients.call(&server, &tool, &arguments);
+                let shown = match &out {
+                    Ok(r) => r.text.clone(),
+                    Err(e) => e.to_string(),
+                };
+                self.chatlog.mcp_call(
+                    &p.session_id,
+                    &crate::mcp_client::exposed_name(&server, &tool),
+                    &arguments,
+                    &shown,
+                    out.as_ref().map_or(true, |r| r.is_error),
+                    &secrets,
+                );
+                let r = out.map_err(ChatError::Mcp)?;
+                Ok(format!("{tool} on `{server}` answered:\n{}", r.text))
+            }
         }
     }
 

@@ -282,6 +282,9 @@ pub enum ChatError {
     /// A confirmed add failed; nothing was added.
     #[error("nothing was added: {0}")]
     Add(crate::ingest::paper::AddError),
+    /// A confirmed MCP call failed.
+    #[error("the MCP call failed: {0}")]
+    Mcp(crate::mcp_client::McpClientError),
     /// The pending confirmation is gone (answered, or cleared by a new turn).
     #[error("that confirmation is no longer pending (already answered, or its session moved on) — ask again")]
     UnknownToken,
@@ -332,6 +335,7 @@ impl ChatError {
             ChatError::Llm(e) => e.error_kind(),
             ChatError::Prompt(e) => e.kind(),
             ChatError::Add(e) => e.kind(),
+            ChatError::Mcp(e) => e.kind(),
             ChatError::Cancelled => ErrorKind::Cancelled,
             ChatError::Queue(e) => e.kind(),
             ChatError::Pins(e) => e.kind(),

@@ -332,7 +332,11 @@ impl ChatAgent {
                 found
             }
         };
-        let all_tools = tool_specs(kb_only);
+        let mut all_tools = tool_specs(kb_only);
+        // Other MCP servers' tools join the list a profile filters.
+        if let Some(mcp) = &self.deps.tools.mcp {
+            all_tools.extend(super::tools::mcp::specs(mcp));
+        }
         let default_rounds = settings.max_tool_rounds;
         let mut setup = TurnSetup::new(profile.clone(), &catalogue, &all_tools, &system, default_rounds);
         let mut plan_text = String::new();
@@ -583,7 +587,10 @@ impl ChatAgent {
         events: EventSink<'_>,
         cancel: &Cancel,
     ) -> Result<Ended, CallError> {
-        let secrets = self.deps.providers.secrets();
+        let mut secrets = self.deps.providers.secrets();
+        if let Some(mcp) = &self.deps.tools.mcp {
+            secrets.extend(mcp.secrets());
+        }
         // What the profile offers; `switch_profile` replaces it, and the
         // provider's loop hands control back so the next step gets it.
         let active = RefCell::new(setup);
@@ -638,7 +645,20 @@ impl ChatAgent {
                 Err(ToolError::Failed(m)) => Some(m.as_str()),
                 _ => None,
             };
-            if let Some(error) = failure {
+            if crate::mcp_client::is_namespaced(&call.name) {
+                let (text, is_error) = match &out {
+                    Ok(o) => (o.content.as_str(), o.is_error),
+                    Err(_) => (failure.unwrap_or("stopped"), true),
+                };
+                self.chatlog.mcp_call(
+                    toolbox.session_id,
+                    &call.name,
+                    &call.arguments,
+                    text,
+                    is_error,
+                    &secrets,
+                );
+            } else if let Some(error) = failure {
                 self.chatlog
                     .tool_error(toolbox.session_id, &call.name, &call.arguments, error, &secrets);
             }

@@ -16,6 +16,7 @@
 
 mod drafts;
 mod manage;
+pub mod mcp;
 pub mod memory;
 mod retrieval;
 
@@ -106,6 +107,13 @@ pub enum PendingKind {
     Remove(DocumentRef),
     /// Add a local PDF; the file is read only after the human agrees.
     AddFile { request: AddRequest, allow_duplicate: bool },
+    /// Call a remote MCP server's tool from a session that read private
+    /// notes; nothing is sent before the human agrees.
+    McpCall {
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
 }
 
 /// The kind of a confirmation, as the event and the page name it.
@@ -114,6 +122,7 @@ pub enum PendingKind {
 pub enum ConfirmAction {
     Remove,
     Add,
+    McpCall,
 }
 
 /// An action waiting for the human's answer.
@@ -130,6 +139,7 @@ impl PendingAction {
         match self.kind {
             PendingKind::Remove(_) => ConfirmAction::Remove,
             PendingKind::AddFile { .. } => ConfirmAction::Add,
+            PendingKind::McpCall { .. } => ConfirmAction::McpCall,
         }
     }
 }
@@ -142,6 +152,8 @@ pub struct ToolDeps {
     /// The drafts sandbox; `None` leaves the drafts tools answering that
     /// drafts are unavailable.
     pub drafts: Option<crate::drafts::DraftsHandle>,
+    /// Other MCP servers whose tools the model may call; `None` offers none.
+    pub mcp: Option<Arc<crate::mcp_client::McpClients>>,
 }
 
 /// One turn's tool state: whether the provider is cloud, what the tools saw.
@@ -244,6 +256,7 @@ impl<'a> ToolBox<'a> {
                 "Acknowledged: nothing relevant was found in the knowledge base. You may answer from your own knowledge; say clearly which parts of the answer do not come from the user's notes or papers.",
                 ))
             }
+            name if crate::mcp_client::is_namespaced(name) => self.mcp_call(call, &args),
             other => Err(ToolError::Failed(format!(
                 "unknown tool `{other}` — the available tools are: {}",
                 TOOL_NAMES.join(", ")

@@ -10,6 +10,7 @@ pub mod drafts;
 pub mod drafts_pages;
 pub mod health;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod memory;
 pub mod models;
 pub mod pins;
@@ -53,6 +54,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(pins::routes())
         .merge(models::routes())
         .merge(prompts::routes())
+        .merge(mcp_servers::routes())
         .merge(mcp::routes(&state))
         .fallback(not_found)
         .with_state(state)
