@@ -23,33 +23,12 @@ use super::prompt::build_system_prompt;
 use super::runaway::{Deadline, Runaway, Watch};
 use super::session::{DisplayEntry, SourceRef, ToolLogEntry};
 use super::switch::LoopProfiles;
-use super::tools::{tool_specs, ToolBox};
-use super::{middle_ellipsis, ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnContext, TurnState};
-
-/// Longest argument summary a tool event carries.
-const SUMMARY_CHARS: usize = 80;
+use super::tools::{summarise_args, tool_specs, ToolBox};
+use super::{ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnContext, TurnState};
 
 /// The text that ends a turn which hit the tool-round cap.
 pub fn round_cap_message(cap: usize) -> String {
     format!("⚠️ I stopped after {cap} rounds of tool calls without reaching an answer. Ask a narrower question, or raise chat.max_tool_rounds if this one really needs more.")
-}
-
-/// `key=value` pairs of the arguments, each value shortened in the middle.
-pub fn summarise_args(args: &serde_json::Value) -> String {
-    let Some(obj) = args.as_object() else {
-        return String::new();
-    };
-    let parts: Vec<String> = obj
-        .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            format!("{k}={v}")
-        })
-        .collect();
-    middle_ellipsis(&parts.join(", "), SUMMARY_CHARS)
 }
 
 impl ChatAgent {

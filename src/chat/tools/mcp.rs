@@ -103,11 +103,13 @@ impl ToolBox<'_> {
                     call.name
                 ),
                 is_error: true,
+                follow_up: None,
             });
         }
         Ok(ToolOutcome {
             content: wrap_data(&format!("Result of {tool} from the MCP server `{server}`:\n{text}")),
             is_error: result.is_error,
+            follow_up: None,
         })
     }
 

@@ -485,3 +485,24 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
     }
     v
 }
+
+/// Longest argument summary a tool event carries.
+const SUMMARY_CHARS: usize = 80;
+
+/// `key=value` pairs of the arguments, each value shortened in the middle.
+pub fn summarise_args(args: &serde_json::Value) -> String {
+    let Some(obj) = args.as_object() else {
+        return String::new();
+    };
+    let parts: Vec<String> = obj
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("{k}={v}")
+        })
+        .collect();
+    super::middle_ellipsis(&parts.join(", "), SUMMARY_CHARS)
+}
