@@ -2,7 +2,7 @@
 // composer. Several sessions can be mid-turn at once; switching which one
 // is on screen never interrupts a turn.
 
-import { $, h, toast, relTime } from './dom.js';
+import { $, h, toast, relTime, svgIcon } from './dom.js';
 import { get, post, del, stream, ApiError } from './api.js';
 import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
@@ -164,15 +164,7 @@ function sessionRow(m) {
 }
 
 function trashIcon() {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'ic');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', 'M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3');
-  svg.append(p);
-  return svg;
+  return svgIcon('M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3');
 }
 
 function renderSidebar() {

@@ -2,7 +2,7 @@
 // confirmation cards and error cards. Pure DOM building; no requests except
 // through the callbacks handed in.
 
-import { h, renderHtml } from './dom.js';
+import { h, renderHtml, svgIcon } from './dom.js';
 import { memoryNote } from './memory.js';
 
 export function userBubble(text) {
@@ -58,15 +58,7 @@ export function planCard(plan, open) {
 
 /** A route with three stops (no emoji: the page ships no emoji font). */
 function planIcon() {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'ic plan-icon');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', 'M6 5a2 2 0 1 0 0 .1M18 12a2 2 0 1 0 0 .1M6 19a2 2 0 1 0 0 .1M8 5h6a3.5 3.5 0 0 1 0 7h-4a3.5 3.5 0 0 0 0 7h6');
-  svg.append(p);
-  return svg;
+  return svgIcon('M6 5a2 2 0 1 0 0 .1M18 12a2 2 0 1 0 0 .1M6 19a2 2 0 1 0 0 .1M8 5h6a3.5 3.5 0 0 1 0 7h-4a3.5 3.5 0 0 0 0 7h6', 'ic plan-icon');
 }
 
 export function planReady(shell, plan) {
