@@ -21,10 +21,12 @@ pub mod drafts;
 pub mod ingest;
 pub mod jobs;
 pub mod kb;
+pub mod memory;
 
 pub mod embed;
 pub mod index;
 pub mod llm;
+pub mod mcp_client;
 pub mod ocr;
 pub mod pdf;
 
@@ -45,16 +47,17 @@ pub mod prompts;
 pub mod visibility;
 
 /// Every top-level module, top to bottom: edges (cli, web, mcp) → app →
-/// features (chat, digest, ingest, kb, jobs, drafts) → engines (embed,
-/// index, llm, ocr, pdf) → store → process helpers (runtime, sandbox) →
+/// features (chat, memory, digest, ingest, kb, jobs, drafts) → engines
+/// (mcp_client, embed, index, llm, ocr, pdf) → store → process helpers (runtime, sandbox) →
 /// foundations. A module may use only the modules listed after it, so no
 /// import runs back up and there are no circles between modules.
 #[rustfmt::skip]
 pub const LAYERS: &[&str] = &[
     "cli", "web", "mcp",                                      // edges
     "app",                                                    // composition
-    "chat", "digest", "ingest", "kb", "jobs", "drafts",       // features
-    "embed", "index", "llm", "ocr", "pdf",                    // engines
+    "chat", "memory", "digest", "ingest", "kb", "jobs",       // features
+    "drafts",
+    "mcp_client", "embed", "index", "llm", "ocr", "pdf",      // engines
     "store",                                                  // truth
     "runtime", "sandbox",                                     // process helpers
     "config", "logging", "prompts", "paths", "cancel",        // foundations

@@ -4,7 +4,7 @@
 // answer. Bars are added by one pass over the conversation after each
 // render, so the live turn and a reloaded history get the same ones.
 
-import { h, toast } from './dom.js';
+import { h, toast, svgIcon } from './dom.js';
 import { copyText } from './code.js';
 import { speakButton } from './speech.js';
 
@@ -23,15 +23,7 @@ const ICONS = {
 };
 
 export function icon(name) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'ic');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', ICONS[name]);
-  svg.append(p);
-  return svg;
+  return svgIcon(ICONS[name]);
 }
 
 function iconButton(label, name, onClick, extra = {}) {

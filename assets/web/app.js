@@ -2,15 +2,17 @@
 // composer. Several sessions can be mid-turn at once; switching which one
 // is on screen never interrupts a turn.
 
-import { $, h, toast, relTime } from './dom.js';
+import { $, h, toast, relTime, svgIcon } from './dom.js';
 import { get, post, del, stream, ApiError } from './api.js';
 import * as R from './render.js';
 import { openLibrary, initLibrary } from './library.js';
 import { openTimeline, initTimeline } from './timeline.js';
 import { openDigest, digestFromHash } from './digest.js';
+import { openMemory } from './memory.js';
 import { initViewer } from './viewer.js';
 import { initResearch, researchOn, researchSent, onResearchEvent } from './research.js';
 import { openModelPicker, openStyle, openPrompts, openConfig, initDialogs } from './dialogs.js';
+import { openMcpServers } from './mcp.js';
 import { openPalette, initPalette } from './palette.js';
 import { initSetup, refresh as refreshSetup, openSetup, searchInstead, searchInline } from './setup.js';
 import { initProfiles, showProfile, profileSwitched } from './profiles.js';
@@ -163,15 +165,7 @@ function sessionRow(m) {
 }
 
 function trashIcon() {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'ic');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', 'M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3');
-  svg.append(p);
-  return svg;
+  return svgIcon('M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3');
 }
 
 function renderSidebar() {
@@ -629,7 +623,7 @@ function wire() {
     const a = e.target.closest('[data-action]');
     if (!a) return;
     setMenu(false);
-    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), style: openStyle, prompts: openPrompts, config: openConfig, setup: () => openSetup(), palette: openPalette, voice: openVoices, pins: openPins, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
+    ({ library: openLibrary, timeline: openTimeline, digest: () => openDigest(), memory: () => openMemory(), style: openStyle, prompts: openPrompts, config: openConfig, mcp: openMcpServers, setup: () => openSetup(), palette: openPalette, voice: openVoices, pins: openPins, 'discard-suggestions': () => withEditor((m) => m.discardAllProposals()) })[a.dataset.action]();
   });
   document.addEventListener('keydown', (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); openPalette(); return; }
@@ -652,7 +646,7 @@ async function boot() {
   try { view = localStorage.getItem('jarvis.view') || 'chat'; } catch { /* private mode */ }
   if (view === 'editor') setView('editor');
   initDialogs({ state: S, refreshInfo, onModelChanged: (spec) => { if (S.session) S.session.model = spec; refreshInfo(); } });
-  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup, openCommands, openVoices, openPins });
+  initPalette({ state: S, newChat, resumeSession, openLibrary, openDigest: () => openDigest(), openModelPicker, openStyle, openPrompts, openConfig, openSetup, openCommands, openVoices, openPins, openMcpServers });
   initProfiles({ state: S, refreshInfo });
   initCommands({
     input: el.input, form: el.form, send, newChat, openModelPicker,

@@ -6,7 +6,7 @@
 // titles); pressing the same vote again takes it back. A digest file's
 // "Rate in Jarvis" link opens this view at its paper (#digest=KEY).
 
-import { $, h, toast, openModal } from './dom.js';
+import { $, h, toast, openModal, svgIcon } from './dom.js';
 import { get, post } from './api.js';
 
 let seq = 0;
@@ -95,13 +95,7 @@ const THUMB = 'M7 10v11H3V10zm2 11h8.3a2 2 0 0 0 2-1.6l1.4-7A2 2 0 0 0 18.7 10H1
 
 function voteButton(p, vote, path, text, label, flipped = false) {
   const on = p.vote === vote;
-  const icon = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  icon.setAttribute('viewBox', '0 0 24 24');
-  icon.setAttribute('aria-hidden', 'true');
-  if (flipped) icon.setAttribute('class', 'flip');
-  const d = document.createElementNS('http://www.w3.org/2000/svg', 'path');
-  d.setAttribute('d', path);
-  icon.append(d);
+  const icon = svgIcon(path, flipped ? 'flip' : '');
   const b = h('button', {
     type: 'button', class: `btn small vote${on ? ' on' : ''}`, 'aria-pressed': String(on),
     'aria-label': `${label}: ${p.title}`, title: on ? `${label} (press again to take it back)` : label,

@@ -96,6 +96,20 @@ export function renderHtml(container, html) {
 }
 
 let toastTimer;
+/** A line-drawn icon (one path on a 24×24 grid): the page ships no emoji
+ * font, and many machines have none, so icons are drawn, never typed. */
+export function svgIcon(d, cls = 'ic') {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', cls);
+  svg.setAttribute('aria-hidden', 'true');
+  const p = document.createElementNS(ns, 'path');
+  p.setAttribute('d', d);
+  svg.append(p);
+  return svg;
+}
+
 export function toast(text, bad = false, action = null) {
   const t = $('#toast');
   // An open modal sits in the top layer: show the toast inside it.

@@ -28,6 +28,7 @@ function commands() {
     { label: 'Edit prompts…', hint: 'command', run: ctx.openPrompts },
     { label: 'Custom commands…', hint: 'command', run: ctx.openCommands },
     { label: 'Show configuration', hint: 'command', run: ctx.openConfig },
+    { label: 'MCP servers…', hint: 'command', run: ctx.openMcpServers },
     { label: 'Set-up (notes folder, model, first index)…', hint: 'command', run: ctx.openSetup },
     { label: 'Pinned context…', hint: 'command', run: ctx.openPins },
     { label: 'Read-aloud voice…', hint: 'command', run: ctx.openVoices },

@@ -2,7 +2,8 @@
 // confirmation cards and error cards. Pure DOM building; no requests except
 // through the callbacks handed in.
 
-import { h, renderHtml } from './dom.js';
+import { h, renderHtml, svgIcon } from './dom.js';
+import { memoryNote } from './memory.js';
 
 export function userBubble(text) {
   return h('li', { class: 'msg user' }, h('div', { class: 'bubble' }, text));
@@ -57,15 +58,7 @@ export function planCard(plan, open) {
 
 /** A route with three stops (no emoji: the page ships no emoji font). */
 function planIcon() {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'ic plan-icon');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', 'M6 5a2 2 0 1 0 0 .1M18 12a2 2 0 1 0 0 .1M6 19a2 2 0 1 0 0 .1M8 5h6a3.5 3.5 0 0 1 0 7h-4a3.5 3.5 0 0 0 0 7h6');
-  svg.append(p);
-  return svg;
+  return svgIcon('M6 5a2 2 0 1 0 0 .1M18 12a2 2 0 1 0 0 .1M6 19a2 2 0 1 0 0 .1M8 5h6a3.5 3.5 0 0 1 0 7h-4a3.5 3.5 0 0 0 0 7h6', 'ic plan-icon');
 }
 
 export function planReady(shell, plan) {
@@ -221,7 +214,7 @@ export function fillReply(shell, reply) {
     shell.tools.querySelector('.tools-label').textContent = toolLabel(shell.tools);
   }
   const notices = (reply.notices || []).map((n) => h('p', { class: 'turn-notice', role: 'note' }, n));
-  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources, reply.citations), metaLine(reply), ...notices].filter(Boolean));
+  shell.after.replaceChildren(...[notFromLibrary(reply), sourceChips(reply.sources, reply.citations), memoryNote(reply), metaLine(reply), ...notices].filter(Boolean));
   wireCitations(shell, reply.citations);
 }
 
@@ -246,6 +239,7 @@ export function savedAssistant(entry) {
  *  own token). */
 export function confirmCard(ev, onAnswer, { waiting = false } = {}) {
   const adding = ev.action === 'add';
+  if (ev.action === 'mcp_call') return mcpConfirmCard(ev, onAnswer, { waiting });
   const lines = String(ev.description || '').split('\n');
   const inv = lines.filter((l) => l.startsWith('Database entry only'));
   const rest = lines.filter((l) => !l.startsWith('Database entry only')).join('\n').trim();
@@ -278,6 +272,35 @@ export function confirmCard(ev, onAnswer, { waiting = false } = {}) {
   cancel.addEventListener('click', () => answer(false));
   // The agent records the request when its turn is saved: until then the
   // buttons wait (a stopped turn takes its requests with it).
+  const note = h('p', { class: 'note' }, 'You can answer as soon as the reply finishes.');
+  card.enable = () => { ok.disabled = false; cancel.disabled = false; note.remove(); };
+  if (waiting) { ok.disabled = true; cancel.disabled = true; card.append(note); }
+  return card;
+}
+
+/** The Send/Don't send card of a call to a remote MCP server from a
+ *  conversation that read private notes: the server and the arguments are
+ *  shown exactly as they would be sent. */
+function mcpConfirmCard(ev, onAnswer, { waiting }) {
+  const outcome = h('pre', { class: 'outcome mcp-outcome', role: 'status', hidden: true });
+  const ok = h('button', { type: 'button', class: 'btn primary small' }, 'Send');
+  const cancel = h('button', { type: 'button', class: 'btn ghost small' }, "Don't send");
+  const card = h('div', { class: 'card confirm', role: 'group', 'aria-label': 'Confirm a call to a remote MCP server' },
+    h('h3', {}, 'Send this to a remote MCP server?'),
+    h('pre', { class: 'desc mcp-call' }, String(ev.description || '')),
+    h('div', { class: 'row' }, ok, cancel), outcome);
+  const answer = async (confirmed) => {
+    ok.disabled = true; cancel.disabled = true;
+    try {
+      outcome.textContent = await onAnswer(ev.token, confirmed);
+    } catch (e) {
+      outcome.textContent = e.message; outcome.classList.add('error');
+    }
+    outcome.hidden = false;
+    ok.remove(); cancel.remove();
+  };
+  ok.addEventListener('click', () => answer(true));
+  cancel.addEventListener('click', () => answer(false));
   const note = h('p', { class: 'note' }, 'You can answer as soon as the reply finishes.');
   card.enable = () => { ok.disabled = false; cancel.disabled = false; note.remove(); };
   if (waiting) { ok.disabled = true; cancel.disabled = true; card.append(note); }

@@ -4,7 +4,7 @@
 // time; its button stops it. The voice is chosen in a small dialog (per
 // browser, kept in localStorage); without voices the button is not shown.
 
-import { h, toast, openModal } from './dom.js';
+import { h, toast, openModal, svgIcon } from './dom.js';
 
 const KEY = 'jarvis.voice';
 const synth = () => window.speechSynthesis;
@@ -73,15 +73,7 @@ function speak(b, bubble) {
 }
 
 function speakerIcon() {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'ic');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = document.createElementNS(ns, 'path');
-  p.setAttribute('d', 'M4 9h4l5-4v14l-5-4H4zM16 9a4 4 0 0 1 0 6M18.5 6.5a7.5 7.5 0 0 1 0 11');
-  svg.append(p);
-  return svg;
+  return svgIcon('M4 9h4l5-4v14l-5-4H4zM16 9a4 4 0 0 1 0 6M18.5 6.5a7.5 7.5 0 0 1 0 11');
 }
 
 /** A speaker button for `bubble`, or null where the browser has no voices. */

@@ -10,6 +10,7 @@ let seq = 0;
 
 const KIND = {
   added: 'Added', replaced: 'Replaced', removed: 'Removed', metadata_set: 'Metadata set', present: 'Present when the log began',
+  memory_accepted: 'Memory fact accepted', memory_edited: 'Memory fact edited', memory_forgotten: 'Memory fact forgotten',
 };
 
 export function initTimeline() {

@@ -25,6 +25,7 @@ pub fn chat_settings(cfg: &Config) -> ChatSettings {
         max_output_tokens: cfg.int("chat.max_output_tokens").clamp(1, i64::from(u32::MAX)) as u32,
         turn_timeout: std::time::Duration::from_secs(cfg.int("chat.turn_timeout_secs").max(1) as u64),
         research: research_settings(cfg),
+        memory: super::memory::memory_settings(cfg),
         ..ChatSettings::default()
     }
 }
@@ -147,6 +148,7 @@ pub fn chat_agent(app: &Arc<super::App>) -> Result<ChatAgent, super::AppError> {
                     None
                 }
             },
+            mcp: Some(app.mcp_clients()).filter(|m| !m.is_empty()),
             papers: Some(Arc::new(ConfigPapers {
                 cfg: (*cfg).clone(),
                 kb,

@@ -34,8 +34,13 @@ pub fn job_settings(cfg: &Config) -> JobSettings {
         day: cfg.str("digest.day"),
         hour: u32::try_from(cfg.int("digest.hour")).unwrap_or(5),
     });
+    s.memory_every = (cfg.int("memory.idle_minutes") > 0).then_some(MEMORY_EVERY);
     s
 }
+
+/// How often the memory extraction looks for idle sessions: a session idle
+/// for `memory.idle_minutes` is read within this much longer.
+const MEMORY_EVERY: Duration = Duration::from_secs(10 * 60);
 
 /// Problems that must stop `jarvis sync` from starting (a typo in the
 /// inbox path must not silently watch nothing).
@@ -176,6 +181,10 @@ impl JobDeps for AppJobs {
 
     fn digest(&self) -> Option<Arc<dyn DigestBody>> {
         self.digest.clone()
+    }
+
+    fn extract_memories(&self, cancel: &Cancel) -> Result<crate::jobs::MemoryPass, DepError> {
+        self.app.extract_idle_memories(cancel).map_err(|e| dep(e.kind(), e))
     }
 
     fn digest_last_success(&self) -> Option<chrono::DateTime<chrono::Utc>> {

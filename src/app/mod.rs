@@ -20,6 +20,8 @@ pub mod ingest;
 pub mod jobs;
 pub mod kb;
 pub mod llm;
+pub mod mcp_clients;
+pub mod memory;
 pub mod ops;
 pub mod owner;
 pub mod papers;
@@ -80,6 +82,9 @@ pub enum AppError {
     /// The drafts root could not be opened.
     #[error(transparent)]
     Drafts(#[from] crate::drafts::DraftsError),
+    /// An MCP server could not be switched or reached.
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp_client::McpClientError),
 }
 
 impl AppError {
@@ -92,6 +97,7 @@ impl AppError {
             AppError::Provider(e) => e.error_kind(),
             AppError::Chat(_) => ErrorKind::Unavailable,
             AppError::Drafts(e) => e.kind(),
+            AppError::Mcp(e) => e.kind(),
         }
     }
 }
@@ -155,6 +161,8 @@ pub struct App {
     vault_turn: Mutex<()>,
     /// The set-up checks' probe cache and the first index run.
     setup: setup::SetupState,
+    /// Other MCP servers' clients, built on first use from `[mcp_servers]`.
+    mcp_clients: std::sync::OnceLock<Arc<crate::mcp_client::McpClients>>,
 }
 
 /// How far a running vault refresh is: `done` of `total` notes looked at.
@@ -218,6 +226,7 @@ impl App {
             vault_progress: Mutex::new(None),
             vault_turn: Mutex::new(()),
             setup: setup::SetupState::default(),
+            mcp_clients: std::sync::OnceLock::new(),
         })
     }
 

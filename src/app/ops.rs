@@ -37,6 +37,12 @@ pub enum OpError {
     /// A setting could not be written.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// Long-term memory refused or failed.
+    #[error(transparent)]
+    Memory(#[from] crate::memory::MemoryError),
+    /// The idle-session memory extraction failed.
+    #[error(transparent)]
+    Extract(#[from] crate::memory::extract::ExtractError),
 }
 
 impl OpError {
@@ -50,6 +56,8 @@ impl OpError {
             OpError::Model(e) => e.kind(),
             OpError::Sandbox(e) => e.kind(),
             OpError::Config(e) => e.kind(),
+            OpError::Memory(e) => e.kind(),
+            OpError::Extract(e) => e.kind(),
         }
     }
 }

@@ -39,6 +39,8 @@ pub struct ChatSettings {
     pub turn_timeout: std::time::Duration,
     /// Limits of a research run (`[research]`).
     pub research: super::research::ResearchSettings,
+    /// Long-term memory: auto-accept and the summary's budget.
+    pub memory: crate::memory::MemorySettings,
 }
 
 /// Default cap on tool rounds per turn. A real question rarely needs more
@@ -69,6 +71,7 @@ impl Default for ChatSettings {
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             turn_timeout: DEFAULT_TURN_TIMEOUT,
             research: super::research::ResearchSettings::default(),
+            memory: crate::memory::MemorySettings::default(),
         }
     }
 }
@@ -544,6 +547,39 @@ impl ChatAgent {
                     None => super::tools::added_text(&r),
                 })
             }
+            PendingKind::McpCall {
+                server,
+                tool,
+                arguments,
+            } => {
+                if !confirmed {
+                    return Ok(format!(
+                        "Did not call {tool} on the MCP server `{server}`; nothing was sent."
+                    ));
+                }
+                let clients = self
+                    .deps
+                    .tools
+                    .mcp
+                    .clone()
+                    .ok_or_else(|| ChatError::Mcp(crate::mcp_client::McpClientError::Unknown(server.clone())))?;
+                let secrets = clients.spec(&server).map(|s| s.secrets()).unwrap_or_default();
+                let out = clients.call(&server, &tool, &arguments);
+                let shown = match &out {
+                    Ok(r) => r.text.clone(),
+                    Err(e) => e.to_string(),
+                };
+                self.chatlog.mcp_call(
+                    &p.session_id,
+                    &crate::mcp_client::exposed_name(&server, &tool),
+                    &arguments,
+                    &shown,
+                    out.as_ref().map_or(true, |r| r.is_error),
+                    &secrets,
+                );
+                let r = out.map_err(ChatError::Mcp)?;
+                Ok(format!("{tool} on `{server}` answered:\n{}", r.text))
+            }
         }
     }
 
@@ -558,5 +594,30 @@ impl ChatAgent {
     /// the catch-up) has finished.
     pub fn wait_for_history(&self) {
         self.indexer.wait_idle();
+    }
+}
+
+impl ChatAgent {
+    /// The system prompt's line about the file open in the editor: only
+    /// for a file that still exists, and never a private draft's name to a
+    /// cloud model (that name is the user's, like its text).
+    pub(super) fn open_file_note(&self, context: &super::TurnContext, cloud: bool) -> Option<String> {
+        let f = context.open_file.as_ref()?;
+        let drafts = self.deps.tools.drafts.as_ref()?;
+        let meta = match drafts.workspace.meta(&f.draft_id) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::info!(draft = %f.draft_id, error = %e, "the file open in the editor is gone; not named to the model");
+                return None;
+            }
+        };
+        if let Err(e) = drafts.workspace.read_file(&f.draft_id, &f.filename) {
+            tracing::info!(draft = %f.draft_id, error = %e, "the file open in the editor is gone; not named to the model");
+            return None;
+        }
+        if cloud && meta.visibility == crate::drafts::Visibility::Private {
+            return None;
+        }
+        Some(super::prompt::open_file_note(&f.draft_id, &f.filename))
     }
 }

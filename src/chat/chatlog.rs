@@ -89,6 +89,9 @@ fn count(n: Option<u64>) -> String {
     n.map_or_else(|| "-".to_string(), |n| n.to_string())
 }
 
+/// How much of an MCP result chat.log keeps.
+const MCP_RESULT_LOGGED: usize = 500;
+
 impl ChatLog {
     pub fn new(home: JarvisHome) -> ChatLog {
         ChatLog {
@@ -126,6 +129,20 @@ impl ChatLog {
             field(session),
             field(tool),
             field(error)
+        );
+        self.write(&redact_secrets(&line, secrets));
+    }
+
+    /// One MCP tool call: the offered name, its arguments (secrets
+    /// blanked), whether it failed, and the start of its result or error.
+    pub fn mcp_call(&self, session: &str, tool: &str, args: &Value, result: &str, is_error: bool, secrets: &[String]) {
+        let args = serde_json::to_string(&redact_args(args)).unwrap_or_default();
+        let head: String = result.chars().take(MCP_RESULT_LOGGED).collect();
+        let line = format!(
+            "mcp_call session={} tool={} args={args} error={is_error} result={}",
+            field(session),
+            field(tool),
+            field(&head)
         );
         self.write(&redact_secrets(&line, secrets));
     }

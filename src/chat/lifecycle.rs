@@ -65,6 +65,14 @@ impl TurnHandle {
     /// call it on a blocking thread). A stop that came first ends it before
     /// the question is saved.
     pub fn run(self, message: &str, context: &TurnContext, events: EventSink<'_>) -> Result<Option<Reply>, ChatError> {
+        let researched;
+        let (message, context) = match research_command(message, context) {
+            Some((question, c)) => {
+                researched = c;
+                (question, &researched)
+            }
+            None => (message, context),
+        };
         self.agent.run_registered(
             &self.session,
             &self.id,
@@ -77,9 +85,54 @@ impl TurnHandle {
     }
 }
 
+/// The built-in `/research QUESTION` from any door (the web composer, a
+/// terminal's `jarvis ask`): the question, run as a research report that
+/// waits in its draft as a suggested change — the same turn as the
+/// composer's Research switch. `None` for any other message, or when the
+/// caller already asked for a report.
+fn research_command<'m>(message: &'m str, context: &TurnContext) -> Option<(&'m str, TurnContext)> {
+    if context.research.is_some() {
+        return None;
+    }
+    match super::commands::invocation(message) {
+        Some(("research", question)) => Some((
+            question,
+            TurnContext {
+                research: Some(super::research::ReportDelivery::Suggest),
+                ..context.clone()
+            },
+        )),
+        _ => None,
+    }
+}
+
 impl Drop for TurnHandle {
     fn drop(&mut self) {
         // A no-op after `run` (it deregistered); an unrun handle lets go.
         self.agent.deregister(&self.id, self.generation);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::research::ReportDelivery;
+
+    #[test]
+    fn slash_research_runs_the_question_as_a_report() {
+        let plain = TurnContext::default();
+        let (q, c) = research_command("/research  why do tides lag the moon?", &plain).expect("a report");
+        assert_eq!(q, "why do tides lag the moon?");
+        assert_eq!(c.research, Some(ReportDelivery::Suggest));
+        // Only the built-in, only at the start, and never over the caller's choice.
+        assert!(research_command("/researcher tides", &plain).is_none());
+        assert!(research_command("please /research tides", &plain).is_none());
+        let terminal = TurnContext {
+            research: Some(ReportDelivery::Write),
+            ..TurnContext::default()
+        };
+        assert!(research_command("/research tides", &terminal).is_none());
+        // An empty question stays empty, and the turn refuses it as any other.
+        assert_eq!(research_command("/research", &plain).map(|(q, _)| q), Some(""));
     }
 }

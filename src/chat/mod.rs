@@ -26,7 +26,7 @@
 //! | `tool_finish` | it ended | `id`, `name`, `summary`, `duration_ms`, `result_chars`, `is_error` |
 //! | `steered` | a queued message marked "send now" was handed to the turn after a tool round | `text` |
 //! | `confirm` | `remove_document`, or `add_document` on a local PDF, asked for the human's answer | `token`, `description` (a removal's carries the invariant line; an add's names the file and its visibility), `action`: `remove` \| `add` |
-//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library`, `uncited_paragraphs` |
+//! | `reply` | the turn finished and is saved to its session file (indexing the exchange as chat history follows in the background) | [`Reply`]: `text`, `sources`, `tools`, `private`, `requested_model`, `served_model`, `cost` (per model), `turn_cost_usd`, `privacy_stop`, `error`, `citations`, `unsupported_citations`, `not_from_library`, `uncited_paragraphs`, `memory` (fact ids in its context), `remembered` (fact ids it proposed) |
 //! | `research` | a research run's progress ([`research::ResearchEvent`]): the plan, each sub-agent's state and tool calls, writing, the report's draft | — |
 //! | `stopped` | the turn was stopped; nothing of it remains | — |
 //! | `error` | the turn could not run or failed before a reply could be saved | `message`, `kind` |
@@ -185,6 +185,11 @@ pub struct Reply {
     /// Paragraphs stating something with no citation in an answer that
     /// does cite the library: labelled "partly not from your library".
     pub uncited_paragraphs: usize,
+    /// The long-term memory facts that were in this reply's context (the
+    /// summary after the system prompt), by id.
+    pub memory: Vec<crate::store::FactId>,
+    /// Facts this turn proposed to remember (pending unless auto-accepted).
+    pub remembered: Vec<crate::store::FactId>,
     /// For an evaluation; no wire carries it.
     #[serde(skip)]
     pub evidence: cite::Evidence,
@@ -192,6 +197,9 @@ pub struct Reply {
 
 /// One event of a running turn (see the module docs for the schema). No
 /// serde shape: the wire form is the edge's (`web/routes/wire.rs`).
+// A turn sends one `Reply`, moved once into the sink: boxing the large
+// variant would buy no copy and cost every match a deref.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 // One event at a time goes through a sink; the reply, the one large
 // variant, is sent once per turn — boxing it would buy nothing.
@@ -287,6 +295,9 @@ pub enum ChatError {
     /// A confirmed add failed; nothing was added.
     #[error("nothing was added: {0}")]
     Add(crate::ingest::paper::AddError),
+    /// A confirmed MCP call failed.
+    #[error("the MCP call failed: {0}")]
+    Mcp(crate::mcp_client::McpClientError),
     /// The pending confirmation is gone (answered, or cleared by a new turn).
     #[error("that confirmation is no longer pending (already answered, or its session moved on) — ask again")]
     UnknownToken,
@@ -337,6 +348,7 @@ impl ChatError {
             ChatError::Llm(e) => e.error_kind(),
             ChatError::Prompt(e) => e.kind(),
             ChatError::Add(e) => e.kind(),
+            ChatError::Mcp(e) => e.kind(),
             ChatError::Cancelled => ErrorKind::Cancelled,
             ChatError::Queue(e) => e.kind(),
             ChatError::Pins(e) => e.kind(),

@@ -138,6 +138,12 @@ pub struct DisplayEntry {
     /// Quiet lines under an answer (a pinned private note left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// The long-term memory facts in this answer's context, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<crate::store::FactId>,
+    /// Facts this answer's turn proposed to remember.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remembered: Vec<crate::store::FactId>,
 }
 
 impl DisplayEntry {
@@ -158,6 +164,8 @@ impl DisplayEntry {
             plan: String::new(),
             steered: true,
             notices: Vec::new(),
+            memory: Vec::new(),
+            remembered: Vec::new(),
         }
     }
 }
@@ -304,6 +312,8 @@ impl Session {
             steered: false,
             notices: Vec::new(),
             uncited_paragraphs: 0,
+            memory: Vec::new(),
+            remembered: Vec::new(),
         });
         if self.title.is_empty() {
             self.title = default_title(shown);

@@ -23,58 +23,12 @@ use super::prompt::build_system_prompt;
 use super::runaway::{Deadline, Runaway, Watch};
 use super::session::{DisplayEntry, SourceRef, ToolLogEntry};
 use super::switch::LoopProfiles;
-use super::tools::{tool_specs, ToolBox};
-use super::{middle_ellipsis, ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnContext, TurnState};
-
-/// Longest argument summary a tool event carries.
-const SUMMARY_CHARS: usize = 80;
+use super::tools::{summarise_args, tool_specs, ToolBox};
+use super::{ChatError, ChatEvent, EventSink, Reply, SharedSession, TurnContext, TurnState};
 
 /// The text that ends a turn which hit the tool-round cap.
 pub fn round_cap_message(cap: usize) -> String {
     format!("⚠️ I stopped after {cap} rounds of tool calls without reaching an answer. Ask a narrower question, or raise chat.max_tool_rounds if this one really needs more.")
-}
-
-/// `key=value` pairs of the arguments, each value shortened in the middle.
-pub fn summarise_args(args: &serde_json::Value) -> String {
-    let Some(obj) = args.as_object() else {
-        return String::new();
-    };
-    let parts: Vec<String> = obj
-        .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            format!("{k}={v}")
-        })
-        .collect();
-    middle_ellipsis(&parts.join(", "), SUMMARY_CHARS)
-}
-
-impl ChatAgent {
-    /// The system prompt's line about the file open in the editor: only
-    /// for a file that still exists, and never a private draft's name to a
-    /// cloud model (that name is the user's, like its text).
-    fn open_file_note(&self, context: &TurnContext, cloud: bool) -> Option<String> {
-        let f = context.open_file.as_ref()?;
-        let drafts = self.deps.tools.drafts.as_ref()?;
-        let meta = match drafts.workspace.meta(&f.draft_id) {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::info!(draft = %f.draft_id, error = %e, "the file open in the editor is gone; not named to the model");
-                return None;
-            }
-        };
-        if let Err(e) = drafts.workspace.read_file(&f.draft_id, &f.filename) {
-            tracing::info!(draft = %f.draft_id, error = %e, "the file open in the editor is gone; not named to the model");
-            return None;
-        }
-        if cloud && meta.visibility == crate::drafts::Visibility::Private {
-            return None;
-        }
-        Some(super::prompt::open_file_note(&f.draft_id, &f.filename))
-    }
 }
 
 /// How the loop ended, before the commit.
@@ -313,6 +267,7 @@ impl ChatAgent {
             system.push_str("\n\n");
             system.push_str(&note);
         }
+        let remembered = super::tools::memory::inject(&mut system, &self.deps.tools.kb, &settings.memory, cloud);
         // Pinned context, within its budget; a private pinned note never
         // reaches a cloud model (the answer says it was left out).
         let pinned = self.pinned_for_turn(cloud);
@@ -334,7 +289,11 @@ impl ChatAgent {
                 found
             }
         };
-        let all_tools = tool_specs(kb_only);
+        let mut all_tools = tool_specs(kb_only);
+        // Other MCP servers' tools join the list a profile filters.
+        if let Some(mcp) = &self.deps.tools.mcp {
+            all_tools.extend(super::tools::mcp::specs(mcp));
+        }
         let default_rounds = settings.max_tool_rounds;
         let mut setup = TurnSetup::new(profile.clone(), &catalogue, &all_tools, &system, default_rounds);
         let mut plan_text = String::new();
@@ -358,10 +317,11 @@ impl ChatAgent {
             private: lock(session).private,
         };
         let mut toolbox = ToolBox::new(&self.deps.tools, cloud, &id, &turn_cancel);
-        toolbox.session_private = lock(session).private;
         // A private pinned note read into a local turn makes the session
         // private, like any private read.
         toolbox.saw_private |= pinned.saw_private;
+        toolbox.session_private = lock(session).private;
+        toolbox.memory = super::tools::memory::MemoryTurn::new(&settings.memory, lock(session).display.len());
         toolbox.results = settings.search_results;
         let mut log: Vec<ToolLogEntry> = Vec::new();
         let started = Instant::now();
@@ -398,7 +358,7 @@ impl ChatAgent {
             (None, r) => r,
         };
 
-        let saw_private = toolbox.saw_private;
+        let (saw_private, memory_turn) = (toolbox.saw_private, std::mem::take(&mut toolbox.memory));
         let sources = std::mem::take(&mut toolbox.sources);
         let pending = std::mem::take(&mut toolbox.pending);
         let evidence = TurnEvidence {
@@ -491,6 +451,7 @@ impl ChatAgent {
         if saw_private && !cloud {
             s.mark_private();
         }
+        let proposed = memory_turn.commit(&self.deps.tools.kb, !privacy_stop && !error, &s.id, s.private);
         s.display.push(DisplayEntry {
             role: crate::llm::Role::Assistant,
             text: text.clone(),
@@ -506,6 +467,8 @@ impl ChatAgent {
             steered: false,
             notices: pinned.notices.clone(),
             uncited_paragraphs: finished.uncited_paragraphs,
+            memory: remembered.as_ref().map(|m| m.facts.clone()).unwrap_or_default(),
+            remembered: proposed.clone(),
         });
         s.updated = crate::kb::stage::now_iso();
         // The session file is the truth: once it holds the answer the turn
@@ -535,6 +498,8 @@ impl ChatAgent {
             not_from_library: finished.not_from_library,
             notices: pinned.notices,
             uncited_paragraphs: finished.uncited_paragraphs,
+            memory: remembered.map(|m| m.facts).unwrap_or_default(),
+            remembered: proposed,
             evidence: Evidence {
                 passages: evidence.passages.into_vec(),
                 kept_markers: finished.kept,
@@ -581,7 +546,10 @@ impl ChatAgent {
         events: EventSink<'_>,
         cancel: &Cancel,
     ) -> Result<Ended, CallError> {
-        let secrets = self.deps.providers.secrets();
+        let mut secrets = self.deps.providers.secrets();
+        if let Some(mcp) = &self.deps.tools.mcp {
+            secrets.extend(mcp.secrets());
+        }
         // What the profile offers; `switch_profile` replaces it, and the
         // provider's loop hands control back so the next step gets it.
         let active = RefCell::new(setup);
@@ -636,7 +604,20 @@ impl ChatAgent {
                 Err(ToolError::Failed(m)) => Some(m.as_str()),
                 _ => None,
             };
-            if let Some(error) = failure {
+            if crate::mcp_client::is_namespaced(&call.name) {
+                let (text, is_error) = match &out {
+                    Ok(o) => (o.content.as_str(), o.is_error),
+                    Err(_) => (failure.unwrap_or("stopped"), true),
+                };
+                self.chatlog.mcp_call(
+                    toolbox.session_id,
+                    &call.name,
+                    &call.arguments,
+                    text,
+                    is_error,
+                    &secrets,
+                );
+            } else if let Some(error) = failure {
                 self.chatlog
                     .tool_error(toolbox.session_id, &call.name, &call.arguments, error, &secrets);
             }

@@ -64,6 +64,14 @@ pub fn run_history(cmd: super::history_cmd::HistoryCmd, config: Config) -> anyho
     })
 }
 
+/// `jarvis memory …`, the same way: the facts are in the store the owner
+/// holds.
+pub fn run_memory(cmd: super::memory_cmd::MemoryCmd, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
+        super::memory_cmd::run(cmd, app, term)
+    })
+}
+
 /// `jarvis run-digest`, the same way: via the owner if one runs. A digest
 /// adds papers (bulk embedding), so its model loads for throughput.
 pub fn run_digest(args: super::digest_cmd::RunDigestArgs, config: Config) -> anyhow::Result<u8> {
@@ -265,6 +273,13 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
                 Err(e) => super::report_error(&e, &t),
             },
             Ok(Cli {
+                command: Command::Memory(cmd),
+                ..
+            }) => match super::memory_cmd::run(cmd, app, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
+            Ok(Cli {
                 command: Command::RunDigest(args),
                 ..
             }) => match super::digest_cmd::run_digest(args, app, &t) {
@@ -291,7 +306,7 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
             },
             Ok(_) => {
                 t.err(
-                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis research`, `jarvis undo`, `jarvis log`, `jarvis run-digest`, `jarvis digest …` and `jarvis sync run-job …` go through the owner\n",
+                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis research`, `jarvis undo`, `jarvis log`, `jarvis memory …`, `jarvis run-digest`, `jarvis digest …` and `jarvis sync run-job …` go through the owner\n",
                 );
                 2
             }

@@ -36,7 +36,7 @@ pub struct LogArgs {
     #[arg(long, value_parser = ["user", "cli", "web", "agent", "job", "jarvis"])]
     pub actor: Option<String>,
     /// Only events of this kind.
-    #[arg(long, value_parser = ["added", "replaced", "removed", "metadata_set", "present", "undo"])]
+    #[arg(long, value_parser = ["added", "replaced", "removed", "metadata_set", "present", "undo", "memory_accepted", "memory_edited", "memory_forgotten"])]
     pub kind: Option<String>,
     /// At most this many events, newest first (0: all).
     #[arg(long, default_value_t = 50)]
@@ -176,6 +176,9 @@ fn kind_word(k: EventKind) -> &'static str {
         EventKind::Replaced => "replaced",
         EventKind::Removed => "removed",
         EventKind::MetadataSet => "metadata set on",
+        EventKind::MemoryAccepted => "memory fact accepted:",
+        EventKind::MemoryEdited => "memory fact edited:",
+        EventKind::MemoryForgotten => "memory fact forgotten:",
     }
 }
 

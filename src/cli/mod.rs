@@ -13,6 +13,7 @@ mod digest_cmd;
 mod history_cmd;
 mod kb;
 mod mcp_cmd;
+mod memory_cmd;
 mod models_cmd;
 mod owner_cmd;
 mod research_cmd;
@@ -60,6 +61,9 @@ pub enum Command {
     Ask(ask_cmd::AskArgs),
     /// Research a question: it is split into sub-questions that sub-agents answer from your library in parallel, and one report with citations is written into a new draft (a suggested change to review in the web app's editor when `jarvis serve` runs, else the draft's file). Progress goes to stderr, the report to stdout.
     Research(ask_cmd::AskArgs),
+    /// What the assistant remembers about you: list, review its proposals, forget a fact, export to and import from one Markdown file.
+    #[command(subcommand)]
+    Memory(memory_cmd::MemoryCmd),
     /// List the switchable LLMs from config, each marked local or cloud.
     Models {
         /// Machine-readable output.
@@ -235,6 +239,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             history_cmd::HistoryCmd::Log(a),
             config,
         )?)),
+        Command::Memory(c) => Ok(ExitCode::from(delegate::run_memory(c, config)?)),
         Command::Models { json } => models_cmd::run(json, &config),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),

@@ -8,6 +8,7 @@
 
 mod field;
 mod kind;
+pub mod mcp_servers;
 pub mod schema;
 mod schema_find;
 mod value;
@@ -107,6 +108,8 @@ pub struct Config {
     pub file: PathBuf,
     values: BTreeMap<String, (Value, Origin)>,
     pub servers: Vec<ServerConfig>,
+    /// `[mcp_servers.NAME]`: other MCP servers the chat may use.
+    pub mcp_servers: Vec<mcp_servers::McpServerConfig>,
     /// Non-fatal problems (unknown keys, legacy keys, a readable file) for
     /// the caller to print and log.
     pub warnings: Vec<String>,
@@ -204,11 +207,20 @@ impl Config {
             Some(item) => parse_servers(item)?,
             None => Vec::new(),
         };
+        let mcp_servers = match root.and_then(|r| r.get("mcp_servers")) {
+            Some(item) => {
+                let (servers, skipped) = mcp_servers::parse(item);
+                warnings.extend(skipped);
+                servers
+            }
+            None => Vec::new(),
+        };
         let cfg = Config {
             home: home.clone(),
             file: file.to_path_buf(),
             values,
             servers,
+            mcp_servers,
             warnings,
         };
         cfg.check_cross_field()?;
@@ -353,12 +365,12 @@ fn check_unknown(root: &Table, file: &Path, text: &str, warnings: &mut Vec<Strin
         format!("{}:{l}:{c}", file.display())
     };
     for (name, item) in root.iter() {
-        if name == "servers" {
+        if name == "servers" || name == "mcp_servers" {
             continue;
         }
         if !SECTIONS.contains(&name) {
             let span = root.key(name).and_then(|k| k.span());
-            let hint = schema::suggest(name, SECTIONS.iter().copied().chain(["servers"]))
+            let hint = schema::suggest(name, SECTIONS.iter().copied().chain(["servers", "mcp_servers"]))
                 .map(|s| format!(" — did you mean `[{s}]`?"))
                 .unwrap_or_default();
             warnings.push(format!("{}: unknown section `[{name}]` is ignored{hint}", at(span)));

@@ -9,39 +9,10 @@ pub use super::value::Value;
 
 pub use super::field::{Default, Field};
 
-const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
-
-macro_rules! field {
-    ($s:literal, $k:literal, $env:expr, $kind:expr, $def:expr, $help:literal) => {
-        Field {
-            section: $s,
-            key: $k,
-            env: $env,
-            kind: $kind,
-            default: $def,
-            help: $help,
-        }
-    };
-}
-
-/// Sections in display order.
-pub const SECTIONS: &[&str] = &[
-    "chat",
-    "research",
-    "openrouter",
-    "models",
-    "rag",
-    "vault",
-    "sync",
-    "papers",
-    "pdf",
-    "digest",
-    "drafts",
-    "history",
-    "web",
-    "mcp",
-    "runtime",
-];
+#[macro_use]
+mod sections;
+use sections::WEEKDAYS;
+pub use sections::{LEGACY, SECTIONS};
 
 /// Every setting. Order within a section is display order. The table is
 /// kept in parts (this file's rows, and the `[research]` and `[runtime]`
@@ -673,6 +644,39 @@ const CORE: &[Field] = &[
         Default::Int(30),
         "days a removed or replaced paper's chunks and vectors are kept so `jarvis undo` can restore them (0 keeps none)"
     ),
+    // [memory]
+    field!(
+        "memory",
+        "auto_accept",
+        None,
+        Kind::Bool,
+        Default::Bool(false),
+        "accept the facts the assistant proposes to remember about you at once, instead of waiting for your review (the Memory view, `jarvis memory review`)"
+    ),
+    field!(
+        "memory",
+        "summary_tokens",
+        None,
+        Kind::Int { min: 0, max: 8000 },
+        Default::Int(400),
+        "token budget of \"What I remember about you\", the accepted facts placed after the system prompt (0: none)"
+    ),
+    field!(
+        "memory",
+        "idle_minutes",
+        None,
+        Kind::Int { min: 0, max: 10_080 },
+        Default::Int(30),
+        "minutes a chat session must be idle before one model call proposes facts from it, once (0: never)"
+    ),
+    field!(
+        "memory",
+        "extract_model",
+        None,
+        Kind::Str,
+        Default::Str(""),
+        "provider:model the extraction uses (empty: `chat.provider`); a private session is only ever read by a local model"
+    ),
     // [web]
     field!(
         "web",
@@ -775,9 +779,6 @@ const CORE: &[Field] = &[
         "page margin for Markdown → PDF export"
     ),
 ];
-
-/// Keys that used to live elsewhere: (section, key, canonical dotted key).
-pub const LEGACY: &[(&str, &str, &str)] = &[("digest", "anthropic_model", "chat.anthropic_model")];
 
 pub use super::schema_find::{find, find_dotted, keys_of, suggest};
 

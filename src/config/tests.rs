@@ -96,6 +96,7 @@ fn precedence_default_then_file_then_env_in_every_section() {
         ("pdf", "ocr", "false", None, Value::Bool(false), None),
         ("drafts", "retention_days", "0", None, Value::Int(0), None),
         ("history", "keep_days", "0", None, Value::Int(0), None),
+        ("memory", "auto_accept", "true", None, Value::Bool(true), None),
         (
             "web",
             "port",

@@ -6,7 +6,8 @@
 //! [`scheduler`]); one file per job — [`vault_refresh`], [`pdf_scan`],
 //! [`draft_gc`], [`digest`] (the digest job and its catch-up: the cron
 //! slot, the misfire grace, the non-blocking lock and the provider probe;
-//! the digest *body* is injected); the wrapper every run goes through
+//! the digest *body* is injected), [`memory_extract`] (the idle-session
+//! memory pass, its body injected too); the wrapper every run goes through
 //! ([`runner`]: errors and panics are caught and recorded, one log line per
 //! finish with the next run); the filesystem watcher ([`watcher`]); the
 //! status file `state/sync_status.json` ([`status`]); and the systemd unit
@@ -17,6 +18,7 @@
 
 pub mod digest;
 pub mod draft_gc;
+pub mod memory_extract;
 pub mod pdf_scan;
 pub mod runner;
 pub mod scheduler;
@@ -42,15 +44,17 @@ pub enum JobId {
     DraftGc,
     Digest,
     DigestCatchup,
+    MemoryExtract,
 }
 
 impl JobId {
-    pub const ALL: [JobId; 5] = [
+    pub const ALL: [JobId; 6] = [
         JobId::VaultRefresh,
         JobId::PdfScan,
         JobId::DraftGc,
         JobId::Digest,
         JobId::DigestCatchup,
+        JobId::MemoryExtract,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,6 +64,7 @@ impl JobId {
             JobId::DraftGc => "draft_gc",
             JobId::Digest => "digest",
             JobId::DigestCatchup => "digest_catchup",
+            JobId::MemoryExtract => "memory_extract",
         }
     }
 
@@ -227,6 +232,23 @@ pub trait JobDeps: Send + Sync + 'static {
     fn digest_last_success(&self) -> Option<chrono::DateTime<chrono::Utc>> {
         None
     }
+    /// Read the idle chat sessions no pass has read and propose memory
+    /// facts from them (never accepting one).
+    fn extract_memories(&self, cancel: &Cancel) -> Result<MemoryPass, DepError> {
+        let _ = cancel;
+        Ok(MemoryPass::default())
+    }
+}
+
+/// What one idle-session memory extraction pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryPass {
+    /// Sessions read (each only ever once).
+    pub sessions: usize,
+    /// Facts proposed for review.
+    pub proposed: usize,
+    /// Private sessions left alone because the model is a cloud one.
+    pub private_skipped: usize,
 }
 
 /// The provider a job uses, for the log.
@@ -265,6 +287,9 @@ pub struct JobSettings {
     pub debounce: Duration,
     /// `$JARVIS_HOME/state/sync_status.json`.
     pub status_file: PathBuf,
+    /// How often the idle-session memory extraction looks for sessions;
+    /// `None`: `memory.idle_minutes = 0`.
+    pub memory_every: Option<Duration>,
 }
 
 /// When the weekly digest runs.
@@ -292,6 +317,7 @@ impl JobSettings {
             watch: true,
             debounce: Duration::from_secs(2),
             status_file,
+            memory_every: None,
         }
     }
 }
@@ -432,6 +458,13 @@ pub fn plan(s: &JobSettings) -> Vec<JobSpec> {
             },
         });
     }
+    if let Some(every) = s.memory_every {
+        out.push(JobSpec {
+            id: JobId::MemoryExtract,
+            // Not at start: a session is read only after it has been idle.
+            trigger: Trigger::Every { every, at_start: false },
+        });
+    }
     out
 }
 
@@ -445,6 +478,7 @@ pub fn unregistered_reason(id: JobId, s: &JobSettings) -> Option<String> {
         JobId::Digest | JobId::DigestCatchup if s.digest.is_none() => {
             Some("disabled ([digest] enabled = false)".into())
         }
+        JobId::MemoryExtract if s.memory_every.is_none() => Some("disabled (`memory.idle_minutes` = 0)".into()),
         _ => None,
     }
 }
@@ -457,6 +491,7 @@ pub async fn run_body(id: JobId, ctx: &JobCtx, cancel: Cancel, cause: runner::Ca
         JobId::DraftGc => draft_gc::run(ctx, cancel).await,
         JobId::Digest => digest::run(ctx, cancel).await,
         JobId::DigestCatchup => digest::run_catchup(ctx, cancel).await,
+        JobId::MemoryExtract => memory_extract::run(ctx, cancel).await,
     }
 }
 

@@ -14,7 +14,9 @@
 
 use serde::Serialize;
 
-use crate::store::{Actor, AuditReport, ChunkRecord, Event, EventId, EventKind, Kept, KeptChunk, LogSize, Metadata};
+use crate::store::{
+    Actor, AuditReport, ChunkRecord, Event, EventId, EventKind, FactId, Kept, KeptChunk, LogSize, Metadata,
+};
 
 use super::{Kb, KbError, Result};
 
@@ -26,6 +28,8 @@ enum Plan {
     Remove(Vec<u64>),
     /// Put the kept chunks back, removing what is there now.
     Restore(Vec<KeptChunk>, Vec<u64>),
+    /// Put a memory fact's kept record back (None: forget it again).
+    Fact(FactId, Option<Vec<u8>>),
 }
 
 /// What [`Kb::undo`] did.
@@ -167,6 +171,23 @@ impl Kb {
                     event.id
                 )
             }
+            Plan::Fact(fact, raw) => {
+                let back = raw.is_some();
+                self.store.restore_fact(fact, raw, &cause)?;
+                if back {
+                    format!(
+                        "put back the memory fact {} as it was before event {}",
+                        name(&event),
+                        event.id
+                    )
+                } else {
+                    format!(
+                        "forgot the memory fact {} again, as before event {}",
+                        name(&event),
+                        event.id
+                    )
+                }
+            }
             Plan::Restore(mut kept, ids) => {
                 self.settle_locked()?;
                 self.keep_cite_keys_unique(&mut kept, &ids)?;
@@ -270,6 +291,9 @@ impl Kb {
                 e.id
             )));
         }
+        if e.kind.is_memory() {
+            return self.plan_fact(e);
+        }
         if e.kind == EventKind::MetadataSet {
             if e.prior.is_empty() {
                 return Err(refuse(format!(
@@ -329,6 +353,36 @@ impl Kb {
                 name(e)
             ))),
             Kept::Nothing => Err(refuse("it kept nothing to restore".to_string())),
+        }
+    }
+
+    /// How a memory fact's event is undone: an acceptance by forgetting the
+    /// fact, an edit or a forgetting by putting back the record it kept.
+    fn plan_fact(&self, e: &Event) -> Result<Plan> {
+        let refuse = |reason: String| KbError::UndoRefused { id: e.id, reason };
+        let Some(id) = crate::store::fact_id_of(&e.key) else {
+            return Err(refuse(format!("{} names no memory fact", e.key)));
+        };
+        if e.before.is_none() {
+            return Ok(Plan::Fact(id, None));
+        }
+        let keep_days = self.settings.keep_days;
+        match e.kept {
+            Kept::Copies { .. } if keep_days == 0 || age_days(&e.at) >= i64::from(keep_days) => Err(refuse(format!(
+                "it is past retention: the previous text of {} was kept for history.keep_days = {keep_days} days; tell Jarvis the fact again instead",
+                name(e)
+            ))),
+            Kept::Copies { .. } => match self.store.kept_chunks(e.id)?.into_iter().next() {
+                Some(k) => Ok(Plan::Fact(id, Some(k.record))),
+                None => Err(refuse(format!(
+                    "the previous text of {} was dropped after history.keep_days ({keep_days} days); tell Jarvis the fact again instead",
+                    name(e)
+                ))),
+            },
+            _ => Err(refuse(format!(
+                "nothing was kept when it was written (history.keep_days was 0); tell Jarvis the fact {} again instead",
+                name(e)
+            ))),
         }
     }
 

@@ -24,6 +24,7 @@
 //! the parent's environment through wholesale.
 
 pub mod env;
+pub mod service;
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -136,6 +136,12 @@ pub enum EventKind {
     Removed,
     /// Metadata only: no text or vector changed.
     MetadataSet,
+    /// A memory fact was accepted (see `store::memory`).
+    MemoryAccepted,
+    /// An accepted memory fact's text, category or key changed.
+    MemoryEdited,
+    /// An accepted memory fact was forgotten.
+    MemoryForgotten,
 }
 
 impl EventKind {
@@ -146,7 +152,18 @@ impl EventKind {
             EventKind::Replaced => "replaced",
             EventKind::Removed => "removed",
             EventKind::MetadataSet => "metadata_set",
+            EventKind::MemoryAccepted => "memory_accepted",
+            EventKind::MemoryEdited => "memory_edited",
+            EventKind::MemoryForgotten => "memory_forgotten",
         }
+    }
+
+    /// An event of a memory fact, not a document.
+    pub fn is_memory(self) -> bool {
+        matches!(
+            self,
+            EventKind::MemoryAccepted | EventKind::MemoryEdited | EventKind::MemoryForgotten
+        )
     }
 }
 
@@ -272,7 +289,7 @@ pub struct KeptChunk {
 }
 
 impl KeptChunk {
-    fn encode(&self) -> Vec<u8> {
+    pub(super) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(8 + self.record.len() + self.embed.len());
         out.extend_from_slice(&self.gen.to_le_bytes());
         out.extend_from_slice(&(self.record.len() as u32).to_le_bytes());

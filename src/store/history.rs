@@ -106,12 +106,21 @@ impl Store {
                 live.meta = Some(meta);
             }
         }
+        // An accepted memory fact is a one-chunk document to the log.
+        for (key, raw) in self.accepted_fact_records()? {
+            let live = out.entry(key).or_default();
+            live.chunks += 1;
+            live.sum = live.sum.wrapping_add(chunk_digest(&raw));
+        }
         Ok(out)
     }
 
     /// What the store holds for one document now (None: nothing), read
     /// from its records: what an undo checks against the event's `after`.
     pub fn doc_state(&self, key: &str) -> Result<Option<DocState>, StoreError> {
+        if let Some(id) = super::memory::fact_id_of(key) {
+            return self.fact_state(id);
+        }
         let mut ids = self.ids_by(LookupField::Source, key)?;
         ids.extend(self.ids_by(LookupField::FilePath, key)?);
         ids.sort_unstable();

@@ -23,6 +23,8 @@
 //! - `events`, `kept`, `logstate`: the event log (see [`events`]): every
 //!   change to a document as one event, the removed chunks undo restores,
 //!   and what the log says each document holds.
+//! - `memory`: long-term memory facts about the user and the sessions the
+//!   idle extraction read (see [`memory`]); a fact's change is an event too.
 //!
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
 //! vectors, lookups, the per-file map, the journal entry, the events and
@@ -51,6 +53,7 @@ pub mod events;
 pub mod files;
 mod history;
 pub mod lock;
+pub mod memory;
 mod recover;
 mod update;
 
@@ -66,6 +69,7 @@ pub use events::{Actor, Cause, DocState, Event, EventId, EventKind, Kept, KeptCh
 pub use files::FileEntry;
 pub use history::{AuditReport, LogSize, Mismatch};
 pub use lock::{Holder, LockError, OwnerLock};
+pub use memory::{fact_id_of, fact_key, Fact, FactId, FactStatus, Provenance};
 
 /// A chunk's identity. Allocated by the store from a counter that never
 /// reuses a value, so an id names one chunk for the life of the index (and

@@ -42,6 +42,7 @@ pub(super) struct Handles {
     pub(super) events: Keyspace,
     pub(super) kept: Keyspace,
     pub(super) logstate: Keyspace,
+    pub(super) memory: Keyspace,
 }
 
 impl Handles {
@@ -78,6 +79,7 @@ impl Handles {
             events: ks("events")?,
             kept: ks("kept")?,
             logstate: ks("logstate")?,
+            memory: ks("memory")?,
             db,
         })
     }

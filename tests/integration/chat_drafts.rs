@@ -30,6 +30,7 @@ fn agent(fx: &Fx, llm: LlmSettings, drafts: &DraftsHandle) -> ChatAgent {
                 private_dirs: vec!["private".into()],
             },
             papers: None,
+            mcp: None,
         },
         providers: Arc::new(CachedProviders::new(llm)),
         home: JarvisHome::at(fx.sb.jarvis_home()),

@@ -48,6 +48,7 @@ fn the_answer_eval_scores_the_stand_in_as_worked_out_by_hand() {
                 private_dirs: vec!["private".into()],
             },
             papers: None,
+            mcp: None,
             drafts: None,
         },
         // Every second answer that cites also makes a marker up.

@@ -238,6 +238,8 @@ fn compaction_of_a_private_session_runs_on_its_own_local_provider() {
                 steered: false,
                 notices: vec![],
                 uncited_paragraphs: 0,
+                memory: Vec::new(),
+                remembered: Vec::new(),
             });
         }
         g.mark_private();
@@ -295,6 +297,8 @@ fn compaction_under_a_cloud_model_sends_no_private_text() {
                 steered: false,
                 notices: vec![],
                 uncited_paragraphs: 0,
+                memory: Vec::new(),
+                remembered: Vec::new(),
             });
         }
     }

@@ -730,6 +730,8 @@ fn the_reply_goes_out_before_indexing_and_a_crash_in_between_is_caught_up_once()
         steered: false,
         notices: vec![],
         uncited_paragraphs: 0,
+        memory: Vec::new(),
+        remembered: Vec::new(),
     });
     agent.store().save(&saved).unwrap();
     drop(agent);

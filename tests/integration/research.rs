@@ -40,6 +40,7 @@ fn agent(fx: &Fx, providers: Arc<dyn ProviderSource>, drafts: &DraftsHandle) -> 
                 private_dirs: vec!["private".into()],
             },
             papers: None,
+            mcp: None,
         },
         providers,
         home: JarvisHome::at(fx.sb.jarvis_home()),

@@ -134,6 +134,7 @@ fn every_write_a_tool_or_a_route_makes_lands_inside_the_draft_it_names() {
             private_dirs: vec!["private".into()],
         },
         papers: None,
+        mcp: None,
     };
     let cancel = Cancel::new();
     let mut tb = ToolBox::new(&deps, false, "spy-session", &cancel);

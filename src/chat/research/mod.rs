@@ -645,6 +645,10 @@ impl ChatAgent {
             plan: String::new(),
             steered: false,
             notices: Vec::new(),
+            // A report is written from the sub-agents' passages; the
+            // memory summary is not in any of its requests.
+            memory: Vec::new(),
+            remembered: Vec::new(),
         });
         s.updated = crate::kb::stage::now_iso();
         self.deps.sessions.save(&s)?;
@@ -666,6 +670,8 @@ impl ChatAgent {
             not_from_library,
             uncited_paragraphs: 0,
             notices: Vec::new(),
+            memory: Vec::new(),
+            remembered: Vec::new(),
             evidence: Evidence {
                 passages: outcome.passages,
                 kept_markers: outcome.kept,

@@ -28,6 +28,8 @@ fn talked(q: &str) -> Session {
         steered: false,
         notices: vec![],
         uncited_paragraphs: 0,
+        memory: Vec::new(),
+        remembered: Vec::new(),
     });
     s
 }

@@ -16,6 +16,8 @@
 
 mod drafts;
 mod manage;
+pub mod mcp;
+pub mod memory;
 mod retrieval;
 
 pub use manage::{added_text, CLOUD_LOCAL_FILE};
@@ -71,6 +73,9 @@ pub const TOOL_NAMES: &[&str] = &[
     "list_drafts",
     "read_draft",
     "propose_draft_edit",
+    "remember",
+    "memory_search",
+    "memory_forget",
 ];
 
 /// Adds a paper for the `add_document` tool: the paper path of ingest with
@@ -102,6 +107,13 @@ pub enum PendingKind {
     Remove(DocumentRef),
     /// Add a local PDF; the file is read only after the human agrees.
     AddFile { request: AddRequest, allow_duplicate: bool },
+    /// Call a remote MCP server's tool from a session that read private
+    /// notes; nothing is sent before the human agrees.
+    McpCall {
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
 }
 
 /// The kind of a confirmation, as the event and the page name it.
@@ -110,6 +122,7 @@ pub enum PendingKind {
 pub enum ConfirmAction {
     Remove,
     Add,
+    McpCall,
 }
 
 /// An action waiting for the human's answer.
@@ -126,6 +139,7 @@ impl PendingAction {
         match self.kind {
             PendingKind::Remove(_) => ConfirmAction::Remove,
             PendingKind::AddFile { .. } => ConfirmAction::Add,
+            PendingKind::McpCall { .. } => ConfirmAction::McpCall,
         }
     }
 }
@@ -138,6 +152,8 @@ pub struct ToolDeps {
     /// The drafts sandbox; `None` leaves the drafts tools answering that
     /// drafts are unavailable.
     pub drafts: Option<crate::drafts::DraftsHandle>,
+    /// Other MCP servers whose tools the model may call; `None` offers none.
+    pub mcp: Option<Arc<crate::mcp_client::McpClients>>,
 }
 
 /// One turn's tool state: whether the provider is cloud, what the tools saw.
@@ -172,6 +188,8 @@ pub struct ToolBox<'a> {
     /// set); `None` runs every tool. A call outside it fails as unknown,
     /// whatever the model was told.
     pub only: Option<&'static [&'static str]>,
+    /// Long-term memory this turn: settings, and what `remember` proposed.
+    pub memory: memory::MemoryTurn,
 }
 
 impl<'a> ToolBox<'a> {
@@ -201,6 +219,7 @@ impl<'a> ToolBox<'a> {
             searched: Vec::new(),
             own_knowledge: false,
             only: None,
+            memory: memory::MemoryTurn::default(),
         }
     }
 
@@ -226,6 +245,9 @@ impl<'a> ToolBox<'a> {
             }
             return out;
         }
+        if memory::TOOLS.contains(&call.name.as_str()) {
+            return self.memory_tool(&call.name, &a);
+        }
         match call.name.as_str() {
             "add_document" => self.add_document(&a),
             "update_file_path" => self.update_file_path(&a),
@@ -246,6 +268,7 @@ impl<'a> ToolBox<'a> {
                 "Acknowledged: nothing relevant was found in the knowledge base. You may answer from your own knowledge; say clearly which parts of the answer do not come from the user's notes or papers.",
                 ))
             }
+            name if crate::mcp_client::is_namespaced(name) => self.mcp_call(call, &args),
             other => Err(ToolError::Failed(format!(
                 "unknown tool `{other}` — the available tools are: {}",
                 TOOL_NAMES.join(", ")
@@ -464,6 +487,7 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
         ),
     ];
     v.extend(drafts::specs());
+    v.extend(memory::specs());
     if !kb_only {
         v.push(spec(
             "use_own_knowledge",
@@ -472,4 +496,25 @@ pub fn tool_specs(kb_only: bool) -> Vec<ToolSpec> {
         ));
     }
     v
+}
+
+/// Longest argument summary a tool event carries.
+const SUMMARY_CHARS: usize = 80;
+
+/// `key=value` pairs of the arguments, each value shortened in the middle.
+pub fn summarise_args(args: &serde_json::Value) -> String {
+    let Some(obj) = args.as_object() else {
+        return String::new();
+    };
+    let parts: Vec<String> = obj
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("{k}={v}")
+        })
+        .collect();
+    super::middle_ellipsis(&parts.join(", "), SUMMARY_CHARS)
 }

@@ -10,6 +10,8 @@ pub mod drafts;
 pub mod drafts_pages;
 pub mod health;
 pub mod mcp;
+pub mod mcp_servers;
+pub mod memory;
 pub mod models;
 pub mod pins;
 pub mod prompts;
@@ -40,6 +42,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(documents::routes())
         .merge(timeline::routes())
         .merge(digest::routes())
+        .merge(memory::routes())
         .merge(cite::routes())
         .merge(source::routes())
         .merge(drafts::routes())
@@ -51,6 +54,7 @@ pub fn router(state: Arc<WebState>) -> Router {
         .merge(pins::routes())
         .merge(models::routes())
         .merge(prompts::routes())
+        .merge(mcp_servers::routes())
         .merge(mcp::routes(&state))
         .fallback(not_found)
         .with_state(state)

@@ -55,7 +55,17 @@ pub struct History {
 const LIMIT: usize = 300;
 
 const ACTORS: &[&str] = &["user", "cli", "web", "agent", "job", "jarvis"];
-const KINDS: &[&str] = &["added", "replaced", "removed", "metadata_set", "present", "undo"];
+const KINDS: &[&str] = &[
+    "added",
+    "replaced",
+    "removed",
+    "metadata_set",
+    "present",
+    "undo",
+    "memory_accepted",
+    "memory_edited",
+    "memory_forgotten",
+];
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
     tokio::task::spawn_blocking(f)

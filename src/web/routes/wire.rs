@@ -201,6 +201,9 @@ pub struct EntryDto {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
     pub uncited_paragraphs: usize,
+    /// Memory facts in the answer's context, and those its turn proposed.
+    pub memory: Vec<crate::memory::FactId>,
+    pub remembered: Vec<crate::memory::FactId>,
 }
 
 pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
@@ -221,6 +224,8 @@ pub fn entry_dto(e: &DisplayEntry, vault: Option<&Path>) -> EntryDto {
         steered: e.steered,
         notices: e.notices.clone(),
         uncited_paragraphs: e.uncited_paragraphs,
+        memory: e.memory.clone(),
+        remembered: e.remembered.clone(),
     }
 }
 

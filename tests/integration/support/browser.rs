@@ -183,6 +183,18 @@ impl Browser {
                     tries += 1;
                     std::thread::sleep(Duration::from_millis(100));
                 }
+                // The conversation scrolls smoothly: WebDriver's own
+                // scroll-into-view can land mid-animation, with the element
+                // still under the composer. Bring it into view at once and
+                // try again; a page where it stays covered still fails.
+                Err(e) if tries < 20 && e.to_string().contains("click intercepted") => {
+                    tries += 1;
+                    let _ = self.rt.block_on(self.c.execute(
+                        "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})",
+                        vec![serde_json::to_value(&el).unwrap_or_default()],
+                    ));
+                    std::thread::sleep(Duration::from_millis(150));
+                }
                 Err(e) => panic!("cannot click {css}: {e}"),
             }
         }

@@ -89,6 +89,7 @@ impl Fx {
                     private_dirs: vec!["private".into()],
                 },
                 papers: None,
+                mcp: None,
             },
             providers: Arc::new(CachedProviders::new(llm)),
             home: JarvisHome::at(self.sb.jarvis_home()),

@@ -252,6 +252,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
                 kb: kb.clone(),
                 vault: VaultSettings::default(),
                 papers: None,
+                mcp: None,
                 drafts: None,
             },
             providers: Arc::new(InstantSource {

@@ -87,6 +87,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
                 private_dirs: Vec::new(),
             },
             papers: None,
+            mcp: None,
             drafts: None,
         },
         providers,
