@@ -201,9 +201,6 @@ pub struct Reply {
 // variant would buy no copy and cost every match a deref.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
-// One event at a time goes through a sink; the reply, the one large
-// variant, is sent once per turn — boxing it would buy nothing.
-#[allow(clippy::large_enum_variant)]
 pub enum ChatEvent {
     Status {
         state: TurnState,

@@ -176,6 +176,42 @@ fn two_subagents_in_parallel_write_a_report_draft_with_citations() {
     assert!(agent.busy().is_empty());
 }
 
+/// The built-in `/research QUESTION`, typed in an ordinary message (no
+/// Research switch), runs the same research turn: a plan, a report in a new
+/// draft waiting as a suggested change, and the question saved without
+/// the command word.
+#[test]
+fn slash_research_in_a_plain_message_runs_a_research_report() {
+    let fx = fixture(NOTES);
+    let d = drafts(&fx);
+    let src = Arc::new(Source::new(&[
+        "How long does pasta boil?",
+        "When is the budget review?",
+    ]));
+    let agent = agent(&fx, src, &d);
+    let s = session(&agent, SPEC);
+    let ev = Events::default();
+    let turn = agent.begin_turn(&s).expect("turn");
+    let reply = turn
+        .run(
+            "/research Pasta and the budget: what do my notes say?",
+            &TurnContext::default(),
+            &ev.sink(),
+        )
+        .expect("research")
+        .expect("not stopped");
+    let rev = research_events(&ev);
+    assert!(matches!(&rev[0], ResearchEvent::Plan { .. }), "{rev:?}");
+    assert!(
+        reply.text.starts_with("The report is in the new draft"),
+        "{}",
+        reply.text
+    );
+    assert_eq!(d.proposals.pending(None).len(), 1, "the report waits for review");
+    let saved = agent.store().load(&reply.session_id).expect("saved");
+    assert_eq!(saved.display[0].text, "Pasta and the budget: what do my notes say?");
+}
+
 #[test]
 fn a_stop_mid_way_leaves_no_draft_and_no_running_subagent() {
     let fx = fixture(NOTES);
