@@ -28,6 +28,9 @@ export async function api(method, path, body) {
   if (!resp.ok) {
     throw new ApiError(resp.status, (data && data.error) || `${resp.status} ${resp.statusText}`, data && data.kind, data);
   }
+  // A change made but missing from the history: never silent (app.js shows it).
+  const warning = data && data.history && data.history.history_warning;
+  if (warning) window.dispatchEvent(new CustomEvent('jarvis:history-warning', { detail: warning }));
   return data;
 }
 

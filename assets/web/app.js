@@ -637,6 +637,8 @@ async function boot() {
   wire();
   initLibrary();
   initTimeline();
+  // A change the server made but could not add to the history (api.js).
+  window.addEventListener('jarvis:history-warning', (ev) => toast(ev.detail, true));
   initViewer();
   digestFromHash();
   window.addEventListener('hashchange', digestFromHash);

@@ -1,4 +1,5 @@
-// The Timeline: every change to the knowledge base, newest first, grouped
+// The Timeline: every change to the knowledge base (and to drafts, prompts,
+// settings and chats, which live in files beside it), newest first, grouped
 // by day, filterable by who made it and what it did, each with its Undo
 // where the server says one is possible (and why not where it is not).
 // An undo is itself an event: the list reloads and shows it on top.
@@ -8,12 +9,25 @@ import { get, post } from './api.js';
 
 let seq = 0;
 
+// Every event kind: its label on a row, and its word in the "What" filter.
 const KIND = {
-  added: 'Added', replaced: 'Replaced', removed: 'Removed', metadata_set: 'Metadata set', present: 'Present when the log began',
-  memory_accepted: 'Memory fact accepted', memory_edited: 'Memory fact edited', memory_forgotten: 'Memory fact forgotten',
+  added: ['Added', 'added'], replaced: ['Replaced', 'replaced'], removed: ['Removed', 'removed'],
+  metadata_set: ['Metadata set', 'metadata set'], present: ['Present when the log began', null],
+  memory_accepted: ['Memory fact accepted', 'memory accepted'], memory_edited: ['Memory fact edited', 'memory edited'],
+  memory_forgotten: ['Memory fact forgotten', 'memory forgotten'],
+  draft_edit_applied: ['Suggested edit applied to draft', 'draft edits applied'],
+  draft_restored: ['Draft version restored', 'draft versions restored'], draft_deleted: ['Draft deleted', 'drafts deleted'],
+  prompt_edited: ['Prompt edited', 'prompts edited'], setting_edited: ['Setting changed', 'settings changed'],
+  session_created: ['Chat created', 'chats created'], session_renamed: ['Chat renamed', 'chats renamed'],
+  session_deleted: ['Chat deleted', 'chats deleted'], session_private: ['Chat made private', 'chats made private'],
 };
+const label = (k) => (KIND[k] || [k])[0];
 
 export function initTimeline() {
+  const kind = $('#timeline-kind');
+  kind.replaceChildren(h('option', { value: '' }, 'everything'),
+    ...Object.entries(KIND).filter(([, [, word]]) => word).map(([k, [, word]]) => h('option', { value: k }, word)),
+    h('option', { value: 'undo' }, 'undos'));
   for (const id of ['#timeline-actor', '#timeline-kind']) $(id).addEventListener('change', load);
 }
 
@@ -60,15 +74,16 @@ async function load() {
 }
 
 function row(e) {
-  const what = e.undo_of ? `Undo of #${e.undo_of} · ${KIND[e.kind] || e.kind}` : (KIND[e.kind] || e.kind);
+  const what = e.undo_of ? `Undo of #${e.undo_of} · ${label(e.kind)}` : label(e.kind);
   const fields = e.kind === 'metadata_set' && e.fields ? ` (${Object.keys(e.fields).join(', ')})` : '';
+  const detail = e.record && e.record.detail ? ` · ${e.record.detail}` : '';
   const li = h('li', { class: `tl-row by-${e.actor.by}`, dataset: { event: e.id } },
     h('span', { class: 'tl-time' }, (e.at || '').slice(11, 16)),
     h('div', { class: 'tl-main' },
       h('div', {}, h('span', { class: `tl-kind k-${e.kind}` }, what + fields), ' ',
         h('span', { class: 't' }, e.title || e.key),
         e.private ? h('span', { class: 'tag' }, 'private') : null),
-      h('div', { class: 'sub' }, `#${e.id} · ${e.key} · by `, h('span', { class: 'tl-actor' }, e.actor_label))));
+      h('div', { class: 'sub' }, `#${e.id} · ${e.key}${detail} · by `, h('span', { class: 'tl-actor' }, e.actor_label))));
   if (e.undoable) {
     const b = h('button', { type: 'button', class: 'btn small', 'aria-label': `Undo event ${e.id}` }, 'Undo');
     b.addEventListener('click', async () => {

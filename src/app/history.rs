@@ -1,6 +1,7 @@
 //! The event log's use cases every edge shares: undo, the timeline, the
 //! replay audit and the log's size. Each is one call into the shared `Kb`
-//! (`kb::undo`), which owns the rules.
+//! (`kb::undo`), which owns the rules; records kept in files (drafts,
+//! prompts, settings, sessions) are undone through `app::records`.
 //! Must not: decide whether an event can be undone, or format anything.
 
 use crate::kb::undo::{LogQuery, TimelineRow, Undone};
@@ -14,12 +15,16 @@ impl App {
     /// Undo event `id`, or the newest change a person made that can be
     /// undone; the undo is itself an event by `actor`.
     pub fn undo(&self, id: Option<EventId>, actor: &Actor) -> Result<Undone, OpError> {
-        Ok(self.kb()?.undo(id, actor)?)
+        let kb = self.kb()?;
+        let files = super::records::FileRecords { app: self, kb: &kb };
+        Ok(kb.undo_with(id, actor, &files)?)
     }
 
     /// The events, newest first, with whether each can be undone now.
     pub fn timeline(&self, query: &LogQuery) -> Result<Vec<TimelineRow>, OpError> {
-        Ok(self.kb()?.timeline(query)?)
+        let kb = self.kb()?;
+        let files = super::records::FileRecords { app: self, kb: &kb };
+        Ok(kb.timeline_with(query, &files)?)
     }
 
     /// Replay the log and compare it with the store.

@@ -165,7 +165,18 @@ impl JobDeps for AppJobs {
         let ws = &drafts.workspace;
         let stale = crate::drafts::retention::stale_drafts(ws, SystemTime::now(), retention_days)
             .map_err(|e| dep(e.kind(), e))?;
-        crate::drafts::retention::prune_drafts(ws, &stale).map_err(|e| dep(e.kind(), e))
+        // Titles before the folders go: the events name what was removed.
+        let labels: Vec<(String, String, bool)> = stale
+            .iter()
+            .map(|id| match ws.meta(id) {
+                Ok(m) => (id.clone(), m.title, m.visibility == crate::drafts::Visibility::Private),
+                Err(_) => (id.clone(), String::new(), true),
+            })
+            .collect();
+        let removed = crate::drafts::retention::prune_drafts(ws, &stale).map_err(|e| dep(e.kind(), e))?;
+        let gone: Vec<_> = labels.into_iter().filter(|(id, _, _)| removed.contains(id)).collect();
+        self.app.record_drafts_pruned(&gone, "draft_gc");
+        Ok(removed)
     }
 
     fn provider(&self) -> ProviderInfo {

@@ -27,6 +27,8 @@ pub mod owner;
 pub mod papers;
 pub mod pdf_isolated;
 pub mod pdf_ocr;
+pub mod records;
+mod records_config;
 pub mod runtime_check;
 pub mod setup;
 pub mod source;

@@ -43,6 +43,9 @@ pub enum OpError {
     /// The idle-session memory extraction failed.
     #[error(transparent)]
     Extract(#[from] crate::memory::extract::ExtractError),
+    /// A prompt could not be read or written.
+    #[error(transparent)]
+    Prompt(#[from] crate::prompts::PromptError),
 }
 
 impl OpError {
@@ -58,6 +61,7 @@ impl OpError {
             OpError::Config(e) => e.kind(),
             OpError::Memory(e) => e.kind(),
             OpError::Extract(e) => e.kind(),
+            OpError::Prompt(e) => e.kind(),
         }
     }
 }

@@ -36,7 +36,7 @@ pub struct LogArgs {
     #[arg(long, value_parser = ["user", "cli", "web", "agent", "job", "jarvis"])]
     pub actor: Option<String>,
     /// Only events of this kind.
-    #[arg(long, value_parser = ["added", "replaced", "removed", "metadata_set", "present", "undo", "memory_accepted", "memory_edited", "memory_forgotten"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::kb::undo::kind_filters()))]
     pub kind: Option<String>,
     /// At most this many events, newest first (0: all).
     #[arg(long, default_value_t = 50)]
@@ -163,6 +163,8 @@ fn describe(e: &Event) -> String {
     };
     let fields = if e.kind == EventKind::MetadataSet && !e.fields.is_empty() {
         format!(" [{}]", e.fields.keys().cloned().collect::<Vec<_>>().join(", "))
+    } else if let Some(r) = e.record.as_ref().filter(|r| !r.detail.is_empty()) {
+        format!(": {}", r.detail)
     } else {
         String::new()
     };
@@ -179,6 +181,15 @@ fn kind_word(k: EventKind) -> &'static str {
         EventKind::MemoryAccepted => "memory fact accepted:",
         EventKind::MemoryEdited => "memory fact edited:",
         EventKind::MemoryForgotten => "memory fact forgotten:",
+        EventKind::DraftEditApplied => "suggested edit applied to draft",
+        EventKind::DraftRestored => "earlier version restored in draft",
+        EventKind::DraftDeleted => "draft deleted:",
+        EventKind::PromptEdited => "prompt edited:",
+        EventKind::SettingEdited => "setting edited:",
+        EventKind::SessionCreated => "chat created:",
+        EventKind::SessionRenamed => "chat renamed:",
+        EventKind::SessionDeleted => "chat deleted:",
+        EventKind::SessionPrivate => "chat made private:",
     }
 }
 

@@ -57,6 +57,9 @@ pub struct Applied {
     pub hash: String,
     /// The snapshot holding the text before the change, if anything changed.
     pub snapshot: Option<String>,
+    /// The session whose turn proposed it, if any: the change is that
+    /// agent's, made by the human's answer under the proposal's token.
+    pub session_id: Option<String>,
 }
 
 /// The pending suggestions of this process.
@@ -203,6 +206,7 @@ impl Proposals {
                 accepted: chosen,
                 hash: proposal.base_hash,
                 snapshot: None,
+                session_id: proposal.session_id,
             });
         }
         // Snapshots the current text first, then replaces atomically; the
@@ -215,6 +219,7 @@ impl Proposals {
             accepted: chosen,
             hash,
             snapshot,
+            session_id: proposal.session_id,
         })
     }
 }

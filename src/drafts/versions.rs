@@ -152,8 +152,22 @@ pub fn read_version(ws: &Workspace, draft_id: &str, filename: &str, version: &st
 /// Put a snapshot back, snapshotting the current text first. Returns the
 /// file's new hash.
 pub fn restore_version(ws: &Workspace, draft_id: &str, filename: &str, version: &str) -> Result<String, DraftsError> {
+    restore_with_snapshot(ws, draft_id, filename, version, None).map(|(hash, _)| hash)
+}
+
+/// [`restore_version`], also returning the snapshot of the text it
+/// replaced (None: the file already held that version) — the inverse an
+/// undo of the restore puts back. With `expect_hash`, refuses (writing
+/// nothing) when the file is no longer that text.
+pub fn restore_with_snapshot(
+    ws: &Workspace,
+    draft_id: &str,
+    filename: &str,
+    version: &str,
+    expect_hash: Option<&str>,
+) -> Result<(String, Option<String>), DraftsError> {
     let text = read_version(ws, draft_id, filename, version)?;
-    // save_draft_file snapshots whatever is there now before replacing it.
-    ws.save_draft_file(draft_id, filename, &text, None)?;
-    Ok(content_hash(text.as_bytes()))
+    // save_with_snapshot snapshots whatever is there now before replacing it.
+    let (_, snapshot) = ws.save_with_snapshot(draft_id, filename, &text, expect_hash)?;
+    Ok((content_hash(text.as_bytes()), snapshot))
 }

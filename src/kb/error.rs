@@ -56,6 +56,13 @@ pub enum KbError {
     /// A bare undo found nothing of the user's it could undo.
     #[error("{0}")]
     NothingToUndo(String),
+    /// Putting back a record kept in a file (a draft, a prompt, a setting,
+    /// a session) failed; the message is the feature's own.
+    #[error("{message}")]
+    RecordFile {
+        message: String,
+        kind: crate::error_kind::ErrorKind,
+    },
 }
 
 impl KbError {
@@ -74,6 +81,7 @@ impl KbError {
             KbError::Invalid(_) | KbError::FromItsFile { .. } => ErrorKind::User,
             KbError::NotFound(_) => ErrorKind::NotFound,
             KbError::UndoRefused { .. } | KbError::NothingToUndo(_) => ErrorKind::Conflict,
+            KbError::RecordFile { kind, .. } => *kind,
             KbError::NoVisibility { .. } => ErrorKind::Internal,
             KbError::EmbedderLoad(_) | KbError::RerankerLoad(_) => ErrorKind::Unavailable,
         }

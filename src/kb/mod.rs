@@ -49,6 +49,7 @@ use crate::store::{JournalEntry, Seq, Store};
 pub use crate::store::ChunkRecord;
 
 pub use crate::store::{Actor, AuditReport, DocState, Event, EventId, EventKind, Kept, LogSize, Mismatch, Prior};
+pub use crate::store::{NewRecordEvent, RecordChange};
 pub use error::{KbError, Result};
 pub use stage::{Document, ReplaceBy};
 

@@ -7,6 +7,10 @@
 //! replaced document puts its kept chunks and vectors back verbatim, so
 //! nothing is embedded and no model or network is asked; a metadata edit is
 //! reverted from the previous values its event carries.
+//! A record kept in a file (a draft, a prompt, a setting, a chat session;
+//! `store::records`) is out of this module's reach: its events go to the
+//! [`RecordUndo`] the app passes in, which says whether one can be undone
+//! and does it — the rules about later events and retention stay here.
 //! Must not: undo a change to a document rebuilt from a file (a vault
 //! note, an indexed chat: the file is the truth, and the next sync would
 //! undo the undo), undo past a later change to the same document, or call
@@ -30,6 +34,38 @@ enum Plan {
     Restore(Vec<KeptChunk>, Vec<u64>),
     /// Put a memory fact's kept record back (None: forget it again).
     Fact(FactId, Option<Vec<u8>>),
+    /// A record kept in a file: the [`RecordUndo`] does it.
+    Record,
+}
+
+/// Undoes the events of records kept in files (`EventKind::is_record`),
+/// which the app reaches and the knowledge base does not.
+pub trait RecordUndo {
+    /// Why event `e` cannot be undone now (None: it can). Called only when
+    /// no later event has its key and its kept copy (if any) is in retention.
+    fn check(&self, e: &Event) -> Result<Option<String>>;
+    /// Undo `e`: write the file back and append the undo's event with
+    /// `cause` (whose `undo_of` is `e`). Returns one line for a person.
+    fn undo(&self, e: &Event, cause: &crate::store::Cause) -> Result<String>;
+}
+
+/// No file records within reach (the knowledge base on its own: tests,
+/// the crash harness).
+pub struct NoRecords;
+
+impl RecordUndo for NoRecords {
+    fn check(&self, _: &Event) -> Result<Option<String>> {
+        Ok(Some(
+            "it changed a file outside the knowledge base, which only the app can put back — use `jarvis undo` or the web app's Timeline".into(),
+        ))
+    }
+
+    fn undo(&self, e: &Event, _: &crate::store::Cause) -> Result<String> {
+        Err(KbError::UndoRefused {
+            id: e.id,
+            reason: "only the app can undo a change to a file".into(),
+        })
+    }
 }
 
 /// What [`Kb::undo`] did.
@@ -51,11 +87,17 @@ pub struct LogQuery {
     /// Only this actor kind: cli, web, agent, job, jarvis (`user` means
     /// cli, web and a confirmed agent).
     pub actor: Option<String>,
-    /// Only this kind: added, replaced, removed, metadata_set, present, undo.
+    /// Only this kind: an [`EventKind`]'s name (`added`, `draft_restored`,
+    /// …), or `undo` for undos.
     pub kind: Option<String>,
     /// Leave out private documents' events (a cloud model's view).
     pub public_only: bool,
     pub limit: usize,
+}
+
+/// What a kind filter may name: every [`EventKind`], and `undo`.
+pub fn kind_filters() -> Vec<&'static str> {
+    EventKind::ALL.iter().map(|k| k.as_str()).chain(["undo"]).collect()
 }
 
 /// One row of the timeline: an event and whether it can be undone now.
@@ -92,8 +134,19 @@ fn matches(q: &LogQuery, e: &Event) -> bool {
 }
 
 impl Kb {
-    /// Events newest first, filtered, each with whether it can be undone.
+    /// [`Kb::timeline_with`] with no file records within reach.
     pub fn timeline(&self, q: &LogQuery) -> Result<Vec<TimelineRow>> {
+        self.timeline_with(q, &NoRecords)
+    }
+
+    /// [`Kb::undo_with`] with no file records within reach.
+    pub fn undo(&self, id: Option<EventId>, actor: &Actor) -> Result<Undone> {
+        self.undo_with(id, actor, &NoRecords)
+    }
+
+    /// Events newest first, filtered, each with whether it can be undone
+    /// (`files` answers for records kept in files).
+    pub fn timeline_with(&self, q: &LogQuery, files: &dyn RecordUndo) -> Result<Vec<TimelineRow>> {
         let mut later = std::collections::BTreeMap::new();
         let mut rows = Vec::new();
         let mut failed = None;
@@ -104,7 +157,7 @@ impl Kb {
             if matches(q, &e) {
                 let why_not = match later.get(&e.key) {
                     Some(&n) => Some(conflict_reason(&e, n)),
-                    None => match self.plan(&e) {
+                    None => match self.plan(&e, files) {
                         Ok(_) => None,
                         Err(KbError::UndoRefused { reason, .. }) => Some(reason),
                         Err(other) => {
@@ -131,8 +184,9 @@ impl Kb {
     /// Undo event `id`, or with none the newest change a person made (or
     /// confirmed) that can be undone. The undo is a new event; refused with
     /// the reason when a later change to the document conflicts, the kept
-    /// copies are gone, or the document is rebuilt from its file.
-    pub fn undo(&self, id: Option<EventId>, actor: &Actor) -> Result<Undone> {
+    /// copies are gone, or the document is rebuilt from its file. `files`
+    /// undoes changes to records kept in files.
+    pub fn undo_with(&self, id: Option<EventId>, actor: &Actor, files: &dyn RecordUndo) -> Result<Undone> {
         self.check_model()?;
         let _w = self.write_lock();
         let (event, plan) = match id {
@@ -147,14 +201,15 @@ impl Kb {
                         reason: conflict_reason(&e, n),
                     });
                 }
-                let plan = self.plan(&e)?;
+                let plan = self.plan(&e, files)?;
                 (e, plan)
             }
-            None => self.last_undoable()?,
+            None => self.last_undoable(files)?,
         };
         let mut cause = self.cause(actor);
         cause.undo_of = Some(event.id);
         let summary = match plan {
+            Plan::Record => files.undo(&event, &cause)?,
             Plan::Meta(groups) => {
                 let refs: Vec<(&[u64], &Metadata)> = groups.iter().map(|(i, f)| (i.as_slice(), f)).collect();
                 self.update_metadata_locked(&refs, &cause)?;
@@ -219,7 +274,7 @@ impl Kb {
     }
 
     /// The newest event by a person that can be undone now.
-    fn last_undoable(&self) -> Result<(Event, Plan)> {
+    fn last_undoable(&self, files: &dyn RecordUndo) -> Result<(Event, Plan)> {
         let mut later = std::collections::BTreeSet::new();
         let mut found = None;
         let mut first_refusal: Option<KbError> = None;
@@ -229,7 +284,7 @@ impl Kb {
             if !fresh || !e.actor.is_user() || e.undo_of.is_some() {
                 return true;
             }
-            match self.plan(&e) {
+            match self.plan(&e, files) {
                 Ok(plan) => {
                     found = Some((e, plan));
                     false
@@ -271,8 +326,11 @@ impl Kb {
 
     /// How event `e` would be undone now, or why it cannot be (assuming
     /// no later event touched its document; the callers check that).
-    fn plan(&self, e: &Event) -> Result<Plan> {
+    fn plan(&self, e: &Event, files: &dyn RecordUndo) -> Result<Plan> {
         let refuse = |reason: String| KbError::UndoRefused { id: e.id, reason };
+        if e.kind.is_record() {
+            return self.plan_record(e, files);
+        }
         if e.kind == EventKind::Present {
             return Err(refuse(format!(
                 "it only records that {} was in the library when the log began; there is no change to undo",
@@ -386,6 +444,38 @@ impl Kb {
         }
     }
 
+    /// Whether a record kept in a file can be undone: what its event said
+    /// when it was written, the retention of a kept copy, then the app.
+    fn plan_record(&self, e: &Event, files: &dyn RecordUndo) -> Result<Plan> {
+        let refuse = |reason: String| KbError::UndoRefused { id: e.id, reason };
+        if let Some(why) = e.record.as_ref().and_then(|r| r.not_undoable.clone()) {
+            return Err(refuse(why));
+        }
+        let keep_days = self.settings.keep_days;
+        match e.kept {
+            Kept::Copies { .. } if keep_days == 0 || age_days(&e.at) >= i64::from(keep_days) => {
+                return Err(refuse(format!(
+                    "it is past retention: the previous text was kept for history.keep_days = {keep_days} days"
+                )))
+            }
+            Kept::Copies { .. } if self.store.kept_chunks(e.id)?.is_empty() => {
+                return Err(refuse(format!(
+                    "the previous text was dropped after history.keep_days ({keep_days} days)"
+                )))
+            }
+            Kept::Off => {
+                return Err(refuse(
+                    "nothing was kept when it was written (history.keep_days was 0)".into(),
+                ))
+            }
+            _ => {}
+        }
+        match files.check(e)? {
+            Some(why) => Err(refuse(why)),
+            None => Ok(Plan::Record),
+        }
+    }
+
     /// A restored paper keeps its citation key unless another paper took
     /// it since; then it gets the next free one, as a new paper would, so
     /// no two papers share a key. Only a re-keyed record is rewritten: the
@@ -417,6 +507,19 @@ impl Kb {
             }
         }
         Ok(())
+    }
+
+    /// Append the event of a change `actor` made to a record kept in a
+    /// file, right after the file was written (see `store::records`).
+    pub fn record_event(&self, new: crate::store::NewRecordEvent, actor: &Actor) -> Result<EventId> {
+        let _w = self.write_lock();
+        Ok(self.store.record_event(new, &self.cause(actor))?)
+    }
+
+    /// The same from inside [`RecordUndo::undo`], which runs under the
+    /// write lock an undo holds; `cause` names the event undone.
+    pub fn record_undo_event(&self, new: crate::store::NewRecordEvent, cause: &crate::store::Cause) -> Result<EventId> {
+        Ok(self.store.record_event(new, cause)?)
     }
 
     /// The newest event of document `key`.

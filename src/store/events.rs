@@ -142,9 +142,49 @@ pub enum EventKind {
     MemoryEdited,
     /// An accepted memory fact was forgotten.
     MemoryForgotten,
+    /// Suggested changes to a draft file were applied (see `store::records`
+    /// for these file-kept records' events).
+    DraftEditApplied,
+    /// A draft file was put back to one of its saved versions.
+    DraftRestored,
+    /// A whole draft was deleted (by the user, or the retention sweep).
+    DraftDeleted,
+    /// A prompt file was edited or reset to the shipped text.
+    PromptEdited,
+    /// A setting in `config.toml` was written.
+    SettingEdited,
+    /// A chat session was created.
+    SessionCreated,
+    /// A chat session's title changed.
+    SessionRenamed,
+    /// A chat session was deleted.
+    SessionDeleted,
+    /// A chat session was made private.
+    SessionPrivate,
 }
 
 impl EventKind {
+    /// Every kind, in the order a filter lists them.
+    pub const ALL: [EventKind; 17] = [
+        EventKind::Added,
+        EventKind::Replaced,
+        EventKind::Removed,
+        EventKind::MetadataSet,
+        EventKind::Present,
+        EventKind::MemoryAccepted,
+        EventKind::MemoryEdited,
+        EventKind::MemoryForgotten,
+        EventKind::DraftEditApplied,
+        EventKind::DraftRestored,
+        EventKind::DraftDeleted,
+        EventKind::PromptEdited,
+        EventKind::SettingEdited,
+        EventKind::SessionCreated,
+        EventKind::SessionRenamed,
+        EventKind::SessionDeleted,
+        EventKind::SessionPrivate,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             EventKind::Present => "present",
@@ -155,7 +195,33 @@ impl EventKind {
             EventKind::MemoryAccepted => "memory_accepted",
             EventKind::MemoryEdited => "memory_edited",
             EventKind::MemoryForgotten => "memory_forgotten",
+            EventKind::DraftEditApplied => "draft_edit_applied",
+            EventKind::DraftRestored => "draft_restored",
+            EventKind::DraftDeleted => "draft_deleted",
+            EventKind::PromptEdited => "prompt_edited",
+            EventKind::SettingEdited => "setting_edited",
+            EventKind::SessionCreated => "session_created",
+            EventKind::SessionRenamed => "session_renamed",
+            EventKind::SessionDeleted => "session_deleted",
+            EventKind::SessionPrivate => "session_private",
         }
+    }
+
+    /// An event of a record kept in a file (a draft, a prompt, a setting, a
+    /// chat session), not of the store's contents: the replay audit leaves
+    /// it out, and only the app can undo it (see `store::records`).
+    pub fn is_record(self) -> bool {
+        !matches!(
+            self,
+            EventKind::Present
+                | EventKind::Added
+                | EventKind::Replaced
+                | EventKind::Removed
+                | EventKind::MetadataSet
+                | EventKind::MemoryAccepted
+                | EventKind::MemoryEdited
+                | EventKind::MemoryForgotten
+        )
     }
 
     /// An event of a memory fact, not a document.
@@ -231,6 +297,10 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prior: Vec<Prior>,
     pub kept: Kept,
+    /// What changed in a record kept in a file, and how to take it back
+    /// (only on the kinds [`EventKind::is_record`] names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<super::records::RecordChange>,
 }
 
 /// The entries a commit's events add, in key order (see [`Store::write_log`]).
@@ -540,6 +610,7 @@ impl Store {
                 prior: d.prior,
                 kept,
                 key,
+                record: None,
             };
             puts.event(b, &h, &event)?;
         }

@@ -190,6 +190,7 @@ impl Store {
                 fields: Metadata::new(),
                 prior: Vec::new(),
                 kept: Kept::Nothing,
+                record: None,
             };
             puts.event(&mut b, &h, &event)?;
             next += 1;

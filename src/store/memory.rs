@@ -291,6 +291,7 @@ impl Store {
                 fields: Metadata::new(),
                 prior: Vec::new(),
                 kept,
+                record: None,
             };
             let mut puts = LogPuts::default();
             puts.event(&mut b, &h, &event)?;

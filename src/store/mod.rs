@@ -25,6 +25,8 @@
 //!   and what the log says each document holds.
 //! - `memory`: long-term memory facts about the user and the sessions the
 //!   idle extraction read (see [`memory`]); a fact's change is an event too.
+//!   So is a change to a record kept in a file outside the store (a draft,
+//!   a prompt, a setting, a chat session; see [`records`]).
 //!
 //! Every commit is one fjall write batch with `SyncAll` durability: records,
 //! vectors, lookups, the per-file map, the journal entry, the events and
@@ -54,6 +56,7 @@ pub mod files;
 mod history;
 pub mod lock;
 pub mod memory;
+pub mod records;
 mod recover;
 mod update;
 
@@ -70,6 +73,7 @@ pub use files::FileEntry;
 pub use history::{AuditReport, LogSize, Mismatch};
 pub use lock::{Holder, LockError, OwnerLock};
 pub use memory::{fact_id_of, fact_key, Fact, FactId, FactStatus, Provenance};
+pub use records::{NewRecordEvent, RecordChange};
 
 /// A chunk's identity. Allocated by the store from a counter that never
 /// reuses a value, so an id names one chunk for the life of the index (and

@@ -74,6 +74,7 @@ mod web_editor_build;
 mod web_editor_cite;
 mod web_editor_menu;
 mod web_first_run;
+mod web_history_records;
 mod web_http;
 mod web_library;
 mod web_source;

@@ -2,9 +2,13 @@
 //! human's confirmation, the user removes another in the Library and takes
 //! it back with the toast's Undo, and the Timeline shows every change —
 //! the agent's visibly the agent's, with the session and the confirmation
-//! token — with its Undo. Screenshots land in `target/screenshots/`.
+//! token — with its Undo; the agent's suggested draft edit, applied by the
+//! human, shows as the agent's too, and the kind filter finds it.
+//! Screenshots land in `target/screenshots/`.
 
 use serde_json::json;
+
+use jarvis::drafts::Visibility;
 
 use crate::support::browser::{assert_only_app_origin, text_of, Browser};
 use crate::support::fakes::llm::FakeServer;
@@ -35,6 +39,24 @@ fn the_timeline_shows_the_agents_removal_and_undo_brings_papers_back() {
     let s = WebServer::with_llm(&llm.url, "");
     add_paper(&s, "Attention Is All You Need", ATTENTION);
     add_paper(&s, "BERT", BERT);
+    // The agent's suggested edit to a draft, applied by the human's answer.
+    let d = s.app.drafts().unwrap();
+    let draft = d
+        .workspace
+        .create_draft(
+            "Chapter one",
+            "ch.md",
+            "first\nsecond\n",
+            Visibility::Public,
+            Some("s-draft"),
+        )
+        .unwrap();
+    let p = d
+        .proposals
+        .propose_edit(&d.workspace, &draft.id, "ch.md", "first\nthe second\n", Some("s-draft"))
+        .unwrap();
+    let r = s.post("/apply-edit", &json!({ "token": p.token, "indices": [0] }));
+    assert_eq!(r.status, 200, "{}", r.text());
     let b = Browser::start(1280, 860);
     b.goto(&s.url("/"));
     b.wait(
@@ -114,6 +136,14 @@ fn the_timeline_shows_the_agents_removal_and_undo_brings_papers_back() {
     assert_eq!(removal["kind"], "removed");
     assert!(removal["actor"]["session"].as_str().is_some_and(|s| !s.is_empty()));
     assert!(removal["actor"]["token"].as_str().is_some_and(|t| !t.is_empty()));
+    let edit = text_of(&b, "#timeline-body .tl-row.by-agent:has(.k-draft_edit_applied)");
+    assert!(
+        edit.to_lowercase().contains("suggested edit applied to draft"),
+        "{edit}"
+    );
+    assert!(edit.contains("Chapter one"), "{edit}");
+    assert!(edit.contains("1 suggested change to ch.md"), "{edit}");
+    assert!(edit.contains("the agent in chat s-draft"), "{edit}");
     b.screenshot("22-timeline-desktop");
 
     // Undo the agent's removal from the Timeline.
@@ -131,5 +161,12 @@ fn the_timeline_shows_the_agents_removal_and_undo_brings_papers_back() {
     assert_eq!(again.status, 409, "{}", again.text());
     assert!(again.text().contains("added again"), "{}", again.text());
     b.screenshot("23-timeline-after-undo-desktop");
+    // The "What" filter lists the kinds of files' records too.
+    b.js("const k = document.querySelector('#timeline-kind'); k.value = 'draft_edit_applied'; k.dispatchEvent(new Event('change'))");
+    b.wait(
+        "only the draft edit",
+        "return document.querySelectorAll('#timeline-body .tl-row').length === 1 && !!document.querySelector('#timeline-body .k-draft_edit_applied')",
+    );
+    b.screenshot("24-timeline-draft-filter-desktop");
     assert_only_app_origin(&b.finish(), &s.url(""));
 }

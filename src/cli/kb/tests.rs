@@ -347,6 +347,7 @@ fn log_rows_and_undo() {
             bytes: 5000,
             gen: 0,
         },
+        record: None,
     };
     let row = crate::kb::undo::TimelineRow {
         event: removal.clone(),

@@ -10,6 +10,9 @@
 //!
 //! Human-only by construction: no chat tool reaches these routes. The only
 //! write of an agent's change is `/apply-edit` with its one-shot token.
+//! An applied edit, a restore and a delete go through `App` so they land
+//! in the history (`app::records`); the answer carries `history` (the
+//! event, or the warning that it could not be recorded).
 //! Every path is built by `drafts::resolve_in_draft`; a build runs in the
 //! sandbox and answers 200 with the PDF or 422 with the log.
 //! Must not: build a path itself, or send a proposal's whole new text (the
@@ -25,9 +28,12 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::app::ops::OpError;
+use crate::app::AppError;
 use crate::drafts::compile::{BuildResult, Toolchain};
 use crate::drafts::proposals::Proposal;
 use crate::drafts::{render, retention, versions, DraftsError, DraftsHandle, Visibility};
+use crate::kb::Actor;
 use crate::web::error::{ApiError, ApiResult, Body, Query};
 use crate::web::routes::sessions::blocking;
 use crate::web::state::WebState;
@@ -211,19 +217,21 @@ struct RestoreBody {
 }
 
 async fn restore(State(state): State<Arc<WebState>>, Body(b): Body<RestoreBody>) -> ApiResult<Json<Value>> {
-    run(&state, move |d| {
-        let hash = versions::restore_version(&d.workspace, &b.draft_id, &b.filename, &b.version)?;
-        Ok(Json(json!({ "hash": hash })))
+    let app = Arc::clone(&state.app);
+    blocking(move || {
+        let (hash, recorded) = app.draft_restore(&b.draft_id, &b.filename, &b.version, &Actor::Web)?;
+        Ok(Json(json!({ "hash": hash, "history": recorded })))
     })
     .await
 }
 
 async fn remove(State(state): State<Arc<WebState>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    run(&state, move |d| {
-        retention::delete_draft(&d.workspace, &id)?;
-        let dropped = d.proposals.discard_draft(&id);
-        d.builds.forget_draft(&id);
-        Ok(Json(json!({ "deleted": id, "proposals_dropped": dropped })))
+    let app = Arc::clone(&state.app);
+    blocking(move || {
+        let (dropped, recorded) = app.draft_delete(&id, &Actor::Web)?;
+        Ok(Json(
+            json!({ "deleted": id, "proposals_dropped": dropped, "history": recorded }),
+        ))
     })
     .await
 }
@@ -300,17 +308,15 @@ struct ApplyBody {
 }
 
 async fn apply_edit(State(state): State<Arc<WebState>>, Body(b): Body<ApplyBody>) -> ApiResult<Json<Value>> {
-    run(&state, move |d| {
-        let applied = d
-            .proposals
-            .apply_hunks(&d.workspace, &b.token, &b.indices)
-            .map_err(|e| match e {
-                // An unknown or used token is a bad request; a moved file is
-                // a conflict (the kind says so).
-                DraftsError::NoProposal => ApiError::bad_request(e.to_string()),
-                other => other.into(),
-            })?;
-        Ok(Json(json!({ "applied": applied })))
+    let app = Arc::clone(&state.app);
+    blocking(move || {
+        let (applied, recorded) = app.draft_apply(&b.token, &b.indices).map_err(|e| match e {
+            // An unknown or used token is a bad request; a moved file is
+            // a conflict (the kind says so).
+            OpError::App(AppError::Drafts(DraftsError::NoProposal)) => ApiError::bad_request(e.to_string()),
+            other => other.into(),
+        })?;
+        Ok(Json(json!({ "applied": applied, "history": recorded })))
     })
     .await
 }

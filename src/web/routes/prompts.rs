@@ -4,6 +4,8 @@
 //! Human-only by construction: no chat tool reaches these routes (editing
 //! the agent's own instructions must not be something an injected
 //! instruction can do). An edit applies to the next call; nothing caches.
+//! A save or reset is the web user's change in the history, undoable from
+//! the Timeline (`app::records`).
 
 use std::sync::Arc;
 
@@ -12,6 +14,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
+use crate::app::records::Recorded;
+use crate::kb::Actor;
 use crate::prompts;
 use crate::web::error::{ApiError, ApiResult, Body};
 use crate::web::routes::sessions::blocking;
@@ -68,6 +72,13 @@ pub struct PromptText {
     pub name: String,
     pub text: String,
     pub differs: bool,
+    /// A save's or reset's event in the history (or why it is missing).
+    #[serde(skip_serializing_if = "is_unrecorded")]
+    pub history: Recorded,
+}
+
+fn is_unrecorded(r: &Recorded) -> bool {
+    r.event.is_none() && r.history_warning.is_none()
 }
 
 fn differs(text: &str, name: &str) -> bool {
@@ -103,6 +114,7 @@ async fn one(State(state): State<Arc<WebState>>, Path(name): Path<String>) -> Ap
             differs: differs(&text, &name),
             name,
             text,
+            history: Recorded::default(),
         }))
     })
     .await
@@ -120,11 +132,12 @@ async fn save(
 ) -> ApiResult<Json<PromptText>> {
     let name = canonical(&name)?;
     blocking(move || {
-        prompts::save(state.app.home(), &name, &b.text)?;
+        let history = state.app.prompt_save(&name, &b.text, &Actor::Web)?;
         Ok(Json(PromptText {
             differs: differs(&b.text, &name),
             name,
             text: b.text,
+            history,
         }))
     })
     .await
@@ -133,11 +146,12 @@ async fn save(
 async fn reset(State(state): State<Arc<WebState>>, Path(name): Path<String>) -> ApiResult<Json<PromptText>> {
     let name = canonical(&name)?;
     blocking(move || {
-        let text = prompts::revert(state.app.home(), &name)?;
+        let (text, history) = state.app.prompt_reset(&name, &Actor::Web)?;
         Ok(Json(PromptText {
             differs: false,
             name,
             text,
+            history,
         }))
     })
     .await

@@ -10,8 +10,10 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json_};
 
+use crate::app::records::Recorded;
 use crate::config::schema::{Kind, Value};
 use crate::config::{Config, Origin};
+use crate::kb::Actor;
 use crate::web::error::{ApiError, ApiResult, Body};
 use crate::web::state::WebState;
 
@@ -24,6 +26,9 @@ pub fn routes() -> Router<Arc<WebState>> {
 #[derive(Serialize, Deserialize)]
 pub struct Settings {
     pub response_style: String,
+    /// A save's event in the history (or why it is missing).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub history: Option<Recorded>,
 }
 
 /// The longest response style accepted (it goes into every system prompt).
@@ -32,6 +37,7 @@ const STYLE_MAX: usize = 2000;
 async fn get_settings(State(state): State<Arc<WebState>>) -> Json<Settings> {
     Json(Settings {
         response_style: state.app.response_style(),
+        history: None,
     })
 }
 
@@ -50,14 +56,15 @@ async fn post_settings(State(state): State<Arc<WebState>>, Body(s): Body<Setting
     }
     let app = state.app.clone();
     let saved = style.clone();
-    tokio::task::spawn_blocking(move || -> Result<(), ApiError> {
-        crate::config::write::set_value(app.home(), "chat.response_style", &saved, &crate::config::process_env)?;
-        app.reload_config()?;
-        Ok(())
+    let history = tokio::task::spawn_blocking(move || -> Result<Recorded, ApiError> {
+        Ok(app.setting_set("chat.response_style", &saved, &Actor::Web)?)
     })
     .await
     .map_err(|e| ApiError::internal(format!("saving the response style failed: {e}")))??;
-    Ok(Json(Settings { response_style: style }))
+    Ok(Json(Settings {
+        response_style: style,
+        history: Some(history),
+    }))
 }
 
 fn display_value(kind: Kind, v: &Value) -> Json_ {

@@ -30,7 +30,7 @@ pub struct HistoryQuery {
     /// user, cli, web, agent, job or jarvis.
     #[serde(default)]
     pub actor: Option<String>,
-    /// added, replaced, removed, metadata_set, present or undo.
+    /// An event kind's name (`kb::undo::kind_filters`) or undo.
     #[serde(default)]
     pub kind: Option<String>,
     #[serde(default)]
@@ -55,17 +55,6 @@ pub struct History {
 const LIMIT: usize = 300;
 
 const ACTORS: &[&str] = &["user", "cli", "web", "agent", "job", "jarvis"];
-const KINDS: &[&str] = &[
-    "added",
-    "replaced",
-    "removed",
-    "metadata_set",
-    "present",
-    "undo",
-    "memory_accepted",
-    "memory_edited",
-    "memory_forgotten",
-];
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
     tokio::task::spawn_blocking(f)
@@ -87,7 +76,7 @@ async fn list(State(state): State<Arc<WebState>>, Query(q): Query<HistoryQuery>)
     let query = LogQuery {
         since: None,
         actor: one_of(q.actor, ACTORS, "actor")?,
-        kind: one_of(q.kind, KINDS, "kind")?,
+        kind: one_of(q.kind, &crate::kb::undo::kind_filters(), "kind")?,
         // The page is the user's own: private documents' events are theirs.
         public_only: false,
         limit: q.limit.unwrap_or(LIMIT).clamp(1, LIMIT),
