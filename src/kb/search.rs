@@ -204,6 +204,14 @@ pub struct DocHit {
 
 /// A chunk's document key: a note's file path (all notes share `source =
 /// "local"`), otherwise its source.
+/// The word legs' results, before fusion.
+#[derive(Default)]
+struct SparseLegs {
+    sparse: Vec<(ChunkId, f32)>,
+    exact: Vec<ChunkId>,
+    heading: Vec<ChunkId>,
+}
+
 pub fn doc_key(rec: &ChunkRecord) -> &str {
     crate::store::doc_key(&rec.meta)
 }
@@ -224,8 +232,24 @@ impl Kb {
         self.settle_if_idle();
         // Embed outside the index lock: it is the slow part. A write that is
         // embedding lets the query go first (see `Kb::query_embedder`).
-        let qv = self.query_embedder()?.embed_query(&req.query)?;
-        self.search_embedded(req, &qv)
+        let embed = || -> Result<Vec<f32>> { Ok(self.query_embedder()?.embed_query(&req.query)?) };
+        if !req.hybrid.unwrap_or(self.settings.hybrid) {
+            return self.search_embedded(req, &embed()?);
+        }
+        // The BM25 legs need no query vector: they run on this thread while
+        // a second one embeds the query (one ONNX Runtime thread, see
+        // `Embedder::embed_query`), so the two cores share the two slowest
+        // steps instead of taking them in turn.
+        let leg = self.depths(req).2;
+        let (qv, sparse) = std::thread::scope(|s| {
+            let embedding = s.spawn(embed);
+            let sparse = self.sparse_legs(req, leg);
+            // A panic while embedding carries on here, as it would have
+            // had the query been embedded on this thread.
+            let qv = embedding.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (qv, sparse)
+        });
+        self.search_legs(req, &qv?, Some(sparse?))
     }
 
     /// [`Kb::search`] with the query already embedded by the configured
@@ -237,15 +261,42 @@ impl Kb {
         if req.n == 0 || req.query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        let qv = query_vector;
-        let hybrid = req.hybrid.unwrap_or(self.settings.hybrid);
+        self.search_legs(req, query_vector, None)
+    }
+
+    /// Whether this search re-ranks, how many hits it keeps before the
+    /// re-rank, and how deep each leg goes.
+    fn depths(&self, req: &SearchRequest) -> (bool, usize, usize) {
         let reranking = req.rerank && self.reranker.is_some();
         let keep = if reranking {
             self.settings.rerank_top_n.max(req.n)
         } else {
             req.n
         };
-        let leg = (keep * 2).max(50);
+        (reranking, keep, (keep * 2).max(50))
+    }
+
+    /// The legs that rank by words — BM25, the exact-name and the
+    /// exact-heading matches — over the request's filter.
+    fn sparse_legs(&self, req: &SearchRequest, leg: usize) -> Result<SparseLegs> {
+        let ix = self.indexes();
+        Ok(SparseLegs {
+            sparse: ix.bm25.search(&req.query, &req.filter, leg)?,
+            exact: ix.bm25.exact_name_matches(&req.query, &req.filter, leg)?,
+            heading: if self.settings.exact_heading_weight > 0.0 {
+                ix.bm25.exact_heading_matches(&req.query, &req.filter, leg)?
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    /// The search from its query vector, with the word legs already run
+    /// (`sparse`, by [`Kb::search`] while it embedded the query) or run
+    /// here after the dense leg.
+    fn search_legs(&self, req: &SearchRequest, qv: &[f32], sparse: Option<SparseLegs>) -> Result<Vec<Hit>> {
+        let hybrid = req.hybrid.unwrap_or(self.settings.hybrid);
+        let (reranking, keep, leg) = self.depths(req);
 
         let (dense, sparse, exact, heading) = {
             let mut ix = self.indexes();
@@ -267,20 +318,13 @@ impl Kb {
                 (Some(f), _) => f.search(qv, pool.as_ref(), rescore_count(leg))?,
                 (None, _) => Vec::new(),
             };
-            let (sparse, exact, heading) = if hybrid {
-                (
-                    ix.bm25.search(&req.query, &req.filter, leg)?,
-                    ix.bm25.exact_name_matches(&req.query, &req.filter, leg)?,
-                    if self.settings.exact_heading_weight > 0.0 {
-                        ix.bm25.exact_heading_matches(&req.query, &req.filter, leg)?
-                    } else {
-                        Vec::new()
-                    },
-                )
-            } else {
-                (Vec::new(), Vec::new(), Vec::new())
+            drop(ix);
+            let words = match sparse {
+                Some(legs) => legs,
+                None if hybrid => self.sparse_legs(req, leg)?,
+                None => SparseLegs::default(),
             };
-            (dense, sparse, exact, heading)
+            (dense, words.sparse, words.exact, words.heading)
         };
         let dense = self.rescore(qv, dense, leg)?;
         let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
