@@ -595,10 +595,14 @@ impl Embedder {
     /// when there is one.
     fn run(&mut self, texts: &[&str], query: bool) -> Result<Vec<Vec<f32>>, EmbedError> {
         let model = self.spec.id;
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
+        // One text (a query) is tokenized on this thread: `encode_batch`
+        // hands even one text to rayon's pool, whose workers then spin on
+        // the core the search's dense scan is about to use.
+        let encodings = match texts {
+            [one] => self.tokenizer.encode(*one, true).map(|e| vec![e]),
+            _ => self.tokenizer.encode_batch(texts.to_vec(), true),
+        }
+        .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
         let session = match (&mut self.query_session, query) {
             (Some(s), true) => s,
             _ => &mut self.session,

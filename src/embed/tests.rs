@@ -120,6 +120,22 @@ fn minilm_queries_have_no_prefix() {
     assert!(cosine(&q, &d) > 0.9999);
 }
 
+/// A single text is tokenized on the calling thread, a batch by the
+/// tokenizer's pool: the two must give the same vector.
+#[test]
+fn one_text_alone_embeds_as_it_does_inside_a_batch() {
+    let mut e = shared_embedder();
+    let alone = e.embed_query(CAT).unwrap();
+    let batch = e
+        .embed_documents(&[
+            CAT,
+            "a much longer second text, so the batch is padded past the first one's length",
+        ])
+        .unwrap()
+        .remove(0);
+    assert!(cosine(&alone, &batch) > 0.9999, "{}", cosine(&alone, &batch));
+}
+
 #[test]
 fn a_configured_query_prefix_is_prepended_to_queries_only() {
     let n = natives();
