@@ -262,7 +262,7 @@ const CORE: &[Field] = &[
             min: 0,
             max: 1_000_000_000
         },
-        Default::Int(250_000),
+        Default::Int(1_000_000),
         "chunks up to which dense search scans every vector exactly; above it arroy trees (built once, in the background) pick the candidates"
     ),
     field!(
