@@ -88,6 +88,13 @@ pub fn maybe_compact(
     let prompt = format!("{}\n\n{INSTRUCTION}", render(&s.messages[..cut]));
     let summary = provider.complete(&[Message::user(prompt)], SUMMARY_MAX_TOKENS, None, Some(cancel))?;
     cancel.check()?;
+    if summary.trim().is_empty() {
+        // A model that answers with a tool call or nothing at all gives
+        // no summary: folding the turns into it would drop them from every
+        // later request. Keep them; the next turn tries again.
+        tracing::warn!(session = %s.id, "the model returned an empty summary; the conversation stays uncompacted");
+        return Ok(false);
+    }
     let mut messages = vec![
         Message::user(format!("[Summary of the earlier conversation]\n{}", summary.trim())),
         Message::assistant("Understood — I will continue from that summary."),
@@ -127,6 +134,61 @@ mod tests {
             s.messages.push(Message::assistant(format!("answer {i}")));
         }
         s
+    }
+
+    /// A model whose every answer is `reply`.
+    struct Says(&'static str);
+
+    impl ChatProvider for Says {
+        fn provider_name(&self) -> &str {
+            "ollama"
+        }
+        fn model(&self) -> &str {
+            "stand-in"
+        }
+        fn complete(&self, _: &[Message], _: u32, _: Option<u32>, _: Option<&Cancel>) -> Result<String, CallError> {
+            Ok(self.0.to_string())
+        }
+        fn summarize(
+            &self,
+            _: &str,
+            _: &crate::llm::SummarySource,
+            _: u32,
+            _: Option<&Cancel>,
+        ) -> Result<String, CallError> {
+            unreachable!("compaction only completes")
+        }
+        fn agentic_turn(
+            &self,
+            _: &mut Vec<Message>,
+            _: &[crate::llm::ToolSpec],
+            _: &mut dyn FnMut(&crate::llm::ToolCall) -> Result<ToolOutcome, crate::llm::ToolError>,
+            _: &str,
+            _: Option<&Cancel>,
+        ) -> Result<crate::llm::TurnEnd, CallError> {
+            unreachable!("compaction only completes")
+        }
+        fn describe_image(&self, _: &[u8], _: &str, _: Option<&Cancel>) -> Result<String, CallError> {
+            unreachable!("compaction only completes")
+        }
+        fn pop_usage(&self) -> Option<crate::llm::Usage> {
+            None
+        }
+    }
+
+    #[test]
+    fn an_empty_summary_folds_nothing_and_a_real_one_folds_the_old_turns() {
+        let mut s = long_session(10);
+        let before = s.messages.clone();
+        let cancel = Cancel::new();
+        assert!(!maybe_compact(&mut s, &Says("  \n"), 1000, 3, &cancel).unwrap());
+        assert_eq!(s.messages, before, "nothing was dropped");
+        assert!(maybe_compact(&mut s, &Says("They asked ten questions."), 1000, 3, &cancel).unwrap());
+        assert!(s.messages.len() < before.len());
+        assert_eq!(
+            s.messages[0].text(),
+            "[Summary of the earlier conversation]\nThey asked ten questions."
+        );
     }
 
     #[test]
