@@ -4,6 +4,8 @@
 //! prompts, settings, sessions) are undone through `app::records`.
 //! Must not: decide whether an event can be undone, or format anything.
 
+use std::sync::Arc;
+
 use crate::kb::undo::{LogQuery, TimelineRow, Undone};
 use crate::kb::{Actor, EventId};
 use crate::store::{AuditReport, LogSize};
@@ -14,16 +16,24 @@ use super::App;
 impl App {
     /// Undo event `id`, or the newest change a person made that can be
     /// undone; the undo is itself an event by `actor`.
-    pub fn undo(&self, id: Option<EventId>, actor: &Actor) -> Result<Undone, OpError> {
+    pub fn undo(self: &Arc<Self>, id: Option<EventId>, actor: &Actor) -> Result<Undone, OpError> {
         let kb = self.kb()?;
-        let files = super::records::FileRecords { app: self, kb: &kb };
+        let files = super::records::FileRecords {
+            app: self,
+            kb: &kb,
+            shared: Some(self),
+        };
         Ok(kb.undo_with(id, actor, &files)?)
     }
 
     /// The events, newest first, with whether each can be undone now.
     pub fn timeline(&self, query: &LogQuery) -> Result<Vec<TimelineRow>, OpError> {
         let kb = self.kb()?;
-        let files = super::records::FileRecords { app: self, kb: &kb };
+        let files = super::records::FileRecords {
+            app: self,
+            kb: &kb,
+            shared: None,
+        };
         Ok(kb.timeline_with(query, &files)?)
     }
 

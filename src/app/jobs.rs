@@ -179,6 +179,11 @@ impl JobDeps for AppJobs {
         Ok(removed)
     }
 
+    fn expire_history(&self) -> Result<(usize, u32), DepError> {
+        let kb = self.app.kb().map_err(|e| dep(e.kind(), e))?;
+        kb.expire_kept_copies().map_err(|e| dep(e.kind(), e))
+    }
+
     fn provider(&self) -> ProviderInfo {
         provider_info(&self.app.config())
     }

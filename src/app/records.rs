@@ -1,6 +1,7 @@
 //! Changes to records kept in files — a draft edit applied, a draft
 //! version restored, a draft deleted, a prompt or a setting edited — with
-//! their events in the history, and the undo of those events.
+//! their events in the history, and the undo of those events (a chat
+//! rename's too: its event is the chat's, `chat::session_events`).
 //!
 //! The rule (see `store::records`): the file write is the truth and comes
 //! first; the event is appended right after it succeeds, naming who made
@@ -219,6 +220,10 @@ fn draft_deleted(draft: &str, title: String, private: bool) -> NewRecordEvent {
 pub struct FileRecords<'a> {
     pub app: &'a App,
     pub kb: &'a Kb,
+    /// The app as the chat agent needs it (an undo of a chat rename goes
+    /// through the agent: a running turn's session and the indexed
+    /// exchanges take the title too). None: checks only (the timeline).
+    pub shared: Option<&'a std::sync::Arc<App>>,
 }
 
 impl FileRecords<'_> {
@@ -312,9 +317,64 @@ impl FileRecords<'_> {
     }
 }
 
+impl FileRecords<'_> {
+    /// The chat session a rename names, its previous and its new title.
+    fn rename_parts<'e>(&self, e: &'e Event) -> Option<(&'e str, &'e str, &'e str)> {
+        let id = e.key.strip_prefix("chat:")?;
+        let r = e.record.as_ref()?;
+        Some((id, r.inverse.as_deref()?, r.after.as_deref()?))
+    }
+
+    fn check_rename(&self, e: &Event) -> Result<Option<String>, KbError> {
+        let Some((id, _, after)) = self.rename_parts(e) else {
+            return Ok(Some("the event kept no previous title".into()));
+        };
+        let dir = self
+            .app
+            .home()
+            .ensure(crate::paths::Dir::Sessions)
+            .map_err(|err| file_error(&err, err.kind()))?;
+        match crate::chat::SessionStore::new(dir).load(id) {
+            Ok(s) if s.title == after => Ok(None),
+            Ok(s) => Ok(Some(format!(
+                "the chat was renamed since (it is now \"{}\"); rename it by hand",
+                s.title
+            ))),
+            Err(crate::chat::SessionError::NotFound(_)) => Ok(Some("the chat was deleted since".into())),
+            Err(err) => Err(file_error(&err, err.kind())),
+        }
+    }
+
+    fn undo_rename(&self, e: &Event, cause: &crate::store::Cause) -> Result<String, KbError> {
+        let refuse = |reason: &str| KbError::UndoRefused {
+            id: e.id,
+            reason: reason.into(),
+        };
+        let (id, before, _) = self
+            .rename_parts(e)
+            .ok_or_else(|| refuse("the event kept no previous title"))?;
+        let app = self.shared.ok_or_else(|| refuse("the chat is out of reach here"))?;
+        let agent = app.chat().map_err(|err| file_error(&err, err.kind()))?;
+        // What the summary ends with when the undo's event is missing.
+        let unrecorded = std::cell::RefCell::new(String::new());
+        agent
+            .rename_recorded(id, before, &|new| {
+                unrecorded.replace(self.append(new, cause));
+                None
+            })
+            .map_err(|err| file_error(&err, err.kind()))?;
+        Ok(format!(
+            "renamed the chat back to \"{before}\", as before event {}{}",
+            e.id,
+            unrecorded.into_inner()
+        ))
+    }
+}
+
 impl RecordUndo for FileRecords<'_> {
     fn check(&self, e: &Event) -> Result<Option<String>, KbError> {
         match e.kind {
+            EventKind::SessionRenamed => self.check_rename(e),
             EventKind::DraftEditApplied | EventKind::DraftRestored => self.check_draft(e),
             EventKind::PromptEdited => super::records_config::check_prompt(self, e),
             EventKind::SettingEdited => super::records_config::check_setting(self, e),
@@ -324,6 +384,7 @@ impl RecordUndo for FileRecords<'_> {
 
     fn undo(&self, e: &Event, cause: &crate::store::Cause) -> Result<String, KbError> {
         match e.kind {
+            EventKind::SessionRenamed => self.undo_rename(e, cause),
             EventKind::DraftEditApplied | EventKind::DraftRestored => self.undo_draft(e, cause),
             EventKind::PromptEdited => super::records_config::undo_prompt(self, e, cause),
             EventKind::SettingEdited => super::records_config::undo_setting(self, e, cause),

@@ -10,14 +10,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cancel::Cancel;
-use crate::kb::Kb;
+use crate::kb::{Actor, Kb};
 use crate::paths::JarvisHome;
 
 use super::indexer::Indexer;
 use super::models::{validate_switch, ProviderSource};
 use super::session::{clean_title, Session, SessionMeta, SessionStore};
 use super::tools::{ConfirmAction, PendingAction, PendingKind, ToolDeps};
-use super::{history, ChatError, SharedSession};
+use super::{history, session_events, ChatError, SharedSession};
+
+/// What [`ChatAgent::rename`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Renamed {
+    /// The title as cleaned and saved.
+    pub title: String,
+    /// Set when the rename's event could not be added to the history.
+    pub history_warning: Option<String>,
+}
 
 /// Knobs from `[chat]`.
 #[derive(Debug, Clone)]
@@ -359,9 +368,23 @@ impl ChatAgent {
 
     /// Rename (trimmed, ≤ 120 characters, non-empty): the file, the live
     /// session if a turn is running, and then — in the background — the
-    /// indexed chat chunks' titles (metadata only).
-    pub fn rename(&self, id: &str, title: &str) -> Result<String, ChatError> {
+    /// indexed chat chunks' titles (metadata only). The rename is `by`'s
+    /// event in the history (see [`super::session_events`]).
+    pub fn rename(&self, id: &str, title: &str, by: &Actor) -> Result<Renamed, ChatError> {
+        self.rename_recorded(id, title, &|new| session_events::record(self.kb(), new, by))
+    }
+
+    /// [`ChatAgent::rename`], its event appended by `record` (which
+    /// returns the warning when it could not be): an undo appends it with
+    /// the cause that names the event it undoes.
+    pub fn rename_recorded(
+        &self,
+        id: &str,
+        title: &str,
+        record: &dyn Fn(crate::kb::NewRecordEvent) -> Option<String>,
+    ) -> Result<Renamed, ChatError> {
         let title = clean_title(title)?;
+        let was = self.deps.sessions.load(id)?;
         // As in `pin`: the live session first, undone when the file cannot
         // be written (a full disk), so a running turn never saves a rename
         // that was reported as failed.
@@ -381,15 +404,25 @@ impl ChatAgent {
         // The chunks follow on the indexer's thread, after any pass in
         // flight — a rename never waits for an embedding.
         self.indexer.retitle(id);
-        Ok(title)
+        let history_warning = (was.title != title)
+            .then(|| record(session_events::renamed(id, &was.title, &title, was.private)))
+            .flatten();
+        Ok(Renamed { title, history_warning })
     }
 
-    /// Delete a session's file and its chat chunks; refused mid-turn.
-    pub fn delete(&self, id: &str) -> Result<(), ChatError> {
+    /// Delete a session's file and its chat chunks; refused mid-turn. The
+    /// deletion is `by`'s event in the history; returns the warning when
+    /// that event could not be recorded.
+    pub fn delete(&self, id: &str, by: &Actor) -> Result<Option<String>, ChatError> {
         self.deps.sessions.path(id)?;
         if self.is_busy(id) {
             return Err(ChatError::Busy(id.to_string()));
         }
+        // Its title and visibility, for the event (unknown counts as private).
+        let (title, private) = match self.deps.sessions.load(id) {
+            Ok(s) => (s.title, s.private),
+            Err(_) => (String::new(), true),
+        };
         // A pass that read the session before the delete would re-add its
         // chunks after it.
         let _x = self.indexer.exclusive();
@@ -400,7 +433,11 @@ impl ChatAgent {
         }
         self.clear_pending_for(id);
         self.queues.forget(id);
-        Ok(())
+        Ok(session_events::record(
+            self.kb(),
+            session_events::deleted(id, &title, private),
+            by,
+        ))
     }
 
     /// Stop a running turn and roll it back, unless its reply already

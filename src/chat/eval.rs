@@ -319,8 +319,8 @@ pub fn run(
             Err(e) => Outcome::failed(&q.id, e.to_string(), ms),
         };
         agent.wait_for_history();
-        match agent.delete(&id) {
-            Ok(()) => {}
+        match agent.delete(&id, &crate::kb::Actor::job("eval")) {
+            Ok(_) => {}
             Err(ChatError::Session(super::SessionError::NotFound(_))) => {}
             Err(e) => return Err(e.into()),
         }

@@ -98,6 +98,7 @@ mod redo;
 pub mod research;
 pub mod runaway;
 pub mod session;
+pub mod session_events;
 mod switch;
 pub mod tools;
 mod turn;
@@ -132,6 +133,9 @@ pub struct TurnContext {
     /// Run this message as a research report ([`research`]) delivered
     /// this way, instead of a chat answer.
     pub research: Option<research::ReportDelivery>,
+    /// Who asked: the history names them when this turn creates the
+    /// session ([`session_events`]). None: Jarvis itself (an eval run).
+    pub by: Option<crate::kb::Actor>,
 }
 
 /// A draft file by id and name (both already validated by the caller's

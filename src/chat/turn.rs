@@ -247,14 +247,15 @@ impl ChatAgent {
         // crash or a closed browser never loses it — and before the first
         // `thinking` event, so a client that lists sessions when it sees
         // that event finds a new session there.
-        let (mut transcript, base_len) = {
+        let (mut transcript, base_len, created) = {
             let mut s = lock(session);
             cancel.check().map_err(|_| ChatError::Cancelled)?;
+            let created = !self.deps.sessions.exists(&s.id)?;
             s.begin_turn_as(message, typed);
             if !context.question_with_answer {
                 self.deps.sessions.save(&s)?;
             }
-            (s.messages.clone(), s.messages.len())
+            (s.messages.clone(), s.messages.len(), created)
         };
         // Reasoning from earlier turns (files saved before it was dropped
         // at the commit) is never sent again.
@@ -474,6 +475,9 @@ impl ChatAgent {
         // The session file is the truth: once it holds the answer the turn
         // is done. Indexing it as chat history comes after `reply`.
         self.deps.sessions.save(&s)?;
+        if created {
+            super::session_events::record_created(self.kb(), &s, context.by.as_ref());
+        }
         {
             let mut p = lock(&self.pending);
             for item in pending {
@@ -522,6 +526,7 @@ impl ChatAgent {
                     tracing::error!(session = %id, error = %e, "could not mark the session's indexed exchanges private at once; the history pass will")
                 }
             }
+            super::session_events::record_turned_private(self.kb(), &id, &reply.title);
         }
         events(ChatEvent::Reply(reply.clone()));
         Ok(Some(reply))

@@ -275,6 +275,7 @@ fn run_stoppable(
     let context = TurnContext {
         question_with_answer: true,
         research,
+        by: Some(crate::kb::Actor::Cli),
         ..TurnContext::default()
     };
     let out = agent.run_turn_in(session, message, &context, events, &turn);

@@ -6,8 +6,11 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use serde_json::json;
 
+use crate::app::App;
+use crate::cli::term::Term;
 use crate::config::schema::{Kind, Value, SECTIONS};
-use crate::config::{process_env, write, Config};
+use crate::config::Config;
+use crate::kb::Actor;
 use crate::paths::JarvisHome;
 
 #[derive(Debug, Subcommand)]
@@ -41,42 +44,9 @@ pub fn run(cmd: ConfigCmd, home: &JarvisHome, config: Config) -> anyhow::Result<
         }
         ConfigCmd::Path => super::emit(&format!("{}\n", home.config_file().display()))?,
         ConfigCmd::Set { key, value } => {
-            let new = write::set_value(home, &key, &value, &process_env)?;
-            if let Some(rest) = key.strip_prefix("servers.") {
-                let shown = if rest.ends_with(".api_key") {
-                    if value.trim().is_empty() { "(not set)" } else { "(set)" }.to_string()
-                } else {
-                    value.trim().to_string()
-                };
-                eprintln!("set {key} = {shown} in {}", home.config_file().display());
-                if let Some(s) = rest
-                    .split_once('.')
-                    .and_then(|(n, _)| new.servers.iter().find(|s| s.name == n))
-                {
-                    eprintln!(
-                        "models on it are `{}:MODEL`{} — `jarvis models` lists it",
-                        s.name,
-                        s.model
-                            .as_deref()
-                            .map(|m| format!(" (default {m})"))
-                            .unwrap_or_default()
-                    );
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            let shown = new
-                .entries()
-                .find(|(f, _, _)| f.dotted() == key)
-                .map(|(f, v, o)| (display(f.kind, v), o.clone()));
-            match shown {
-                Some((v, origin)) => {
-                    eprintln!("set {key} = {v} in {}", home.config_file().display());
-                    if !matches!(origin, crate::config::Origin::File(_)) {
-                        eprintln!("note: {key} is currently overridden by {origin}");
-                    }
-                }
-                None => eprintln!("set {key} in {}", home.config_file().display()),
-            }
+            // Through the owner when one runs: the edit is an event in the
+            // history its store holds.
+            return Ok(ExitCode::from(super::delegate::run_config_set(key, value, config)?));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -159,4 +129,52 @@ pub fn show_json(config: &Config) -> serde_json::Value {
         })
         .collect();
     json!({ "file": config.file, "sections": sections, "servers": servers, "warnings": config.warnings })
+}
+
+/// `jarvis config set KEY VALUE` against `app` (here or in the owner): the
+/// write, then what it set and where, then the history's warning if its
+/// event could not be recorded.
+pub fn set(app: &App, key: &str, value: &str, t: &dyn Term) -> anyhow::Result<u8> {
+    let recorded = app.setting_set(key, value, &Actor::Cli)?;
+    let new = app.config();
+    let file = app.home().config_file();
+    if let Some(rest) = key.strip_prefix("servers.") {
+        let shown = if rest.ends_with(".api_key") {
+            if value.trim().is_empty() { "(not set)" } else { "(set)" }.to_string()
+        } else {
+            value.trim().to_string()
+        };
+        t.err(&format!("set {key} = {shown} in {}\n", file.display()));
+        if let Some(s) = rest
+            .split_once('.')
+            .and_then(|(n, _)| new.servers.iter().find(|s| s.name == n))
+        {
+            t.err(&format!(
+                "models on it are `{}:MODEL`{} — `jarvis models` lists it\n",
+                s.name,
+                s.model
+                    .as_deref()
+                    .map(|m| format!(" (default {m})"))
+                    .unwrap_or_default()
+            ));
+        }
+    } else {
+        let shown = new
+            .entries()
+            .find(|(f, _, _)| f.dotted() == key)
+            .map(|(f, v, o)| (display(f.kind, v), o.clone()));
+        match shown {
+            Some((v, origin)) => {
+                t.err(&format!("set {key} = {v} in {}\n", file.display()));
+                if !matches!(origin, crate::config::Origin::File(_)) {
+                    t.err(&format!("note: {key} is currently overridden by {origin}\n"));
+                }
+            }
+            None => t.err(&format!("set {key} in {}\n", file.display())),
+        }
+    }
+    if let Some(w) = recorded.history_warning {
+        t.err(&format!("warning: {w}\n"));
+    }
+    Ok(0)
 }

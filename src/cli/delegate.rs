@@ -1,5 +1,5 @@
-//! `jarvis kb …`, `jarvis ask`, `jarvis undo`, `jarvis log` and `jarvis
-//! run-digest` through a running owner, both sides.
+//! `jarvis kb …`, `jarvis ask`, `jarvis undo`, `jarvis log`, `jarvis
+//! config set` and `jarvis run-digest` through a running owner, both sides.
 //!
 //! Client: [`run_kb`] goes to the owner when one is alive (stale sockets
 //! are removed, see `app::owner::client`), else runs the command in this
@@ -69,6 +69,14 @@ pub fn run_history(cmd: super::history_cmd::HistoryCmd, config: Config) -> anyho
 pub fn run_memory(cmd: super::memory_cmd::MemoryCmd, config: Config) -> anyhow::Result<u8> {
     here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
         super::memory_cmd::run(cmd, app, term)
+    })
+}
+
+/// `jarvis config set`, the same way: the edit is an event in the history
+/// the owner's store holds (and the owner reads the new file at once).
+pub fn run_config_set(key: String, value: String, config: Config) -> anyhow::Result<u8> {
+    here_or_owner(config, false, SessionProfile::Throughput, move |app, term| {
+        super::config_cmd::set(app, &key, &value, term)
     })
 }
 
@@ -280,6 +288,13 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
                 Err(e) => super::report_error(&e, &t),
             },
             Ok(Cli {
+                command: Command::Config(super::config_cmd::ConfigCmd::Set { key, value }),
+                ..
+            }) => match super::config_cmd::set(app, &key, &value, &t) {
+                Ok(code) => code,
+                Err(e) => super::report_error(&e, &t),
+            },
+            Ok(Cli {
                 command: Command::RunDigest(args),
                 ..
             }) => match super::digest_cmd::run_digest(args, app, &t) {
@@ -306,7 +321,7 @@ pub fn handler(jobs: Option<Arc<JobsHandle>>, web: WebAddress) -> Handler {
             },
             Ok(_) => {
                 t.err(
-                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis research`, `jarvis undo`, `jarvis log`, `jarvis memory …`, `jarvis run-digest`, `jarvis digest …` and `jarvis sync run-job …` go through the owner\n",
+                    "error: only `jarvis kb …`, `jarvis ask`, `jarvis research`, `jarvis undo`, `jarvis log`, `jarvis memory …`, `jarvis config set`, `jarvis run-digest`, `jarvis digest …` and `jarvis sync run-job …` go through the owner\n",
                 );
                 2
             }

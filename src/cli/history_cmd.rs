@@ -3,6 +3,8 @@
 //! `cli::delegate`), else here.
 //! Must not: decide what can be undone (`kb::undo` does) or read the store.
 
+use std::sync::Arc;
+
 use clap::Args;
 
 use crate::app::App;
@@ -53,14 +55,14 @@ pub enum HistoryCmd {
     Log(LogArgs),
 }
 
-pub fn run(cmd: HistoryCmd, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+pub fn run(cmd: HistoryCmd, app: &Arc<App>, t: &dyn Term) -> anyhow::Result<u8> {
     match cmd {
         HistoryCmd::Undo(a) => undo(a, app, t),
         HistoryCmd::Log(a) => log(a, app, t),
     }
 }
 
-fn undo(a: UndoArgs, app: &App, t: &dyn Term) -> anyhow::Result<u8> {
+fn undo(a: UndoArgs, app: &Arc<App>, t: &dyn Term) -> anyhow::Result<u8> {
     let done = app.undo(a.event, &Actor::Cli)?;
     if a.json {
         emit_json(t, &done)?;

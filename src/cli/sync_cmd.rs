@@ -23,7 +23,7 @@ pub struct SyncArgs {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum SyncCmd {
-    /// Run one job now, in the foreground: vault_refresh, pdf_scan, draft_gc, digest, digest_catchup or memory_extract.
+    /// Run one job now, in the foreground: vault_refresh, pdf_scan, draft_gc, digest, digest_catchup, memory_extract or history_gc.
     ///
     /// Goes through the running `jarvis sync`/`jarvis serve` when there is
     /// one (so it never runs beside the scheduled run), else runs here. The

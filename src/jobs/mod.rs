@@ -7,7 +7,8 @@
 //! [`draft_gc`], [`digest`] (the digest job and its catch-up: the cron
 //! slot, the misfire grace, the non-blocking lock and the provider probe;
 //! the digest *body* is injected), [`memory_extract`] (the idle-session
-//! memory pass, its body injected too); the wrapper every run goes through
+//! memory pass, its body injected too), [`history_gc`] (the daily expiry
+//! of the history's kept copies); the wrapper every run goes through
 //! ([`runner`]: errors and panics are caught and recorded, one log line per
 //! finish with the next run); the filesystem watcher ([`watcher`]); the
 //! status file `state/sync_status.json` ([`status`]); and the systemd unit
@@ -18,6 +19,7 @@
 
 pub mod digest;
 pub mod draft_gc;
+pub mod history_gc;
 pub mod memory_extract;
 pub mod pdf_scan;
 pub mod runner;
@@ -45,16 +47,18 @@ pub enum JobId {
     Digest,
     DigestCatchup,
     MemoryExtract,
+    HistoryGc,
 }
 
 impl JobId {
-    pub const ALL: [JobId; 6] = [
+    pub const ALL: [JobId; 7] = [
         JobId::VaultRefresh,
         JobId::PdfScan,
         JobId::DraftGc,
         JobId::Digest,
         JobId::DigestCatchup,
         JobId::MemoryExtract,
+        JobId::HistoryGc,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +69,7 @@ impl JobId {
             JobId::Digest => "digest",
             JobId::DigestCatchup => "digest_catchup",
             JobId::MemoryExtract => "memory_extract",
+            JobId::HistoryGc => "history_gc",
         }
     }
 
@@ -231,6 +236,11 @@ pub trait JobDeps: Send + Sync + 'static {
     /// `run-digest` counts too), if it keeps one.
     fn digest_last_success(&self) -> Option<chrono::DateTime<chrono::Utc>> {
         None
+    }
+    /// Drop the history's kept copies older than `history.keep_days`;
+    /// returns how many events lost theirs, and the days in effect.
+    fn expire_history(&self) -> Result<(usize, u32), DepError> {
+        Ok((0, 0))
     }
     /// Read the idle chat sessions no pass has read and propose memory
     /// facts from them (never accepting one).
@@ -465,6 +475,14 @@ pub fn plan(s: &JobSettings) -> Vec<JobSpec> {
             trigger: Trigger::Every { every, at_start: false },
         });
     }
+    out.push(JobSpec {
+        id: JobId::HistoryGc,
+        // Not at start: opening the store already dropped what was due.
+        trigger: Trigger::Every {
+            every: Duration::from_secs(24 * 3600),
+            at_start: false,
+        },
+    });
     out
 }
 
@@ -492,6 +510,7 @@ pub async fn run_body(id: JobId, ctx: &JobCtx, cancel: Cancel, cause: runner::Ca
         JobId::Digest => digest::run(ctx, cancel).await,
         JobId::DigestCatchup => digest::run_catchup(ctx, cancel).await,
         JobId::MemoryExtract => memory_extract::run(ctx, cancel).await,
+        JobId::HistoryGc => history_gc::run(ctx, cancel).await,
     }
 }
 

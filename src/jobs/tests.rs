@@ -125,16 +125,19 @@ fn ids(plan: &[JobSpec]) -> Vec<&'static str> {
 fn every_job_registers_only_under_its_condition() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = settings(dir.path());
-    assert_eq!(ids(&plan(&s)), ["vault_refresh", "draft_gc"]);
+    assert_eq!(ids(&plan(&s)), ["vault_refresh", "draft_gc", "history_gc"]);
     s.pdf_watch_dir = Some(dir.path().into());
     s.drafts_retention_days = 0;
-    assert_eq!(ids(&plan(&s)), ["vault_refresh", "pdf_scan"]);
+    assert_eq!(ids(&plan(&s)), ["vault_refresh", "pdf_scan", "history_gc"]);
     s.digest = Some(DigestSchedule {
         day: "wed".into(),
         hour: 7,
     });
     let p = plan(&s);
-    assert_eq!(ids(&p), ["vault_refresh", "pdf_scan", "digest", "digest_catchup"]);
+    assert_eq!(
+        ids(&p),
+        ["vault_refresh", "pdf_scan", "digest", "digest_catchup", "history_gc"]
+    );
     assert_eq!(
         p[2].trigger,
         Trigger::Cron {
@@ -343,6 +346,7 @@ async fn a_panicking_job_is_recorded_and_the_schedule_keeps_running_the_others()
     let doc = status::read(ctx.status.path()).unwrap().unwrap();
     assert_eq!(doc.jobs["vault_refresh"].last_outcome.as_deref(), Some("panicked"));
     assert!(doc.jobs["draft_gc"].registered);
+    assert!(doc.jobs["history_gc"].registered);
     assert!(!doc.jobs["digest"].registered);
     // A manual run after the panic works (the slot was released).
     fake.vault_panics.store(false, Ordering::SeqCst);

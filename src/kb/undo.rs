@@ -509,6 +509,15 @@ impl Kb {
         Ok(())
     }
 
+    /// Drop the kept copies older than `history.keep_days` (the daily
+    /// `history_gc` job; opening the store and each undo do it too).
+    /// Returns how many events lost theirs, and the days in effect.
+    pub fn expire_kept_copies(&self) -> Result<(usize, u32)> {
+        let _w = self.write_lock();
+        let keep_days = self.settings.keep_days;
+        Ok((self.store.drop_expired_copies(keep_days)?, keep_days))
+    }
+
     /// Append the event of a change `actor` made to a record kept in a
     /// file, right after the file was written (see `store::records`).
     pub fn record_event(&self, new: crate::store::NewRecordEvent, actor: &Actor) -> Result<EventId> {

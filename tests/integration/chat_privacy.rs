@@ -200,6 +200,27 @@ fn a_session_turning_private_reindexes_its_public_exchanges_private() {
         v.iter().all(|v| v == "private"),
         "the pre-flip exchange is private now: {v:?}"
     );
+    // The history says so, as the agent's doing, and that it is for good.
+    let rows = fx.kb.timeline(&jarvis::kb::undo::LogQuery::default()).unwrap();
+    let turned = rows
+        .iter()
+        .find(|r| r.event.kind == jarvis::kb::EventKind::SessionPrivate)
+        .expect("a session_private event");
+    assert_eq!(turned.event.key, format!("chat:{id}"));
+    assert!(turned.event.private);
+    assert_eq!(
+        turned.event.actor,
+        jarvis::kb::Actor::Agent {
+            session: id.clone(),
+            token: None
+        }
+    );
+    assert!(!turned.undoable);
+    assert!(
+        turned.why_not.as_deref().unwrap().contains("stays private"),
+        "{:?}",
+        turned.why_not
+    );
 }
 
 #[test]

@@ -278,7 +278,9 @@ fn asking_again_takes_back_only_the_last_exchange() {
             .expect("not stopped");
     }
     let id = s.lock().unwrap().id.clone();
-    agent.rename(&id, "My own title").expect("rename");
+    agent
+        .rename(&id, "My own title", &jarvis::kb::Actor::Web)
+        .expect("rename");
     assert_eq!(agent.rewind_last(&id).expect("rewind"), "two?");
     let saved = agent.store().load(&id).expect("still saved");
     let texts: Vec<&str> = saved.display.iter().map(|d| d.text.as_str()).collect();

@@ -8,6 +8,8 @@ use std::time::Duration;
 use jarvis::cancel::Cancel;
 use jarvis::chat::{ChatError, ChatEvent, ChatSettings, TurnState};
 use jarvis::kb::ops::Paper;
+use jarvis::kb::undo::LogQuery;
+use jarvis::kb::Actor;
 use jarvis::llm::{Block, Role};
 
 use crate::support::chat::*;
@@ -269,7 +271,7 @@ fn stop_before_the_reply_rolls_the_turn_back_and_leaves_no_trace() {
         "saved before the request"
     );
     assert!(agent.is_busy(&id));
-    assert!(agent.delete(&id).is_err(), "delete refused mid-turn");
+    assert!(agent.delete(&id, &Actor::Web).is_err(), "delete refused mid-turn");
     let out = agent.stop(&id).unwrap();
     assert!(out.rolled_back);
     assert!(!agent.is_busy(&id), "the stop does not wait for the worker");
@@ -389,8 +391,10 @@ fn rename_propagates_to_indexed_chat_chunks_and_delete_removes_them() {
         .unwrap();
     let id = s.lock().unwrap().id.clone();
     agent.wait_for_history();
-    let title = agent.rename(&id, "  Cooking questions  ").unwrap();
-    assert_eq!(title, "Cooking questions");
+    let before = agent.store().load(&id).unwrap().title;
+    let renamed = agent.rename(&id, "  Cooking questions  ", &Actor::Cli).unwrap();
+    assert_eq!(renamed.title, "Cooking questions");
+    assert_eq!(renamed.history_warning, None);
     // The chunks take the title on the indexer's thread.
     agent.wait_for_history();
     let ids = fx.kb.ids_where("source", &format!("session:{id}")).unwrap();
@@ -402,13 +406,31 @@ fn rename_propagates_to_indexed_chat_chunks_and_delete_removes_them() {
         );
     }
     assert_eq!(agent.store().load(&id).unwrap().title, "Cooking questions");
-    assert!(agent.rename(&id, " ").is_err());
+    assert!(agent.rename(&id, " ", &Actor::Cli).is_err());
     agent.pin(&id, true).unwrap();
     assert!(agent.list().unwrap()[0].pinned);
-    agent.delete(&id).unwrap();
+    assert_eq!(agent.delete(&id, &Actor::Web).unwrap(), None);
     assert!(fx.kb.ids_where("source", &format!("session:{id}")).unwrap().is_empty());
     assert!(agent.store().load(&id).is_err());
-    assert!(agent.delete("../../etc").is_err());
+    assert!(agent.delete("../../etc", &Actor::Web).is_err());
+    // The history has the chat's life under its own key: created by the
+    // turn, renamed (the old title kept for undo), deleted — by whom.
+    let chat_events: Vec<_> = fx
+        .kb
+        .timeline(&LogQuery::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.event)
+        .filter(|e| e.key == format!("chat:{id}"))
+        .collect();
+    let kinds: Vec<&str> = chat_events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["session_deleted", "session_renamed", "session_created"]);
+    assert_eq!(chat_events[0].actor, Actor::Web);
+    assert_eq!(chat_events[1].actor, Actor::Cli);
+    let change = chat_events[1].record.as_ref().unwrap();
+    assert_eq!(change.inverse.as_deref(), Some(before.as_str()));
+    assert_eq!(change.after.as_deref(), Some("Cooking questions"));
+    assert!(chat_events[0].record.as_ref().unwrap().not_undoable.is_some());
 }
 
 #[test]

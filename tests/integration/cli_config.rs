@@ -84,6 +84,25 @@ fn config_path_and_set_round_trip_keeping_comments() {
     assert_eq!(text, "# mine\n[digest]\nhour = 6 # early\n");
     let mode = std::fs::metadata(sb.config_file()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
+    // The edit is the command line's event in the history, with the value
+    // it replaced, and `jarvis undo` puts that back.
+    let mut c = sb.jarvis();
+    c.args(["log", "--kind", "setting_edited", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let e = &rows[0];
+    assert_eq!(e["key"], "setting:digest.hour", "{rows}");
+    assert_eq!(e["actor"]["by"], "cli");
+    assert_eq!(e["record"]["inverse"], "5");
+    assert_eq!(e["record"]["after"], "6");
+    assert_eq!(e["undoable"], true, "{e}");
+    let mut c = sb.jarvis();
+    c.args(["undo", &e["id"].to_string()]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(sb.config_file()).unwrap();
+    assert_eq!(text, "# mine\n[digest]\nhour = 5 # early\n");
 }
 
 #[test]

@@ -169,3 +169,40 @@ fn prompt_and_setting_edits_are_recorded_and_undone() {
     // The audit of the store is not disturbed by events of files.
     assert!(s.app.audit().unwrap().ok());
 }
+
+#[test]
+fn a_chat_rename_is_the_web_users_and_undo_gives_the_old_title_back() {
+    let s = WebServer::start();
+    let chat = s.app.chat().unwrap();
+    let mut session = jarvis::chat::Session::new("ollama", "qwen3", false);
+    session.title = "Tides".into();
+    session.begin_turn("why do tides lag the moon?");
+    chat.store().save(&session).unwrap();
+    let id = session.id.clone();
+
+    let r = s.post(&format!("/sessions/{id}/rename"), &json!({ "title": "Ocean tides" }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let renamed = &events(&s, "session_renamed")[0];
+    assert_eq!(renamed["key"], format!("chat:{id}"));
+    assert_eq!(renamed["actor"]["by"], "web");
+    assert_eq!(renamed["record"]["inverse"], "Tides");
+    assert_eq!(renamed["undoable"], true, "{renamed}");
+    let u = undo(&s, &renamed["id"]);
+    assert_eq!(u.status, 200, "{}", u.text());
+    assert_eq!(chat.store().load(&id).unwrap().title, "Tides");
+    let back = &events(&s, "undo")[0];
+    assert_eq!(back["undo_of"], renamed["id"]);
+    assert_eq!(back["kind"], "session_renamed");
+
+    // Deleting it is recorded and cannot be undone, and says why.
+    let d = s.delete(&format!("/sessions/{id}"));
+    assert_eq!(d.status, 200, "{}", d.text());
+    let gone = &events(&s, "session_deleted")[0];
+    assert_eq!(gone["actor"]["by"], "web");
+    assert_eq!(gone["title"], "Tides");
+    assert_eq!(gone["undoable"], false);
+    assert!(
+        gone["why_not"].as_str().unwrap().contains("keeps no copy of a chat"),
+        "{gone}"
+    );
+}

@@ -154,6 +154,14 @@ fn undo_is_refused_after_a_conflicting_re_add_and_past_retention() {
         err.contains("past retention") && err.contains("history.keep_days = 30"),
         "{err}"
     );
+    // The daily `history_gc` run drops what retention no longer keeps, and
+    // nothing else (event `removal` is recent: its copies stay).
+    let kept_before = kb.log_size().unwrap().kept_events;
+    assert_eq!(kb.expire_kept_copies().unwrap(), (1, 30));
+    assert!(kb.store().kept_chunks(old).unwrap().is_empty());
+    assert!(!kb.store().kept_chunks(removal).unwrap().is_empty());
+    assert_eq!(kb.log_size().unwrap().kept_events, kept_before - 1);
+    assert_eq!(kb.expire_kept_copies().unwrap(), (0, 30));
     // The next open drops what retention no longer keeps; the reason stays clear.
     drop(kb);
     let kb = Kb::open(t.path(), embedder(), None, KbSettings::default()).unwrap();

@@ -81,6 +81,7 @@ async fn chat(State(state): State<Arc<WebState>>, Body(b): Body<ChatBody>) -> Ap
             None => None,
         },
         research: b.research.then_some(crate::chat::research::ReportDelivery::Suggest),
+        by: Some(crate::kb::Actor::Web),
         ..Default::default()
     };
     // A stream still open on this session (its turn's last frames not yet

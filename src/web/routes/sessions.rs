@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::session::DisplayEntry;
 use crate::chat::{ChatError, Session, SessionError, SessionMeta, SharedSession};
+use crate::kb::Actor;
 use crate::web::error::{ApiError, ApiResult, Body, Query};
 use crate::web::ids::{check_id, Id};
 use crate::web::routes::wire::{entry_dto, EntryDto};
@@ -203,8 +204,9 @@ async fn rename(
                 "a title cannot be empty — type a name, or press Esc to keep the old one",
             ));
         }
-        let title = chat.rename(&id, &b.title)?;
-        Ok(Json(serde_json::json!({ "title": title })))
+        let r = chat.rename(&id, &b.title, &Actor::Web)?;
+        let history = serde_json::json!({ "history_warning": r.history_warning });
+        Ok(Json(serde_json::json!({ "title": r.title, "history": history })))
     })
     .await
 }
@@ -216,11 +218,14 @@ async fn remove(State(state): State<Arc<WebState>>, Id(id): Id) -> ApiResult<Jso
         }
         let chat = state.chat()?;
         let was_fresh = chat.unsaved(&id).is_some();
-        match chat.delete(&id) {
-            Ok(()) => {}
-            Err(ChatError::Session(SessionError::NotFound(_))) if was_fresh => chat.clear_pending_for(&id),
+        let history_warning = match chat.delete(&id, &Actor::Web) {
+            Ok(warning) => warning,
+            Err(ChatError::Session(SessionError::NotFound(_))) if was_fresh => {
+                chat.clear_pending_for(&id);
+                None
+            }
             Err(e) => return Err(e.into()),
-        }
+        };
         chat.forget_unsaved(&id);
         let mut active = None;
         if state.active_id().as_deref() == Some(id.as_str()) {
@@ -229,7 +234,10 @@ async fn remove(State(state): State<Arc<WebState>>, Id(id): Id) -> ApiResult<Jso
             state.set_active(&dto.id);
             active = Some(dto);
         }
-        Ok(Json(serde_json::json!({ "deleted": id, "active": active })))
+        let history = serde_json::json!({ "history_warning": history_warning });
+        Ok(Json(
+            serde_json::json!({ "deleted": id, "active": active, "history": history }),
+        ))
     })
     .await
 }
