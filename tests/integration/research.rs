@@ -210,6 +210,19 @@ fn slash_research_in_a_plain_message_runs_a_research_report() {
     assert_eq!(d.proposals.pending(None).len(), 1, "the report waits for review");
     let saved = agent.store().load(&reply.session_id).expect("saved");
     assert_eq!(saved.display[0].text, "Pasta and the budget: what do my notes say?");
+    // The history records the chat a research run started and, as the
+    // local run read the private note, that it turned private — newest
+    // first, as a chat turn's.
+    let kinds: Vec<String> = fx
+        .kb
+        .timeline(&jarvis::kb::undo::LogQuery::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.event)
+        .filter(|e| e.key == format!("chat:{}", reply.session_id))
+        .map(|e| e.kind.as_str().to_string())
+        .collect();
+    assert_eq!(kinds, ["session_private", "session_created"]);
 }
 
 #[test]

@@ -280,14 +280,15 @@ impl ChatAgent {
             })
         };
 
-        let (base_len, session_private) = {
+        let (base_len, session_private, created) = {
             let mut s = lock(session);
             cancel.check().map_err(|_| ChatError::Cancelled)?;
+            let created = !self.deps.sessions.exists(&s.id)?;
             s.begin_turn(question);
             if !context.question_with_answer {
                 self.deps.sessions.save(&s)?;
             }
-            (s.messages.len(), s.private)
+            (s.messages.len(), s.private, created)
         };
         events(ChatEvent::Status {
             state: TurnState::Thinking,
@@ -368,7 +369,12 @@ impl ChatAgent {
             }
         };
         drop(deadline);
-        self.commit_research(session, outcome, &budget, record, events, cancel, base_len)
+        let started = Started {
+            base_len,
+            created,
+            by: context.by.as_ref(),
+        };
+        self.commit_research(session, outcome, &budget, record, events, cancel, started)
     }
 
     /// The planner's sub-questions (at least one).
@@ -551,6 +557,14 @@ impl Outcome {
     }
 }
 
+/// What the commit needs from the turn's start: where this turn's
+/// messages begin, whether it created the session, and who asked.
+struct Started<'a> {
+    base_len: usize,
+    created: bool,
+    by: Option<&'a crate::kb::Actor>,
+}
+
 impl ChatAgent {
     /// The commit: under the session lock, a stop that came first wins and
     /// nothing is written; otherwise the draft, then the reply.
@@ -563,8 +577,9 @@ impl ChatAgent {
         record: &mut TurnRecord,
         events: EventSink<'_>,
         cancel: &Cancel,
-        base_len: usize,
+        started: Started<'_>,
     ) -> Result<Option<Reply>, ChatError> {
+        let base_len = started.base_len;
         let usage = budget.take_usage();
         let mut s = lock(session);
         if let Some(u) = &usage {
@@ -652,6 +667,13 @@ impl ChatAgent {
         });
         s.updated = crate::kb::stage::now_iso();
         self.deps.sessions.save(&s)?;
+        // The history's events, as a chat turn records them.
+        if started.created {
+            super::session_events::record_created(&self.deps.tools.kb, &s, started.by);
+        }
+        if turned_private {
+            super::session_events::record_turned_private(&self.deps.tools.kb, &id, &s.title);
+        }
         let reply = Reply {
             session_id: id.clone(),
             text,
