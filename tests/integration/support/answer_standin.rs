@@ -156,26 +156,40 @@ impl Exchange for StandIn {
 }
 
 /// A provider source whose every spec is the stand-in.
-pub struct StandInSource {
+/// A source where every spec is one in-process model, and local: the
+/// answer eval's stand-in here, the research tests' stand-in in
+/// `support::research`.
+pub struct LocalSource<P> {
     inner: CachedProviders,
-    provider: Arc<dyn ChatProvider>,
+    pub model: Arc<P>,
+    spec: &'static str,
 }
 
-impl StandInSource {
-    pub fn new(invent_every: usize) -> StandInSource {
-        StandInSource {
+impl<P> LocalSource<P> {
+    pub fn with(model: P, spec: &'static str) -> LocalSource<P> {
+        LocalSource {
             inner: CachedProviders::new(LlmSettings::default()),
-            provider: Arc::new(StandIn::new(invent_every)),
+            model: Arc::new(model),
+            spec,
         }
     }
 }
 
-impl ProviderSource for StandInSource {
+/// The answer eval's source.
+pub type StandInSource = LocalSource<StandIn>;
+
+impl StandInSource {
+    pub fn new(invent_every: usize) -> StandInSource {
+        LocalSource::with(StandIn::new(invent_every), STAND_IN_SPEC)
+    }
+}
+
+impl<P: ChatProvider + 'static> ProviderSource for LocalSource<P> {
     fn resolve(&self, spec: &str) -> Result<(String, String), SwitchError> {
         self.inner.resolve(spec)
     }
     fn provider(&self, _: &str) -> Result<Arc<dyn ChatProvider>, LlmError> {
-        Ok(self.provider.clone())
+        Ok(self.model.clone())
     }
     fn is_cloud(&self, _: &str) -> bool {
         false
@@ -184,6 +198,6 @@ impl ProviderSource for StandInSource {
         Vec::new()
     }
     fn default_spec(&self) -> String {
-        STAND_IN_SPEC.into()
+        self.spec.into()
     }
 }

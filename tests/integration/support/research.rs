@@ -17,10 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jarvis::cancel::Cancel;
-use jarvis::chat::{CachedProviders, ProviderSource, SwitchError};
 use jarvis::llm::provider::{Exchange, PdfToText, Turn};
 use jarvis::llm::transcript::{Block, Message, Role};
-use jarvis::llm::{CallError, ChatProvider, LlmError, LlmSettings};
+use jarvis::llm::CallError;
 use serde_json::json;
 
 pub const SPEC: &str = "ollama:stand-in";
@@ -133,39 +132,18 @@ impl Exchange for ResearchStandIn {
     }
 }
 
-/// Every spec is the stand-in, and local.
-pub struct Source {
-    inner: CachedProviders,
-    pub model: Arc<ResearchStandIn>,
-}
+/// Every spec is the research stand-in, and local.
+pub type Source = super::answer_standin::LocalSource<ResearchStandIn>;
 
 impl Source {
     pub fn new(questions: &[&str]) -> Source {
-        Source {
-            inner: CachedProviders::new(LlmSettings::default()),
-            model: Arc::new(ResearchStandIn {
+        Source::with(
+            ResearchStandIn {
                 questions: questions.iter().map(|q| q.to_string()).collect(),
                 hold: AtomicBool::new(false),
                 counters: Arc::default(),
-            }),
-        }
-    }
-}
-
-impl ProviderSource for Source {
-    fn resolve(&self, spec: &str) -> Result<(String, String), SwitchError> {
-        self.inner.resolve(spec)
-    }
-    fn provider(&self, _: &str) -> Result<Arc<dyn ChatProvider>, LlmError> {
-        Ok(self.model.clone())
-    }
-    fn is_cloud(&self, _: &str) -> bool {
-        false
-    }
-    fn secrets(&self) -> Vec<String> {
-        Vec::new()
-    }
-    fn default_spec(&self) -> String {
-        SPEC.into()
+            },
+            SPEC,
+        )
     }
 }
