@@ -16,12 +16,11 @@
 //! true top-k is among the candidates. With the caller's margin (several
 //! times `k`) that holds on every set measured.
 //!
-//! SIMD: the int8 dot product is written as 16 independent i32 lanes over
-//! `chunks_exact(16)` so LLVM auto-vectorises it (sign-extend + multiply-add,
-//! SSE2 on the x86-64 baseline); on x86-64 the scan is also compiled a
-//! second time with AVX2 enabled and picked at run time when the CPU has it
-//! (`is_x86_feature_detected!`). No hand-written intrinsics. A large pool is
-//! split over the machine's cores with `std::thread::scope`.
+//! SIMD (`flat/scan.rs`): on a CPU with VNNI the dot product is the
+//! `vpdpbusd` instruction (32 byte pairs per step); otherwise a loop LLVM
+//! auto-vectorises, compiled for AVX2 and for the baseline. The kernel is
+//! picked once at open and every kernel gives the same integers. A large
+//! pool is split in blocks over the machine's cores.
 //!
 //! Must not: decide what is visible (the caller passes the allowed chunk
 //! ids, and chunks outside them are never scored), read the store, or embed.
@@ -36,7 +35,7 @@
 //! rebuilds it (journal replay from zero, or the whole store). A crash
 //! before or after leaves a file that matches its `meta.json`.
 
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -48,14 +47,15 @@ use thiserror::Error;
 
 use super::ChunkId;
 
+mod scan;
+#[cfg(test)]
+use scan::PARALLEL_MIN;
+use scan::{bytemuck_i8, Pool, Query, HEADER};
+pub use scan::{dot_i8, Kernel};
+
 const DATA_FILE: &str = "vectors.i8";
 const META_FILE: &str = "meta.json";
 const FORMAT: u32 = 1;
-/// Bytes before the quantised components: id (u32 LE) and scale (f32 LE).
-const HEADER: usize = 8;
-/// Records per thread below which a scan stays on one thread: spawning
-/// costs more than it saves on a small pool.
-const PARALLEL_MIN: usize = 16_384;
 
 /// What went wrong in the exact index, and what to do about it.
 #[derive(Debug, Error)]
@@ -136,122 +136,6 @@ pub fn quantize(v: &[f32]) -> Option<Quantized> {
     Some(Quantized { scale, q })
 }
 
-/// Dot product of two int8 vectors in i32. Sixteen independent lanes so
-/// LLVM vectorises the loop; `#[inline(always)]` so each scan variant
-/// (baseline, AVX2) gets its own copy compiled for its features.
-#[inline(always)]
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    let mut acc = [0i32; 16];
-    for (x, y) in a.chunks_exact(16).zip(b.chunks_exact(16)) {
-        for i in 0..16 {
-            acc[i] += i32::from(x[i]) * i32::from(y[i]);
-        }
-    }
-    let tail: i32 = a
-        .chunks_exact(16)
-        .remainder()
-        .iter()
-        .zip(b.chunks_exact(16).remainder())
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
-        .sum();
-    acc.iter().sum::<i32>() + tail
-}
-
-/// A scored candidate, ordered so that a `BinaryHeap` of them is a
-/// min-heap on the score (the worst kept candidate on top).
-#[derive(Debug, Clone, Copy)]
-struct Cand(f32, u32);
-
-impl PartialEq for Cand {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == std::cmp::Ordering::Equal
-    }
-}
-impl Eq for Cand {}
-impl PartialOrd for Cand {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Cand {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        // Reversed: the smallest score is the heap's maximum. Ties: the
-        // larger id is "worse", so results are deterministic.
-        o.0.total_cmp(&self.0).then(self.1.cmp(&o.1))
-    }
-}
-
-/// The pool as a dense bit set over chunk ids: one bit test per record
-/// instead of a roaring lookup.
-struct Pool(Vec<u64>);
-
-impl Pool {
-    fn new(b: &RoaringBitmap) -> Self {
-        let words = b.max().map_or(0, |m| m as usize / 64 + 1);
-        let mut bits = vec![0u64; words];
-        for id in b {
-            bits[id as usize / 64] |= 1 << (id % 64);
-        }
-        Pool(bits)
-    }
-
-    #[inline(always)]
-    fn contains(&self, id: u32) -> bool {
-        self.0.get(id as usize / 64).is_some_and(|w| w & (1 << (id % 64)) != 0)
-    }
-}
-
-/// Scans `records` (whole records of `rec` bytes) and keeps the best `k`.
-#[inline(always)]
-fn scan_generic(records: &[u8], rec: usize, q: &[i8], pool: Option<&Pool>, k: usize) -> BinaryHeap<Cand> {
-    let mut heap = BinaryHeap::with_capacity(k + 1);
-    for r in records.chunks_exact(rec) {
-        let id = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
-        if pool.is_some_and(|p| !p.contains(id)) {
-            continue;
-        }
-        let scale = f32::from_le_bytes([r[4], r[5], r[6], r[7]]);
-        // SAFETY-free reinterpretation: i8 from u8 bit patterns.
-        let v: &[i8] = bytemuck_i8(&r[HEADER..]);
-        let s = scale * dot_i8(q, v) as f32;
-        if heap.len() < k {
-            heap.push(Cand(s, id));
-        } else if heap.peek().is_some_and(|w| Cand(s, id) < *w) {
-            heap.pop();
-            heap.push(Cand(s, id));
-        }
-    }
-    heap
-}
-
-/// `&[u8]` as `&[i8]` (same size and alignment, every bit pattern valid).
-#[inline(always)]
-fn bytemuck_i8(b: &[u8]) -> &[i8] {
-    // SAFETY: u8 and i8 have the same size and alignment and every bit
-    // pattern is a valid value of both; the length is unchanged.
-    #[allow(unsafe_code)]
-    unsafe {
-        std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len())
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn scan_avx2(records: &[u8], rec: usize, q: &[i8], pool: Option<&Pool>, k: usize) -> BinaryHeap<Cand> {
-    scan_generic(records, rec, q, pool, k)
-}
-
-fn scan(records: &[u8], rec: usize, q: &[i8], pool: Option<&Pool>, k: usize) -> BinaryHeap<Cand> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above), which is the
-        // only requirement `scan_avx2`'s target feature adds.
-        #[allow(unsafe_code)]
-        return unsafe { scan_avx2(records, rec, q, pool, k) };
-    }
-    scan_generic(records, rec, q, pool, k)
-}
-
 /// Changes staged since the last commit.
 #[derive(Debug, Default)]
 struct Pending {
@@ -271,6 +155,7 @@ pub struct FlatIndex {
     seq: Option<u64>,
     pending: Pending,
     threads: usize,
+    kernel: Kernel,
 }
 
 impl std::fmt::Debug for FlatIndex {
@@ -312,6 +197,7 @@ impl FlatIndex {
             seq: None,
             pending: Pending::default(),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            kernel: Kernel::detect(),
         };
         let meta: Option<Meta> = std::fs::read(dir.join(META_FILE))
             .ok()
@@ -404,6 +290,22 @@ impl FlatIndex {
     /// Use at most `n` threads per scan (at least 1).
     pub fn set_threads(&mut self, n: usize) {
         self.threads = n.max(1);
+    }
+
+    /// Scan with `kernel` (one of [`Kernel::available`]; benchmarks and
+    /// tests compare them). A kernel this CPU cannot run is refused and the
+    /// current one kept.
+    pub fn set_kernel(&mut self, kernel: Kernel) -> bool {
+        let ok = Kernel::available().contains(&kernel);
+        if ok {
+            self.kernel = kernel;
+        }
+        ok
+    }
+
+    /// The kernel scans use.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
     }
 
     /// The sequence number of the last commit, or `None` when never
@@ -633,39 +535,19 @@ impl FlatIndex {
             return Ok(Vec::new());
         }
         let pool = pool.map(Pool::new);
-        let rec = self.rec();
-        let data = self.data();
-        let threads = self.threads.min(self.records / PARALLEL_MIN).max(1);
-        let heap = if threads == 1 {
-            scan(data, rec, &q.q, pool.as_ref(), k)
-        } else {
-            let per = self.records.div_ceil(threads);
-            let parts: Vec<BinaryHeap<Cand>> = std::thread::scope(|s| {
-                let handles: Vec<_> = data
-                    .chunks(per * rec)
-                    .map(|part| {
-                        let (q, pool) = (&q.q, pool.as_ref());
-                        s.spawn(move || scan(part, rec, q, pool, k))
-                    })
-                    .collect();
-                // A scan cannot panic short of a bug; an empty part is the
-                // honest answer if one did.
-                handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
-            });
-            let mut all = BinaryHeap::with_capacity(k + 1);
-            for c in parts.into_iter().flatten() {
-                all.push(c);
-                if all.len() > k {
-                    all.pop();
-                }
-            }
-            all
-        };
-        // `into_sorted_vec` is ascending by `Ord`, which is descending score.
-        Ok(heap
-            .into_sorted_vec()
+        let top = scan::scan(
+            self.kernel,
+            self.data(),
+            self.rec(),
+            &Query::new(&q.q),
+            pool.as_ref(),
+            k,
+            self.threads,
+        );
+        Ok(top
+            .into_sorted()
             .into_iter()
-            .map(|Cand(s, id)| (ChunkId::from(id), s * q.scale))
+            .map(|c| (ChunkId::from(c.1), c.0 * q.scale))
             .collect())
     }
 }

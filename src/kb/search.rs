@@ -74,12 +74,17 @@ pub const RRF_K: f32 = 30.0;
 /// with a latency goal.
 pub const MIN_LEG: usize = 100;
 
-/// How many int8 candidates the exact dense leg re-scores in f32 for a leg
-/// of `leg`: twice the leg, and at least 32 more. The int8 approximation
-/// is off by about 0.001 in cosine, far less than the gap between a top-50
-/// neighbour and the 100th; the tests check the result equals brute force.
-pub fn rescore_count(leg: usize) -> usize {
-    (leg * 2).max(leg + 32)
+/// How many of the dense leg's best candidates are re-scored in f32 (from
+/// the truth store) for a search that keeps `keep` hits: twice that, and at
+/// least 32 more. The int8 approximation is off by about 0.001 in cosine,
+/// far less than the gap between a top-10 neighbour and the 40th, so the
+/// kept hits' dense ranking is the brute-force one (the tests compare). The
+/// rest of the leg (down to [`MIN_LEG`]) keeps its int8 scores: they only
+/// set where weighted fusion puts the leg's zero, and reading their f32
+/// vectors cost 200 random store reads a search — most of the time at 1M
+/// chunks (issue 22).
+pub fn rescore_count(keep: usize) -> usize {
+    (keep * 2).max(keep + 32)
 }
 
 fn norm(v: &[f32]) -> f32 {
@@ -327,11 +332,10 @@ impl Kb {
             // Exact int8 scan up to the crossover; above it arroy's
             // candidates once its trees are built. Either way the exact
             // re-score below ranks them.
+            let depth = leg.max(rescore_count(keep));
             let dense = match (ix.flat.as_ref(), ix.vectors.as_ref()) {
-                (Some(f), Some(v)) if f.len() > self.settings.exact_scan_max => {
-                    v.search(qv, pool.as_ref(), rescore_count(leg))?
-                }
-                (Some(f), _) => f.search(qv, pool.as_ref(), rescore_count(leg))?,
+                (Some(f), Some(v)) if f.len() > self.settings.exact_scan_max => v.search(qv, pool.as_ref(), depth)?,
+                (Some(f), _) => f.search(qv, pool.as_ref(), depth)?,
                 (None, _) => Vec::new(),
             };
             drop(ix);
@@ -342,7 +346,7 @@ impl Kb {
             };
             (dense, words.sparse, words.exact, words.heading)
         };
-        let dense = self.rescore(qv, dense, leg)?;
+        let dense = self.rescore(qv, dense, rescore_count(keep), leg)?;
         let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
         let sparse_ids: Vec<ChunkId> = sparse.iter().map(|(id, _)| *id).collect();
         let ranked: Vec<(ChunkId, f32)> = if hybrid {
@@ -446,19 +450,32 @@ impl Kb {
         Ok(RerankOutcome::Applied)
     }
 
-    /// The exact re-score: the dense candidates' f32 vectors from the store
-    /// (the truth), cosine with the query, best `keep` first. A candidate
-    /// the store no longer holds is dropped (a concurrent delete).
-    fn rescore(&self, query: &[f32], candidates: Vec<(ChunkId, f32)>, keep: usize) -> Result<Vec<(ChunkId, f32)>> {
+    /// The exact re-score: the best `exact` dense candidates' f32 vectors
+    /// from the store (the truth), cosine with the query; the rest keep
+    /// their approximate scores. Best `keep` first. A re-scored candidate
+    /// the store no longer holds is dropped (a concurrent delete); an
+    /// approximate one is dropped later, when hits are read from the store.
+    fn rescore(
+        &self,
+        query: &[f32],
+        mut candidates: Vec<(ChunkId, f32)>,
+        exact: usize,
+        keep: usize,
+    ) -> Result<Vec<(ChunkId, f32)>> {
         let qn = norm(query);
-        let mut scored = Vec::with_capacity(candidates.len());
+        let rest = candidates.split_off(exact.min(candidates.len()));
+        // Read in key order: neighbouring keys share the store's blocks.
+        candidates.sort_by_key(|(id, _)| *id);
+        let mut scored = Vec::with_capacity(candidates.len() + rest.len());
         for (id, _) in candidates {
             if let Some(v) = self.store.vector(id.0)? {
                 let d: f32 = query.iter().zip(&v).map(|(a, b)| a * b).sum();
                 scored.push((id, d / (qn * norm(&v)).max(f32::MIN_POSITIVE)));
             }
         }
-        // Ties keep the candidates' order (stable sort).
+        scored.extend(rest);
+        // Stable: among equal scores, re-scored ones by key, then the rest
+        // in the scan's order.
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.truncate(keep);
         Ok(scored)

@@ -83,6 +83,57 @@ fn dot_i8_matches_the_plain_sum_at_every_length() {
     }
 }
 
+/// Every kernel this CPU can run gives the portable loop's candidates, in
+/// the same order with the same scores: dimensions that are and are not a
+/// multiple of the 32-byte step, the extreme components ±127, with a pool,
+/// on one thread and on the block-shared parallel path.
+#[test]
+fn every_kernel_gives_the_portable_scan_exactly() {
+    let kernels = Kernel::available();
+    assert_eq!(kernels.last(), Some(&Kernel::Portable));
+    assert_eq!(Kernel::detect(), kernels[0]);
+    for dims in [8usize, 32, 33, 100, 384] {
+        let mut all = random_vectors(
+            if dims == 384 { PARALLEL_MIN * 2 + 77 } else { 2000 },
+            dims,
+            dims as u64,
+        );
+        // Vectors whose quantised components hit ±127 in many places.
+        all.push((
+            ChunkId(1_000_003),
+            (0..dims).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect(),
+        ));
+        all.push((
+            ChunkId(1_000_006),
+            (0..dims).map(|i| if i % 3 == 0 { -1.0 } else { 0.0 }).collect(),
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = built(dir.path(), &all, dims);
+        let pool: RoaringBitmap = all.iter().map(|(id, _)| id.0 as u32).filter(|id| id % 5 != 0).collect();
+        let mut queries: Vec<Vec<f32>> = random_vectors(5, dims, 7).into_iter().map(|x| x.1).collect();
+        queries.push((0..dims).map(|i| if i % 2 == 0 { -1.0 } else { 1.0 }).collect());
+        for q in &queries {
+            for p in [None, Some(&pool)] {
+                index.set_threads(1);
+                assert!(index.set_kernel(Kernel::Portable));
+                let want = index.search(q, p, 60).unwrap();
+                assert_eq!(want.len(), 60);
+                for &kernel in &kernels {
+                    assert!(index.set_kernel(kernel));
+                    for threads in [1, 2, 3] {
+                        index.set_threads(threads);
+                        assert_eq!(
+                            index.search(q, p, 60).unwrap(),
+                            want,
+                            "{kernel:?}, {dims} dims, {threads} threads"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The exact path: int8 candidates re-scored in f32 are exactly the
 /// brute-force f32 top-k, on one thread and on several, with and without a
 /// pool; and the approximate order alone is already close.

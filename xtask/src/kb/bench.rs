@@ -322,13 +322,13 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
             "  query embedding   {ea50:>7.2}  {ea95:>7.2}   alone, right after (load average {})",
             common::load_average()
         );
-        // kb.search asks the dense leg for max(2 × n, 50) neighbours.
+        // kb.search for 10 results asks the dense leg for MIN_LEG neighbours.
         crate::bench_dense::report(
             &index.join("vectors"),
             dims,
             &all,
             &query_vecs,
-            50,
+            jarvis::kb::search::MIN_LEG,
             sweep,
             &trees,
             &work,
