@@ -45,25 +45,12 @@ pub(crate) fn natives() -> Natives {
         );
         return natives;
     }
-    static BUNDLED: OnceLock<(tempfile::TempDir, PathBuf, ModelFiles)> = OnceLock::new();
-    let (_, ort, files) = BUNDLED.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp JARVIS_HOME for the bundled natives");
-        let home = crate::paths::JarvisHome::at(dir.path());
-        let ort = crate::runtime::ensure_bundled(&home, crate::runtime::ORT_LIB).expect("unpack onnxruntime");
-        let model = crate::runtime::ensure_bundled(&home, crate::runtime::MODEL_ONNX).expect("unpack model");
-        let tok = crate::runtime::ensure_bundled(&home, crate::runtime::TOKENIZER_JSON).expect("unpack tokenizer");
-        (
-            dir,
-            ort.path,
-            ModelFiles {
-                model: model.path,
-                tokenizer: tok.path,
-            },
-        )
-    });
     Natives {
-        ort_dylib: ort.clone(),
-        files: files.clone(),
+        ort_dylib: crate::runtime::ensure_for_tests(crate::runtime::ORT_LIB),
+        files: ModelFiles {
+            model: crate::runtime::ensure_for_tests(crate::runtime::MODEL_ONNX),
+            tokenizer: crate::runtime::ensure_for_tests(crate::runtime::TOKENIZER_JSON),
+        },
     }
 }
 

@@ -7,13 +7,8 @@ use std::sync::OnceLock;
 use super::*;
 
 pub(super) fn engine() -> &'static PdfEngine {
-    static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, lib) = LIB.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp JARVIS_HOME for the bundled PDFium");
-        let home = crate::paths::JarvisHome::at(dir.path());
-        let lib = crate::runtime::ensure_bundled(&home, crate::runtime::PDFIUM_LIB).expect("unpack PDFium");
-        (dir, lib.path)
-    });
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    let lib = LIB.get_or_init(|| crate::runtime::ensure_for_tests(crate::runtime::PDFIUM_LIB));
     PdfEngine::load(lib).expect("load PDFium")
 }
 

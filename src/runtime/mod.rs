@@ -126,6 +126,20 @@ pub fn ensure_bundled(home: &JarvisHome, name: &str) -> Result<Resolved, Runtime
     ensure_from(&root, p)
 }
 
+/// A bundled piece unpacked for unit tests, into one directory every test
+/// process on the machine reuses (`<temp dir>/jarvis-unit-test-runtime/
+/// <sha256>/<name>`; the unpacking is safe against concurrent processes).
+/// A temporary directory held in a `static` is never dropped, so each test
+/// binary run used to leave ~100 MB behind in the temp directory.
+#[cfg(test)]
+pub(crate) fn ensure_for_tests(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join("jarvis-unit-test-runtime");
+    let unpacked = piece(name).and_then(|p| ensure_from(&root, p));
+    unpacked
+        .unwrap_or_else(|e| panic!("unpacking the bundled {name} for the tests failed: {e}"))
+        .path
+}
+
 pub(crate) fn ensure_from(root: &Path, p: &EmbeddedPiece) -> Result<Resolved, RuntimeError> {
     let io = |path: &Path, source| RuntimeError::Io {
         name: p.name.to_string(),

@@ -25,12 +25,9 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn pdf_tools() -> InProcessPdf {
-    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let dir = HOME.get_or_init(|| tempfile::tempdir().unwrap());
-    let lib =
-        crate::runtime::ensure_bundled(&crate::paths::JarvisHome::at(dir.path()), crate::runtime::PDFIUM_LIB).unwrap();
+    let lib = crate::runtime::ensure_for_tests(crate::runtime::PDFIUM_LIB);
     InProcessPdf {
-        engine: crate::pdf::PdfEngine::load(&lib.path).unwrap(),
+        engine: crate::pdf::PdfEngine::load(&lib).unwrap(),
     }
 }
 
