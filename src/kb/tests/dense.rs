@@ -98,6 +98,40 @@ fn ids(hits: &[search::Hit]) -> Vec<u64> {
     hits.iter().map(|h| h.record.id).collect()
 }
 
+/// The f32 re-score covers the candidates that can reach the kept hits and
+/// the leg's last one (where weighted fusion puts the leg's zero); the
+/// others keep their int8 estimates, which do differ from the f32 cosine.
+#[test]
+fn the_rescore_is_exact_for_the_best_candidates_and_the_last_one() {
+    let t = tempfile::tempdir().unwrap();
+    let kb = open(t.path(), 250_000);
+    let dims = kb.dims();
+    let all = commit_vectors(&kb, random_vectors(600, dims, 5), "random");
+    let q = &random_vectors(1, dims, 6)[0];
+    let exact = |id: crate::index::ChunkId| cosine(q, &all.iter().find(|x| x.0 == id.0).unwrap().1);
+    let cands = kb.indexes().flat.as_ref().unwrap().search(q, None, 100).unwrap();
+    assert_eq!(cands.len(), 100);
+    let out = kb.rescore(q, cands.clone(), 42, 100).unwrap();
+    assert_eq!(out.len(), 100);
+    assert!(out.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+    for (i, (id, estimate)) in cands.iter().enumerate() {
+        let got = out.iter().find(|x| x.0 == *id).unwrap().1;
+        if i < 42 || i == 99 {
+            assert!(
+                (got - exact(*id)).abs() < 1e-6,
+                "candidate {i}: {got} vs {}",
+                exact(*id)
+            );
+        } else {
+            assert_eq!(got, *estimate, "candidate {i} keeps its int8 estimate");
+        }
+    }
+    assert!(
+        cands[42..99].iter().any(|(id, s)| (s - exact(*id)).abs() > 1e-5),
+        "the int8 estimates differ from the f32 cosines, so the check above means something"
+    );
+}
+
 /// The exact path returns exactly the brute-force f32 top-k — on random
 /// vectors and on real MiniLM embeddings — and with the public-only filter
 /// exactly the brute force over the public chunks, never a private one.
