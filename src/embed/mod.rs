@@ -201,6 +201,19 @@ pub(crate) fn build_session(
     intra_threads: usize,
     profile: SessionProfile,
 ) -> Result<Session, EmbedError> {
+    build_session_with(ort_dylib, model, intra_threads, profile, true)
+}
+
+/// [`build_session`], saying whether the intra-op pool's threads may
+/// spin-wait between runs (faster back-to-back runs, but the cores stay busy
+/// for a while after each one).
+fn build_session_with(
+    ort_dylib: &Path,
+    model: &Path,
+    intra_threads: usize,
+    profile: SessionProfile,
+    spinning: bool,
+) -> Result<Session, EmbedError> {
     let env = runtime::environment(ort_dylib)?;
     if !model.is_file() {
         return Err(EmbedError::FileNotFound {
@@ -228,6 +241,11 @@ pub(crate) fn build_session(
     // One graph, run sequentially: inter-op threads would only contend with
     // the intra-op pool on a small machine.
     builder = builder.with_inter_threads(1).map_err(|e| session_err(e.to_string()))?;
+    if !spinning {
+        builder = builder
+            .with_intra_op_spinning(false)
+            .map_err(|e| session_err(e.to_string()))?;
+    }
     // Throughput leaves ORT's default level (all optimisations) alone.
     if profile == SessionProfile::QuickStart {
         builder = builder
@@ -394,18 +412,28 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     dot / (na * nb)
 }
 
+/// Threads of the query session (fewer when the machine has fewer cores).
+/// Two that do not spin-wait, measured on 2 cores at 100k chunks (release,
+/// helpers paused, two runs each, hybrid `kb.search` p50 / p95 in ms): one
+/// spinning thread 11.05 / 12.79 and 11.18 / 12.78; one thread without
+/// spinning 10.50 / 12.06 and 11.11 / 12.44; two spinning 9.63 / 15.91 and
+/// 9.56 / 15.31 (the spin holds the cores the dense scan needs next); two
+/// without spinning 9.11 / 12.81, 8.39 / 11.85, 8.99 / 12.35 and
+/// 9.20 / 12.38.
+pub const QUERY_THREADS: usize = 2;
+
 /// A loaded bi-encoder: one ORT session plus its tokenizer.
 pub struct Embedder {
     spec: ModelSpec,
     session: Session,
-    /// A one-thread session for search queries, built on the first query
-    /// of a [`SessionProfile::Throughput`] embedder. The bulk session's pool
-    /// threads spin-wait after every run and hold the cores the search legs
-    /// need right after a query's embedding (at 100k chunks on 2 cores,
-    /// release, quiet: `kb.search` p50 17.0 ms against 7.6 ms for its
-    /// parts measured apart). One thread has no pool to spin, and a short
-    /// query gains little from a second one. ~30 MB while loaded; dropped
-    /// with the embedder when an idle owner unloads it.
+    /// A session for search queries, built on the first query of a
+    /// [`SessionProfile::Throughput`] embedder: [`QUERY_THREADS`] threads
+    /// that never spin-wait. The bulk session's pool threads spin after
+    /// every run and hold the cores the search legs need right after a
+    /// query's embedding (at 100k chunks on 2 cores, release, quiet:
+    /// `kb.search` p50 17.0 ms against 7.6 ms for its parts measured
+    /// apart). ~30 MB while loaded; dropped with the embedder when an idle
+    /// owner unloads it.
     query_session: Option<Session>,
     /// Where to build `query_session` from.
     ort_dylib: PathBuf,
@@ -577,11 +605,19 @@ impl Embedder {
         let text = format!("{}{query}", self.query_prefix);
         if self.profile == SessionProfile::Throughput && self.query_session.is_none() {
             let started = Instant::now();
-            self.query_session = Some(build_session(&self.ort_dylib, &self.model_path, 1, self.profile)?);
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(QUERY_THREADS));
+            self.query_session = Some(build_session_with(
+                &self.ort_dylib,
+                &self.model_path,
+                threads,
+                self.profile,
+                false,
+            )?);
             tracing::info!(
                 model = self.spec.id,
                 ms = started.elapsed().as_millis() as u64,
-                "one-thread query session loaded"
+                threads,
+                "query session loaded"
             );
         }
         let mut v = self.run(&[text.as_str()], true)?;

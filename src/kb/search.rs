@@ -258,9 +258,9 @@ impl Kb {
             return self.search_embedded(req, &embed()?);
         }
         // The BM25 legs need no query vector: they run on this thread while
-        // a second one embeds the query (one ONNX Runtime thread, see
-        // `Embedder::embed_query`), so the two cores share the two slowest
-        // steps instead of taking them in turn.
+        // a second one embeds the query (through the query session, whose
+        // threads never spin-wait: see `embed::QUERY_THREADS`), so the legs
+        // are done by the time the vector is.
         let leg = self.depths(req).2;
         let (qv, sparse) = std::thread::scope(|s| {
             let embedding = s.spawn(embed);
