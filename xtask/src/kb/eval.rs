@@ -113,12 +113,53 @@ fn score(data: &Data, runs: &[Vec<String>]) -> Scores {
 }
 
 /// A fingerprint of what the cached KB was built from.
-fn stamp(data_dir: &Path, model: &str) -> Result<String> {
+fn stamp(data_dir: &Path, model: &str, chunked: bool) -> Result<String> {
     let m = std::fs::metadata(data_dir.join("corpus.jsonl"))?;
     Ok(format!(
-        "corpus {} bytes, model {model}, one chunk per abstract v1\n",
-        m.len()
+        "corpus {} bytes, model {model}, {} v1\n",
+        m.len(),
+        if chunked {
+            "the product's chunker"
+        } else {
+            "one chunk per abstract"
+        }
     ))
+}
+
+/// `--chunked`: each abstract cut by the product's own chunker (default
+/// size and overlap), every piece under the paper's title, as `kb add`
+/// would store it; documents are scored by their best piece.
+fn build_chunked(kb: &Kb, data: &Data) -> Result<()> {
+    let t = Instant::now();
+    for (n, batch) in data.corpus.chunks(64).enumerate() {
+        let mut docs = Vec::new();
+        for (id, title, text) in batch {
+            let mut own = Metadata::new();
+            own.insert("source".into(), format!("scifact:{id}").into());
+            own.insert("doc_type".into(), "paper".into());
+            own.insert("visibility".into(), "public".into());
+            let mut caller = Metadata::new();
+            caller.insert("title".into(), title.clone().into());
+            docs.extend(jarvis::kb::stage::build_text_documents(
+                text,
+                &caller,
+                &own,
+                title,
+                jarvis::kb::chunker::ChunkerConfig::default(),
+            )?);
+        }
+        let prepared = kb.prepare(docs, &jarvis::cancel::Cancel::new())?;
+        kb.commit(prepared, None, &jarvis::kb::Actor::Cli)?;
+        let done = ((n + 1) * 64).min(data.corpus.len());
+        if n % 8 == 7 || done == data.corpus.len() {
+            eprintln!(
+                "  embedded {done}/{} abstracts ({:.1}/s)",
+                data.corpus.len(),
+                done as f64 / t.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn build(kb: &Kb, data: &Data) -> Result<()> {
@@ -172,9 +213,10 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let cfg = common::config(root)?;
     let embedder = common::load_embedder(&cfg)?;
     let model = embedder.model_id().to_string();
-    let cache = common::work_dir(root).join("scifact");
+    let chunked = args.contains(&"--chunked");
+    let cache = common::work_dir(root).join(if chunked { "scifact-chunked" } else { "scifact" });
     let rag = cache.join("rag");
-    let want = stamp(&data_dir, &model)?;
+    let want = stamp(&data_dir, &model, chunked)?;
     let fresh = args.contains(&"--rebuild") || std::fs::read_to_string(cache.join("STAMP")).ok() != Some(want.clone());
     if fresh && cache.exists() {
         std::fs::remove_dir_all(&cache).context("clear the cached KB")?;
@@ -190,7 +232,11 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     let kb = Kb::open(&rag, embedder, None, settings)?;
     if fresh {
         println!("embedding the corpus into {} (cached for reruns)…", rag.display());
-        build(&kb, &data)?;
+        if chunked {
+            build_chunked(&kb, &data)?;
+        } else {
+            build(&kb, &data)?;
+        }
         std::fs::write(cache.join("STAMP"), &want)?;
     }
 

@@ -15,6 +15,7 @@ mod common;
 mod crash_sync;
 mod eval;
 mod eval_answers;
+mod eval_dump;
 mod eval_vault;
 mod owner;
 mod pdf_outline;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         ["bench", "kb", rest @ ..] => bench::run(&root, rest),
         ["eval", "scifact", rest @ ..] => eval::run(&root, rest),
         ["eval", "vault", rest @ ..] => eval_vault::run(&root, rest),
+        ["eval", "dump", rest @ ..] => eval_dump::run(&root, rest),
         ["eval", "answers", rest @ ..] => eval_answers::run(&root, rest),
         ["bench", "vault", rest @ ..] => vault::run(&root, rest),
         ["bench", "owner", rest @ ..] => owner::run(&root, rest),
