@@ -310,16 +310,15 @@ fn stage_vault_file(
     Ok(Some(docs))
 }
 
+/// A note's title: its first `# Title` outside code blocks, else its file
+/// stem (Obsidian's name for it).
 fn title_of(body: &str, rel: &str) -> String {
-    body.lines()
-        .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string()))
-        .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| {
-            Path::new(rel)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| rel.to_string())
-        })
+    crate::kb::chunker::first_title(body).unwrap_or_else(|| {
+        Path::new(rel)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| rel.to_string())
+    })
 }
 
 fn iso_mtime(meta: &std::fs::Metadata) -> String {

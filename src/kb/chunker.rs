@@ -197,6 +197,30 @@ impl Chunker {
     }
 }
 
+/// The text of the first level-1 ATX header (`# Title`) outside fenced
+/// code blocks, by the same header rules the chunker cuts at; `None` when
+/// there is none or it is empty. A `# comment` in a shell or YAML sample,
+/// or a `# Heading 1` in a Markdown example inside a fence, is not the
+/// document's title.
+pub fn first_title(text: &str) -> Option<String> {
+    let mut fence: Option<Fence> = None;
+    for line in text.lines() {
+        let line: Vec<char> = line.chars().collect();
+        if let Some(open) = fence {
+            if closes_fence(&line, open) {
+                fence = None;
+            }
+        } else if let Some(open) = opening_fence(&line) {
+            fence = Some(open);
+        } else if let Some((1, title)) = atx_header(&line) {
+            if !title.is_empty() {
+                return Some(title);
+            }
+        }
+    }
+    None
+}
+
 /// A header-delimited part of the document, in character offsets.
 #[derive(Debug)]
 struct Section {

@@ -97,6 +97,19 @@ fn hashes_inside_code_fences_are_not_headers() {
 }
 
 #[test]
+fn the_title_is_the_first_level_one_header_outside_code_fences() {
+    // A YAML comment, a shell comment and a Markdown example in fences come
+    // first; none of them is the title (the help vault's `Bases syntax` was
+    // titled `Simple filter:` from such a comment).
+    let text = "Intro.\n```yaml\n# Simple filter:\n```\n~~~~md\n# This is a heading 1\n~~~\n# still fenced\n~~~~\n## Sub\n# Real title #\n# Second\n";
+    assert_eq!(first_title(text).as_deref(), Some("Real title"));
+    assert_eq!(first_title("   # Indented three\n").as_deref(), Some("Indented three"));
+    for none in ["", "#hashtag\n", "#\n", "## Only a sub\n", "```\n# in an unclosed fence\n"] {
+        assert_eq!(first_title(none), None, "{none:?}");
+    }
+}
+
+#[test]
 fn things_that_look_like_headers_but_are_not() {
     for text in ["#hashtag text", "####### seven", "    # four-space indent", "a # b"] {
         let chunks = Chunker::default().chunk(text, "");
