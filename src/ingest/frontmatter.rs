@@ -26,7 +26,8 @@ use yaml_rust2::scanner::TScalarStyle;
 /// comma-joined string nothing searched).
 /// 4: the note's title heads every chunk's embedded text (see
 /// `vault::EMBED_SCHEMA`).
-pub const META_SCHEMA: i64 = 4;
+/// 5: the note's folders head its title there (`Plugins › Canvas`).
+pub const META_SCHEMA: i64 = 5;
 
 /// Frontmatter larger than this is not parsed (the note is still indexed).
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;

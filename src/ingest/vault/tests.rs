@@ -241,17 +241,21 @@ fn schema_migration_reembeds_notes_below_the_embed_schema() {
     let f = fixture();
     write(&f.vault, "plain.md", "Just a plain note about tea.");
     write(&f.vault, "rec.md", "---\nstatus: open\n---\nA record about coffee.");
+    write(&f.vault, "Drinks/Hot/cocoa.md", "# Hot cocoa\nMilk and cocoa.");
     refresh(&f, &opts());
-    // Schema 4 put the title in front of every chunk's embedded text.
+    // Schema 4 put the title in front of every chunk's embedded text,
+    // schema 5 the note's folders in front of the title.
     let embedded = |rel: &str| {
         let id = f.kb.store().ids_by(LookupField::FilePath, rel).unwrap()[0];
         f.kb.store().get(id).unwrap().unwrap().embed_text
     };
     assert!(embedded("plain.md").starts_with("plain\n"), "{}", embedded("plain.md"));
     assert!(embedded("rec.md").starts_with("rec — open\n"), "{}", embedded("rec.md"));
-    // Notes indexed under schema 3 (before the title header) are all
+    let cocoa = embedded("Drinks/Hot/cocoa.md");
+    assert!(cocoa.starts_with("Drinks › Hot › Hot cocoa\n"), "{cocoa}");
+    // Notes indexed under schema 4 (before the folders) are all
     // re-embedded, frontmatter or not; a second refresh has nothing to do.
-    let old: Metadata = [("meta_schema".to_string(), json!(3))].into_iter().collect();
+    let old: Metadata = [("meta_schema".to_string(), json!(4))].into_iter().collect();
     f.kb.update_metadata_fields("plain.md", &old, &Actor::Cli).unwrap();
     f.kb.update_metadata_fields("rec.md", &old, &Actor::Cli).unwrap();
     let plain_ids = f.kb.store().ids_by(LookupField::FilePath, "plain.md").unwrap();
@@ -265,7 +269,7 @@ fn schema_migration_reembeds_notes_below_the_embed_schema() {
     );
     assert_ne!(f.kb.store().ids_by(LookupField::FilePath, "rec.md").unwrap(), rec_ids);
     let r = refresh(&f, &opts());
-    assert_eq!(r.unchanged, 2);
+    assert_eq!(r.unchanged, 3);
 }
 
 #[test]
