@@ -104,7 +104,13 @@ fn the_title_is_the_first_level_one_header_outside_code_fences() {
     let text = "Intro.\n```yaml\n# Simple filter:\n```\n~~~~md\n# This is a heading 1\n~~~\n# still fenced\n~~~~\n## Sub\n# Real title #\n# Second\n";
     assert_eq!(first_title(text).as_deref(), Some("Real title"));
     assert_eq!(first_title("   # Indented three\n").as_deref(), Some("Indented three"));
-    for none in ["", "#hashtag\n", "#\n", "## Only a sub\n", "```\n# in an unclosed fence\n"] {
+    for none in [
+        "",
+        "#hashtag\n",
+        "#\n",
+        "## Only a sub\n",
+        "```\n# in an unclosed fence\n",
+    ] {
         assert_eq!(first_title(none), None, "{none:?}");
     }
 }
