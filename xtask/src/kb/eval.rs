@@ -270,7 +270,23 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     // chat agent ask: the legs' depth follows the request (see
     // `search::MIN_LEG`), so this can differ from the run at depth 100.
     let mut n10_runs: Vec<Vec<String>> = Vec::new();
+    // The Library's document view (`Kb::search_documents`: chunks collapsed
+    // by the configured aggregation), at 100 and at 10 documents. With one
+    // chunk per abstract it differs from the rows above only by the legs'
+    // depth; with `--chunked` it is how a person's papers rank.
+    let mut doc_runs: [Vec<Vec<String>>; 2] = [Vec::new(), Vec::new()];
     for (_, q) in &data.queries {
+        for (runs, n) in doc_runs.iter_mut().zip([DEPTH, 10]) {
+            let mut dreq = SearchRequest::new(q.clone(), n);
+            dreq.rerank = false;
+            dreq.hybrid = Some(true);
+            let docs = kb.search_documents(&dreq)?;
+            runs.push(
+                docs.iter()
+                    .filter_map(|d| doc_of.get(&d.best.record.id).cloned())
+                    .collect(),
+            );
+        }
         let mut req = SearchRequest::new(q.clone(), DEPTH);
         req.rerank = false;
         req.hybrid = Some(false);
@@ -364,6 +380,13 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         ("hybrid (Kb::search), 10 results".into(), score(&data, &n10_runs)),
     );
     next += 1;
+    for (runs, n) in doc_runs.iter().zip([DEPTH, 10]) {
+        rows.insert(
+            next,
+            (format!("documents (Kb::search_documents), {n}"), score(&data, runs)),
+        );
+        next += 1;
+    }
     for (runs, share) in weighted_runs.iter().zip(shares) {
         rows.insert(next, (format!("hybrid weighted dense={share}%"), score(&data, runs)));
         next += 1;
