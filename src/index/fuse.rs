@@ -91,24 +91,7 @@ pub fn weighted(legs: &[(Leg<'_>, f32)]) -> Vec<(ChunkId, f32)> {
         }
         let w = f64::from(*weight);
         let scored: Vec<(ChunkId, f64)> = match leg {
-            Leg::Scored(items) => {
-                let finite = items.iter().map(|(_, s)| *s).filter(|s| s.is_finite());
-                let (lo, hi) = finite.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| (lo.min(s), hi.max(s)));
-                let span = f64::from(hi) - f64::from(lo);
-                items
-                    .iter()
-                    .map(|(id, s)| {
-                        let n = if !s.is_finite() {
-                            0.0
-                        } else if span > 0.0 && span.is_finite() {
-                            (f64::from(*s) - f64::from(lo)) / span
-                        } else {
-                            1.0
-                        };
-                        (*id, n)
-                    })
-                    .collect()
-            }
+            Leg::Scored(items) => min_max(items),
             Leg::Matches(ids) => ids.iter().map(|id| (*id, 1.0)).collect(),
         };
         let mut best: HashMap<ChunkId, (f64, usize)> = HashMap::new();
@@ -131,6 +114,40 @@ pub fn weighted(legs: &[(Leg<'_>, f32)]) -> Vec<(ChunkId, f32)> {
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
     fused.into_iter().map(|(id, score, _)| (id, score as f32)).collect()
+}
+
+/// A scored leg min-max normalised as [`weighted`] sees it, in the leg's
+/// order: the best candidate 1, the worst 0, all 1 when the scores are
+/// equal, 0 for a score that is not finite.
+fn min_max(items: &[(ChunkId, f32)]) -> Vec<(ChunkId, f64)> {
+    let finite = items.iter().map(|(_, s)| *s).filter(|s| s.is_finite());
+    let (lo, hi) = finite.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| (lo.min(s), hi.max(s)));
+    let span = f64::from(hi) - f64::from(lo);
+    items
+        .iter()
+        .map(|(id, s)| {
+            let n = if !s.is_finite() {
+                0.0
+            } else if span > 0.0 && span.is_finite() {
+                (f64::from(*s) - f64::from(lo)) / span
+            } else {
+                1.0
+            };
+            (*id, n)
+        })
+        .collect()
+}
+
+/// Each id's normalised score in one scored leg (its best, when repeated),
+/// exactly as [`weighted`] adds it before the leg's weight: for callers
+/// that need a leg's share of a fused score.
+pub fn normalised(items: &[(ChunkId, f32)]) -> HashMap<ChunkId, f64> {
+    let mut out: HashMap<ChunkId, f64> = HashMap::with_capacity(items.len());
+    for (id, n) in min_max(items) {
+        let e = out.entry(id).or_insert(n);
+        *e = e.max(n);
+    }
+    out
 }
 
 #[cfg(test)]

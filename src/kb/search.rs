@@ -30,6 +30,8 @@ use crate::store::ChunkRecord;
 
 use super::{scalar_string, split_tags, Kb, Result};
 
+mod section;
+
 /// RRF weight of the exact-name leg (dense and BM25 weigh 1). At 2 its rank
 /// 1 alone equals being first in both other legs.
 pub const EXACT_NAME_WEIGHT: f32 = 2.0;
@@ -179,7 +181,9 @@ impl SearchRequest {
 pub struct Hit {
     pub record: ChunkRecord,
     /// The final ordering score: cross-encoder logit when re-ranked, else
-    /// the fused RRF score (hybrid) or cosine similarity (dense only).
+    /// the fused score (hybrid; under weighted fusion a section's best
+    /// piece carries the evidence of its other pieces, see
+    /// `section::pool_evidence`) or cosine similarity (dense only).
     pub score: f32,
     /// 1-based ranks in each leg, when the chunk appeared there.
     pub dense_rank: Option<usize>,
@@ -359,8 +363,17 @@ impl Kb {
         let dense = self.rescore(qv, dense, rescore_count(keep), leg)?;
         let dense_ids: Vec<ChunkId> = dense.iter().map(|(id, _)| *id).collect();
         let sparse_ids: Vec<ChunkId> = sparse.iter().map(|(id, _)| *id).collect();
+        let fusion = req.fusion.unwrap_or_else(|| self.fusion());
+        // Under weighted fusion the pieces of one section pool their
+        // evidence (see `section::pool_evidence`), looked for among a few
+        // more hits than are kept.
+        let pooled = (hybrid && matches!(fusion, Fusion::Weighted { .. })).then(|| fusion.dense_share());
+        let load = if pooled.is_some() {
+            keep + keep.min(section::MARGIN)
+        } else {
+            keep
+        };
         let ranked: Vec<(ChunkId, f32)> = if hybrid {
-            let fusion = req.fusion.unwrap_or_else(|| self.fusion());
             let share = fusion.dense_share();
             match fusion {
                 Fusion::Rrf { .. } => rrf(
@@ -383,12 +396,12 @@ impl Kb {
                 ]),
             }
         } else {
-            dense
+            dense.clone()
         };
 
         let mut hits = Vec::new();
         for (id, score) in ranked {
-            if hits.len() >= keep {
+            if hits.len() >= load {
                 break;
             }
             // The store is the truth: a hit must exist and pass the filter.
@@ -406,6 +419,10 @@ impl Kb {
                 rerank: RerankOutcome::Off,
             });
         }
+        if let Some(share) = pooled {
+            section::pool_evidence(&mut hits, &dense, &sparse, share);
+        }
+        hits.truncate(keep);
         if reranking && hits.len() > 1 {
             let outcome = self.rerank_within_budget(&req.query, &mut hits)?;
             for h in &mut hits {

@@ -52,7 +52,9 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
                     queries.push(("scifact".into(), id, v["text"].as_str().unwrap_or("").into(), r.clone()));
                 }
             }
-            common::work_dir(root).join("scifact").join("rag")
+            common::work_dir(root)
+                .join(common::flag(args, "--cache").unwrap_or("scifact"))
+                .join("rag")
         }
         "vault" => {
             let data = common::shared_data(root, "obsidian-help");
