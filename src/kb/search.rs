@@ -399,10 +399,20 @@ impl Kb {
             dense.clone()
         };
 
-        let mut hits = Vec::new();
+        let mut hits: Vec<Hit> = Vec::new();
+        let mut looked_beyond = 0;
         for (id, score) in ranked {
-            if hits.len() >= load {
-                break;
+            if hits.len() >= keep {
+                // Beyond the kept hits, only a possible sibling piece is
+                // worth a store read: a document's chunks get consecutive
+                // ids (one commit allocates them in order).
+                looked_beyond += 1;
+                if looked_beyond > load - keep {
+                    break;
+                }
+                if !hits[..keep].iter().any(|h| h.record.id.abs_diff(id.0) <= section::SPAN) {
+                    continue;
+                }
             }
             // The store is the truth: a hit must exist and pass the filter.
             let Some(record) = self.store.get(id.0)? else { continue };
