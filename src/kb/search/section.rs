@@ -10,8 +10,8 @@
 //! then run through `Kb::search`): help vault anchors, documents, hit@1 /
 //! MRR@10 0.786 / 0.848 → 0.796 / 0.853, chunks 0.735 / 0.802 unchanged;
 //! SciFact with one chunk per abstract cannot move (no section has two
-//! pieces); SciFact cut as `kb add` stores papers 0.7304 → 0.7329 for 100
-//! results and 0.7168 → 0.7182 for 10. Pooling over every candidate of the
+//! pieces); SciFact cut as `kb add` stores papers 0.7304 → 0.7331 for 100
+//! results and 0.7168 → 0.7173 for 10. Pooling over every candidate of the
 //! legs instead of the hits read scored the same, and would cost a store
 //! read per candidate; the search reads only candidates near a kept hit
 //! (see [`SPAN`]).
