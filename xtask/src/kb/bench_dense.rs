@@ -153,7 +153,11 @@ fn exact_path(
         for (q, t) in queries.iter().zip(truth) {
             let start = Instant::now();
             let mut cands = flat.search(q, None, leg.max(rescore_count(10)))?;
+            // As the product does: the best `rescore_count` and the leg's
+            // last candidate (weighted fusion puts the leg's zero there).
+            let last = (cands.len() > rescore_count(10)).then(|| cands[cands.len() - 1]);
             cands.truncate(rescore_count(10));
+            cands.extend(last);
             let mut scored: Vec<(f32, ChunkId)> = cands
                 .into_iter()
                 .filter_map(|(id, _)| {
@@ -171,7 +175,7 @@ fn exact_path(
         }
         let recall = found as f64 / (10 * queries.len().max(1)) as f64;
         let label = format!(
-            "EXACT int8 scan ({:.1} MiB, {kernel:?}) + f32 re-score of {}, {threads} thread{}",
+            "EXACT int8 scan ({:.1} MiB, {kernel:?}) + f32 re-score of {}+1, {threads} thread{}",
             mib(flat.disk_size()),
             rescore_count(10),
             if threads == 1 { "" } else { "s" }
