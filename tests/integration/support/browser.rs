@@ -156,9 +156,15 @@ impl Browser {
             }
             if Instant::now() > deadline {
                 let body = self.js("return document.body.innerText");
+                // The last requests that finished, with their times: a
+                // request still pending is the one missing here.
+                let requests = self.js(
+                    "return performance.getEntriesByType('resource').slice(-10).map((e) => `${Math.round(e.startTime)} ms +${Math.round(e.duration)} ms ${e.name.replace(location.origin, '')}`).join('\\n')",
+                );
                 panic!(
-                    "timed out waiting for {what}; page text:\n{}",
-                    body.as_str().unwrap_or("")
+                    "timed out waiting for {what}; page text:\n{}\n\nlast finished requests (start, duration, path):\n{}",
+                    body.as_str().unwrap_or(""),
+                    requests.as_str().unwrap_or("")
                 );
             }
             std::thread::sleep(Duration::from_millis(50));
