@@ -121,6 +121,7 @@ impl App {
                 doc_type: "draft".into(),
                 private,
                 change: RecordChange {
+                    inverse_is_default: false,
                     detail: format!(
                         "{n} suggested change{} to {}",
                         if n == 1 { "" } else { "s" },
@@ -161,6 +162,7 @@ impl App {
                 doc_type: "draft".into(),
                 private,
                 change: RecordChange {
+                    inverse_is_default: false,
                     detail: format!("{file} put back to its version {version}"),
                     after: Some(hash.clone()),
                     inverse: Some(before),
@@ -204,6 +206,7 @@ fn draft_deleted(draft: &str, title: String, private: bool) -> NewRecordEvent {
         doc_type: "draft".into(),
         private,
         change: RecordChange {
+            inverse_is_default: false,
             detail: "the draft's folder, with its files and saved versions".into(),
             after: None,
             inverse: None,
@@ -285,6 +288,7 @@ impl FileRecords<'_> {
                 doc_type: "draft".into(),
                 private: e.private,
                 change: RecordChange {
+                    inverse_is_default: false,
                     detail: format!("{file} put back to its text from before event {}", e.id),
                     after: Some(hash),
                     inverse: Some(replaced),

@@ -26,6 +26,7 @@ fn prompt_event(name: &str, detail: String, new_text: &str, old_text: String) ->
         doc_type: "prompt".into(),
         private: false,
         change: RecordChange {
+            inverse_is_default: false,
             detail,
             after: Some(content_hash(new_text.as_bytes())),
             inverse: None,
@@ -99,6 +100,7 @@ fn setting_event(dotted: &str, before: &crate::config::Config, after: &crate::co
     let (old, new) = (before.value(dotted), after.value(dotted));
     let change = if secret {
         RecordChange {
+            inverse_is_default: false,
             detail: "set (a secret, or a server's setting: its value is not recorded)".into(),
             after: None,
             inverse: None,
@@ -107,12 +109,20 @@ fn setting_event(dotted: &str, before: &crate::config::Config, after: &crate::co
             )),
         }
     } else {
-        let was = match before.origin(dotted) {
-            crate::config::Origin::Default => format!("{old} (the default)"),
-            _ => old.to_string(),
+        let default = matches!(before.origin(dotted), crate::config::Origin::Default);
+        let was = if default {
+            format!("{old} (the default)")
+        } else {
+            old.to_string()
         };
-        let inverse = raw_of(old);
+        // Undoing a change from the default removes the key again, which
+        // works for a default no value can spell (an unset path) too.
+        let inverse = match raw_of(old) {
+            None if default => Some(String::new()),
+            raw => raw,
+        };
         RecordChange {
+            inverse_is_default: default,
             detail: format!("set to {new}, was {was}"),
             after: raw_of(new),
             not_undoable: inverse.is_none().then(|| {
@@ -220,9 +230,23 @@ pub(super) fn undo_setting(f: &FileRecords<'_>, e: &Event, cause: &crate::store:
         kind: err.kind(),
         message: err.to_string(),
     };
+    let to_default = e.record.as_ref().is_some_and(|r| r.inverse_is_default);
     let before = f.app.config();
-    crate::config::write::set_value(f.app.home(), key, old, &*f.app.env).map_err(|e| failed(e.into()))?;
+    let written = if to_default {
+        crate::config::write::unset_value(f.app.home(), key, &*f.app.env)
+    } else {
+        crate::config::write::set_value(f.app.home(), key, old, &*f.app.env)
+    };
+    written.map_err(|e| failed(e.into()))?;
     f.app.reload_config().map_err(|e| failed(OpError::App(e)))?;
-    let unrecorded = f.append(setting_event(key, &before, &f.app.config()), cause);
+    let after = f.app.config();
+    let unrecorded = f.append(setting_event(key, &before, &after), cause);
+    if to_default {
+        return Ok(format!(
+            "set {key} back to its default ({}), as before event {}{unrecorded}",
+            after.value(key),
+            e.id
+        ));
+    }
     Ok(format!("set {key} back to {old}, as before event {}{unrecorded}", e.id))
 }

@@ -330,6 +330,50 @@ fn set_value_refuses_bad_input_and_leaves_the_file_alone() {
 }
 
 #[test]
+fn unset_value_removes_the_key_keeps_the_rest_and_drops_a_bare_section() {
+    let t = tempfile::tempdir().unwrap();
+    let home = JarvisHome::at(t.path());
+    let env = env_of(&[("HOME", "/u")]);
+    let original = "# my settings\n[rag]\n# bigger chunks\nchunk_size = 2048 # tuned\nhybrid = false\n";
+    fs::write(home.config_file(), original).unwrap();
+    // A key set in a section of its own, then taken back: the file is as
+    // it was, and the setting has its default again.
+    write::set_value(&home, "digest.hour", "6", &env).unwrap();
+    assert!(fs::read_to_string(home.config_file()).unwrap().contains("[digest]"));
+    let c = write::unset_value(&home, "digest.hour", &env).unwrap();
+    assert_eq!(fs::read_to_string(home.config_file()).unwrap(), original);
+    assert!(matches!(c.origin("digest.hour"), Origin::Default));
+    // A key beside others: its line goes with the comment right above it
+    // (which spoke of it); the file's and the section's stay.
+    let c = write::unset_value(&home, "rag.chunk_size", &env).unwrap();
+    assert_eq!(
+        fs::read_to_string(home.config_file()).unwrap(),
+        "# my settings\n[rag]\nhybrid = false\n"
+    );
+    assert!(matches!(c.origin("rag.chunk_size"), Origin::Default));
+    // A section whose header carries a comment stays, though empty.
+    let commented = "# kept for later\n[digest]\nhour = 7\n";
+    fs::write(home.config_file(), commented).unwrap();
+    write::unset_value(&home, "digest.hour", &env).unwrap();
+    assert_eq!(
+        fs::read_to_string(home.config_file()).unwrap(),
+        "# kept for later\n[digest]\n"
+    );
+    // Absent already: nothing changes; an unknown key is refused.
+    write::unset_value(&home, "digest.hour", &env).unwrap();
+    assert_eq!(
+        fs::read_to_string(home.config_file()).unwrap(),
+        "# kept for later\n[digest]\n"
+    );
+    let err = write::unset_value(&home, "digest.houre", &env).unwrap_err().to_string();
+    assert!(err.contains("did you mean `digest.hour`?"), "{err}");
+    let err = write::unset_value(&home, "servers.lab.model", &env)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown setting"), "{err}");
+}
+
+#[test]
 fn set_value_creates_a_missing_file_0600() {
     let t = tempfile::tempdir().unwrap();
     let home = JarvisHome::at(t.path().join("fresh"));

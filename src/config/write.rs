@@ -32,20 +32,68 @@ pub fn set_value(home: &JarvisHome, dotted: &str, raw: &str, env: Env<'_>) -> Re
     Config::load(home, env)
 }
 
+/// Remove one dotted key from the home's config file, so the setting
+/// takes its default again (undo of a change from the default). A section
+/// left with no key and no comment goes too. A server's keys have no
+/// default and are refused as unknown. Returns the new resolved config.
+pub fn unset_value(home: &JarvisHome, dotted: &str, env: Env<'_>) -> Result<Config, ConfigError> {
+    let file = home.config_file();
+    let old = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Config::load(home, env),
+        Err(source) => return Err(ConfigError::Read { path: file, source }),
+    };
+    let new = unset_text(&file, &old, dotted)?;
+    if new == old {
+        return Config::load(home, env);
+    }
+    Config::from_parts(home, &file, Some(&new), env)?;
+    write_atomic(&file, new.as_bytes(), 0o600)?;
+    Config::load(home, env)
+}
+
+/// The text of the config file without `dotted`.
+pub fn unset_text(file: &Path, old: &str, dotted: &str) -> Result<String, ConfigError> {
+    // A server's keys are not in the schema: refused here as unknown.
+    let (section, key, _) = resolve_key(dotted)?;
+    let mut doc = parse_doc(file, old)?;
+    let root = doc.as_table_mut();
+    let emptied = match root.get_mut(section).and_then(Item::as_table_like_mut) {
+        Some(table) => {
+            table.remove(key);
+            table.is_empty()
+        }
+        None => false,
+    };
+    let bare = |t: &Table| {
+        t.decor()
+            .prefix()
+            .and_then(|p| p.as_str())
+            .is_none_or(|p| p.trim().is_empty())
+    };
+    if emptied && root.get(section).and_then(Item::as_table).is_some_and(bare) {
+        root.remove(section);
+    }
+    Ok(doc.to_string())
+}
+
+/// The config file's text as an editable document, or where it is not TOML.
+fn parse_doc(file: &Path, old: &str) -> Result<DocumentMut, ConfigError> {
+    old.parse().map_err(|e: toml_edit::TomlError| {
+        let (line, column) = e.span().map(|s| super::line_col(old, s.start)).unwrap_or((1, 1));
+        ConfigError::Syntax {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
 /// The text of the config file after setting `dotted` to `raw`.
 pub fn edit_text(file: &Path, old: &str, dotted: &str, raw: &str, env: Env<'_>) -> Result<String, ConfigError> {
     let user_home = env("HOME").map(std::path::PathBuf::from);
-    let parse = |old: &str| -> Result<DocumentMut, ConfigError> {
-        old.parse().map_err(|e: toml_edit::TomlError| {
-            let (line, column) = e.span().map(|s| super::line_col(old, s.start)).unwrap_or((1, 1));
-            ConfigError::Syntax {
-                file: file.to_path_buf(),
-                line,
-                column,
-                message: e.message().trim().to_string(),
-            }
-        })
-    };
+    let parse = |old: &str| parse_doc(file, old);
     if let Some(rest) = dotted.strip_prefix("servers.") {
         let mut doc = parse(old)?;
         set_server_key(&mut doc, rest, raw)?;

@@ -50,6 +50,15 @@ pub struct RecordChange {
     /// was written (a deleted draft's files are gone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_undoable: Option<String>,
+    /// The inverse is a setting's default, not a value the user had
+    /// written: undo removes the key from the file rather than pin the
+    /// default there (so a later default still reaches the user).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inverse_is_default: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A record event to append: everything but its id, time and actor.

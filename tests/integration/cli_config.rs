@@ -106,6 +106,46 @@ fn config_path_and_set_round_trip_keeping_comments() {
 }
 
 #[test]
+fn undoing_a_change_from_the_default_removes_the_key_again() {
+    let sb = Sandbox::new();
+    sb.write_config("# mine\n");
+    // One setting with a default value, one whose default is unset (no
+    // value can spell it, so it could not be undone by writing a value).
+    for (key, value) in [("digest.hour", "6"), ("sync.pdf_watch_dir", "/srv/papers")] {
+        let mut c = sb.jarvis();
+        c.args(["config", "set", key, value]);
+        let r = run(c);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let text = std::fs::read_to_string(sb.config_file()).unwrap();
+    assert!(text.contains("hour = 6") && text.contains("pdf_watch_dir"), "{text}");
+    let mut c = sb.jarvis();
+    c.args(["log", "--kind", "setting_edited", "--json"]);
+    let r = run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for e in rows {
+        assert_eq!(e["record"]["inverse_is_default"], true, "{e}");
+        assert!(e["record"]["detail"].as_str().unwrap().contains("(the default)"), "{e}");
+        assert_eq!(e["undoable"], true, "{e}");
+        let mut c = sb.jarvis();
+        c.args(["undo", &e["id"].to_string()]);
+        let r = run(c);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains("back to its default"), "{}", r.stdout);
+    }
+    // The file is as it was, so a later default would reach this user.
+    assert_eq!(std::fs::read_to_string(sb.config_file()).unwrap(), "# mine\n");
+    let mut c = sb.jarvis();
+    c.args(["config", "show", "--json"]);
+    let r = run(c);
+    let shown: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(shown["sections"]["digest"]["hour"]["origin"], "default", "{shown}");
+}
+
+#[test]
 fn bad_input_fails_with_a_precise_message_and_changes_nothing() {
     let sb = Sandbox::new();
     sb.write_config("[digest]\nhour = 5\n");
