@@ -7,6 +7,7 @@
 //! lives in the library modules below.
 
 mod ask_cmd;
+mod assist_cmd;
 mod config_cmd;
 mod delegate;
 mod digest_cmd;
@@ -64,6 +65,18 @@ pub enum Command {
     /// What the assistant remembers about you: list, review its proposals, forget a fact, export to and import from one Markdown file.
     #[command(subcommand)]
     Memory(memory_cmd::MemoryCmd),
+    /// List the chat profiles (`jarvis ask --profile ID`): shipped ones and yours, with each one's model and tools.
+    Profiles {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the slash commands: the web composer's built-ins and your own (`jarvis ask "/name …"` runs yours).
+    Commands {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the switchable LLMs from config, each marked local or cloud.
     Models {
         /// Machine-readable output.
@@ -241,6 +254,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         )?)),
         Command::Memory(c) => Ok(ExitCode::from(delegate::run_memory(c, config)?)),
         Command::Models { json } => models_cmd::run(json, &config),
+        Command::Profiles { json } => assist_cmd::run_profiles(json, &home),
+        Command::Commands { json } => assist_cmd::run_commands(json, &home),
         Command::ConvertPdf { input, output } => convert_pdf(&input, output.as_deref(), &config),
         Command::Completions { .. } | Command::PdfWorker => Ok(ExitCode::SUCCESS),
     }

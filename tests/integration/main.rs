@@ -19,6 +19,7 @@ mod chat_turns;
 mod citations;
 mod cli_add;
 mod cli_add_remote;
+mod cli_assist;
 mod cli_config;
 mod cli_digest;
 mod cli_kb;
