@@ -4,8 +4,8 @@
 //!
 //! Reads the chat's own catalogues (`chat::profiles`, `chat::commands`) and
 //! renders them; decides nothing about them. Untrusted text from the files
-//! (names, descriptions) is printed with control characters replaced, so a
-//! file cannot drive the terminal.
+//! (names, descriptions) goes through `kb::search::one_line`, as a note's
+//! text does, so a file cannot drive the terminal.
 
 use std::process::ExitCode;
 
@@ -15,16 +15,7 @@ use crate::chat::commands::{self, BUILTINS};
 use crate::chat::profiles;
 use crate::paths::JarvisHome;
 
-/// One line of a file's text for the terminal: control characters shown as
-/// spaces, runs of space collapsed.
-fn plain(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+use super::kb::one_line;
 
 pub fn run_profiles(json: bool, home: &JarvisHome) -> anyhow::Result<ExitCode> {
     let cat = profiles::load(home);
@@ -39,7 +30,7 @@ pub fn run_profiles(json: bool, home: &JarvisHome) -> anyhow::Result<ExitCode> {
         for p in &cat.profiles {
             let mut extras = Vec::new();
             if let Some(m) = &p.model {
-                extras.push(format!("model {}", plain(m)));
+                extras.push(format!("model {}", one_line(m)));
             }
             // The names are in `--json`; a count keeps the line readable.
             if let Some(tools) = &p.tools {
@@ -51,9 +42,9 @@ pub fn run_profiles(json: bool, home: &JarvisHome) -> anyhow::Result<ExitCode> {
             extras.push(if p.builtin { "shipped" } else { "yours" }.into());
             out.push_str(&format!(
                 "{:<width$}  {} — {}  [{}]\n",
-                plain(&p.id),
-                plain(&p.name),
-                plain(&p.description),
+                one_line(&p.id),
+                one_line(&p.name),
+                one_line(&p.description),
                 extras.join("; ")
             ));
         }
@@ -64,7 +55,7 @@ pub fn run_profiles(json: bool, home: &JarvisHome) -> anyhow::Result<ExitCode> {
         );
     }
     for problem in &cat.problems {
-        eprintln!("warning: {}", plain(problem));
+        eprintln!("warning: {}", one_line(problem));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -89,16 +80,16 @@ pub fn run_commands(json: bool, home: &JarvisHome) -> anyhow::Result<ExitCode> {
         out.push_str("  none yet — create one with /commands in the web app\n");
     }
     for c in &custom {
-        let call = match plain(&c.hint) {
-            h if h.is_empty() => format!("/{}", plain(&c.name)),
-            h => format!("/{} {h}", plain(&c.name)),
+        let call = match one_line(&c.hint) {
+            h if h.is_empty() => format!("/{}", one_line(&c.name)),
+            h => format!("/{} {h}", one_line(&c.name)),
         };
         let mut extras = Vec::new();
         if !c.model.is_empty() {
-            extras.push(format!("model {}", plain(&c.model)));
+            extras.push(format!("model {}", one_line(&c.model)));
         }
         if !c.profile.is_empty() {
-            extras.push(format!("profile {}", plain(&c.profile)));
+            extras.push(format!("profile {}", one_line(&c.profile)));
         }
         if c.shadowed {
             extras.push("never runs: a built-in has its name".into());
@@ -108,7 +99,7 @@ pub fn run_commands(json: bool, home: &JarvisHome) -> anyhow::Result<ExitCode> {
         } else {
             format!("  [{}]", extras.join("; "))
         };
-        out.push_str(&format!("  {call}  {}{extras}\n", plain(&c.description)));
+        out.push_str(&format!("  {call}  {}{extras}\n", one_line(&c.description)));
     }
     super::emit(&out)?;
     Ok(ExitCode::SUCCESS)

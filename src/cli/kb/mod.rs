@@ -25,6 +25,7 @@ mod eval;
 mod info;
 mod maintain;
 mod search;
+pub(crate) use search::one_line;
 mod sync_status;
 mod vault;
 mod zotero;

@@ -218,9 +218,20 @@ fn render_hit(rank: usize, h: &Hit, full: bool) -> String {
     out
 }
 
-/// The text on one line, whitespace collapsed, cut at a char boundary.
+/// Untrusted text (a note, a file's name or description) as one line for
+/// the terminal: control characters (an escape sequence's ESC, a carriage
+/// return) become spaces, so a file cannot drive the terminal, and runs of
+/// whitespace collapse.
+pub fn one_line(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// [`one_line`], cut at a char boundary.
 pub fn snippet(text: &str, max_chars: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = one_line(text);
     if flat.chars().count() <= max_chars {
         return flat;
     }
@@ -280,5 +291,8 @@ mod tests {
     fn snippets_are_one_line_and_bounded() {
         assert_eq!(snippet("a\n\n b  c", 10), "a b c");
         assert_eq!(snippet("ééééé ééééé", 5), "ééééé…");
+        // A hostile note's escape sequence loses its ESC (and a carriage
+        // return cannot rewrite the line).
+        assert_eq!(snippet("red\u{1b}[31m text\rover", 40), "red [31m text over");
     }
 }
