@@ -57,7 +57,6 @@ pub(crate) fn created(id: &str, title: &str, private: bool) -> NewRecordEvent {
         title,
         private,
         RecordChange {
-            inverse_is_default: false,
             detail: "its first exchange saved".into(),
             not_undoable: Some(
                 "a chat is taken back by deleting it, which only you do (the bin beside it in the sidebar)".into(),
@@ -92,7 +91,6 @@ pub(crate) fn deleted(id: &str, title: &str, private: bool) -> NewRecordEvent {
         title,
         private,
         RecordChange {
-            inverse_is_default: false,
             detail: "its file and its exchanges in the library".into(),
             not_undoable: Some(
                 "a deleted chat's file and its indexed exchanges are gone; Jarvis keeps no copy of a chat".into(),
@@ -110,7 +108,6 @@ pub(crate) fn turned_private(id: &str, title: &str) -> NewRecordEvent {
         title,
         true,
         RecordChange {
-            inverse_is_default: false,
             detail: "it read a private note; its exchanges are private from now on".into(),
             not_undoable: Some("a chat that read a private note stays private, so no cloud model ever reads it".into()),
             ..RecordChange::default()

@@ -237,8 +237,6 @@ pub struct DocHit {
     pub more: usize,
 }
 
-/// A chunk's document key: a note's file path (all notes share `source =
-/// "local"`), otherwise its source.
 /// The word legs' results, before fusion.
 #[derive(Default)]
 struct SparseLegs {
@@ -247,6 +245,15 @@ struct SparseLegs {
     heading: Vec<ChunkId>,
 }
 
+/// A chunk's section breadcrumb ("" before a document's first header):
+/// with [`doc_key`], what tells the pieces of one passage apart from
+/// another's, for document aggregation and for pooling.
+fn section_of(rec: &ChunkRecord) -> &str {
+    rec.meta_str("section").unwrap_or("")
+}
+
+/// A chunk's document key: a note's file path (all notes share `source =
+/// "local"`), otherwise its source.
 pub fn doc_key(rec: &ChunkRecord) -> &str {
     crate::store::doc_key(&rec.meta)
 }
@@ -603,7 +610,7 @@ pub fn group_documents_by(hits: Vec<Hit>, n: usize, agg: DocAggregation) -> Vec<
                     // Only a section not seen yet adds: the pieces of one
                     // long section (which overlap) are one passage.
                     let seen = &mut sections[i];
-                    let section = h.record.meta_str("section").unwrap_or("");
+                    let section = section_of(&h.record);
                     if !seen.iter().any(|s| s == section) {
                         seen.push(section.to_string());
                         d.score += w.powi(seen.len() as i32 - 1) * h.score;
@@ -611,7 +618,7 @@ pub fn group_documents_by(hits: Vec<Hit>, n: usize, agg: DocAggregation) -> Vec<
                 }
             }
             None => {
-                sections.push(vec![h.record.meta_str("section").unwrap_or("").to_string()]);
+                sections.push(vec![section_of(&h.record).to_string()]);
                 index.insert(key.clone(), docs.len());
                 docs.push(DocHit {
                     key,

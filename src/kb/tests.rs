@@ -774,6 +774,6 @@ fn a_papers_title_is_a_headline_and_a_notes_title_a_name() {
     assert_eq!(note.titles, ["Graphene under strain", "strain"]);
 }
 
-mod aggregate;
+pub(crate) mod aggregate;
 mod dense;
 mod write_search;

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::{doc_key, Hit};
+use super::{doc_key, section_of, Hit};
 use crate::index::fuse::normalised;
 use crate::index::ChunkId;
 
@@ -40,28 +40,31 @@ pub(super) const SPAN: u64 = 8;
 /// first piece of each section counts its section's best normalised score
 /// in each leg, then re-sorts them (stably: ties keep the fused order).
 pub(super) fn pool_evidence(hits: &mut [Hit], dense: &[(ChunkId, f32)], sparse: &[(ChunkId, f32)], share: f32) {
+    // (document, section) → its pieces' indexes, best first.
+    let mut groups: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    for (i, h) in hits.iter().enumerate() {
+        groups
+            .entry((doc_key(&h.record), section_of(&h.record)))
+            .or_default()
+            .push(i);
+    }
+    groups.retain(|_, pieces| pieces.len() > 1);
+    // Most searches have no section twice among their hits: nothing to
+    // pool, and no need to normalise the legs a second time.
+    if groups.is_empty() {
+        return;
+    }
     let d = normalised(dense);
     let b = normalised(sparse);
-    let leg = |m: &HashMap<ChunkId, f64>, h: &Hit| m.get(&ChunkId(h.record.id)).copied().unwrap_or(0.0);
-    // (document, section) → (best dense, best BM25, the first piece's index)
-    let mut groups: HashMap<(&str, &str), (f64, f64, usize)> = HashMap::new();
-    for (i, h) in hits.iter().enumerate() {
-        let key = (doc_key(&h.record), h.record.meta_str("section").unwrap_or(""));
-        let (dn, bn) = (leg(&d, h), leg(&b, h));
-        groups
-            .entry(key)
-            .and_modify(|g| {
-                g.0 = g.0.max(dn);
-                g.1 = g.1.max(bn);
-            })
-            .or_insert((dn, bn, i));
-    }
+    let leg = |m: &HashMap<ChunkId, f64>, i: usize| m.get(&ChunkId(hits[i].record.id)).copied().unwrap_or(0.0);
     let share = f64::from(share);
     let lifts: Vec<(usize, f64)> = groups
         .into_values()
-        .map(|(dmax, bmax, i)| {
-            let h = &hits[i];
-            (i, share * (dmax - leg(&d, h)) + (1.0 - share) * (bmax - leg(&b, h)))
+        .map(|pieces| {
+            let best = |m: &HashMap<ChunkId, f64>| pieces.iter().map(|&i| leg(m, i)).fold(0.0, f64::max);
+            let first = pieces[0];
+            let lift = share * (best(&d) - leg(&d, first)) + (1.0 - share) * (best(&b) - leg(&b, first));
+            (first, lift)
         })
         .filter(|(_, lift)| *lift > 0.0)
         .collect();
@@ -76,31 +79,8 @@ pub(super) fn pool_evidence(hits: &mut [Hit], dense: &[(ChunkId, f32)], sparse: 
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::kb::search::RerankOutcome;
-    use crate::store::{ChunkRecord, Metadata};
-
-    fn hit(id: u64, path: &str, section: &str, score: f32) -> Hit {
-        let mut meta = Metadata::new();
-        meta.insert("doc_type".into(), json!("note"));
-        meta.insert("file_path".into(), json!(path));
-        meta.insert("section".into(), json!(section));
-        Hit {
-            record: ChunkRecord {
-                id,
-                text: String::new(),
-                embed_text: String::new(),
-                meta,
-            },
-            score,
-            dense_rank: None,
-            bm25_rank: None,
-            name_match: false,
-            rerank: RerankOutcome::Off,
-        }
-    }
+    use crate::kb::tests::aggregate::hit;
 
     fn order(hits: &[Hit]) -> Vec<u64> {
         hits.iter().map(|h| h.record.id).collect()

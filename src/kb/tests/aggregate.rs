@@ -6,7 +6,9 @@ use serde_json::json;
 use crate::kb::search::{group_documents_by, DocAggregation, Hit, RerankOutcome};
 use crate::store::{ChunkRecord, Metadata};
 
-fn hit(id: u64, path: &str, section: &str, score: f32) -> Hit {
+/// A note's chunk in `section` with a fused `score` (also for the pooling
+/// tests in `search/section.rs`).
+pub(crate) fn hit(id: u64, path: &str, section: &str, score: f32) -> Hit {
     let mut meta = Metadata::new();
     meta.insert("doc_type".into(), json!("note"));
     meta.insert("file_path".into(), json!(path));
